@@ -1,0 +1,1 @@
+"""Benchmark problems, data loaders, competing methods and paper reproductions."""

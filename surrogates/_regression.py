@@ -1,0 +1,234 @@
+"""Compiled regression kernels: exact Gaussian belief propagation (spec A8), the
+hyper-parameter heuristic (A9) and the branch-off predictive mixture (A10, A11).
+
+Prediction modes (``mode`` argument of :func:`predict_regression`):
+
+``MODE_EMPIRICAL``  node empirical mean / variance everywhere (A10 with branch-off option F)
+``MODE_BP_E``       exact BP posterior in the leaf; branch-off option (E): a node inserted at
+                    the expected cut time, conditioned exactly (reverts to the prior far away)
+``MODE_BP_R``       exact BP posterior; branch-off option (R) of the reference code
+``MODE_BP_F``       exact BP posterior in the leaf; branch-off components from empirical moments
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._tree import FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, preorder
+
+MODE_EMPIRICAL, MODE_BP_E, MODE_BP_R, MODE_BP_F = 0, 1, 2, 3
+# columns of the per-node BP array
+AL, PIL, CAV_M, CAV_V, POST_M, POST_V = 0, 1, 2, 3, 4, 5
+N_BP = 6
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+def heuristic_hyperparameters(n, mean, var, n_features, K_cap, gamma2_factor, noise_var=None):
+    """Spec A9: ``(mu_H, gamma1, gamma2, sigma_y^2)`` from the data summary.
+
+    ``gamma1 (1/2 + 1/K) = Var(y)`` with ``K = min(K_cap, 2N)``, ``sigma_y^2 = gamma1 / K``,
+    ``gamma2 = D / (gamma2_factor * log2 N)``.  With an explicit ``noise_var`` the same
+    label-marginal argument gives ``gamma1 = 2 (Var(y) - noise_var)``.
+    """
+    var = max(float(var), 1e-300 + 1e-24 * mean * mean)
+    K = min(float(K_cap), 2.0 * n)
+    if noise_var is None:
+        gamma1 = 2.0 * K / (K + 2.0) * var
+        sigma2 = gamma1 / K
+    else:
+        sigma2 = float(noise_var)
+        gamma1 = 2.0 * max(var - sigma2, 1e-6 * var)
+    gamma2 = n_features / (gamma2_factor * max(math.log2(max(n, 1)), 1.0))
+    return float(mean), gamma1, gamma2, sigma2
+
+
+@njit(cache=True, inline="always")
+def _V(tau, g1, g2):
+    if tau == np.inf:
+        return g1
+    return g1 / (1.0 + math.exp(-g2 * tau))
+
+
+@njit(cache=True, parallel=True)
+def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2):
+    """Exact Gaussian belief propagation on every tree (spec A8), written into ``bp``.
+
+    For each node: ``AL, PIL`` = mean / precision of the likelihood of the data below it;
+    ``CAV_M, CAV_V`` = distribution of the parent's mean given all data outside the node's
+    subtree (for the root: ``(mu_H, 0)``); ``POST_M, POST_V`` = posterior of the node's mean.
+    """
+    for t in prange(inode.shape[0]):
+        order = preorder(inode, meta, t)
+        for k in range(order.shape[0] - 1, -1, -1):
+            j = order[k]
+            if inode[t, j, LEFT] < 0:
+                bp[t, j, PIL] = stats[t, j, 0] / s2
+                bp[t, j, AL] = stats[t, j, 1]
+            else:
+                tau = fnode[t, j, TAU]
+                Vj = _V(tau, g1, g2)
+                prec = 0.0
+                num = 0.0
+                for c in (inode[t, j, LEFT], inode[t, j, RIGHT]):
+                    b = 1.0 / bp[t, c, PIL] + (_V(fnode[t, c, TAU], g1, g2) - Vj)
+                    prec += 1.0 / b
+                    num += bp[t, c, AL] / b
+                bp[t, j, PIL] = prec
+                bp[t, j, AL] = num / prec
+        root = meta[t, ROOT]
+        bp[t, root, CAV_M] = mu_h
+        bp[t, root, CAV_V] = 0.0
+        for k in range(order.shape[0]):
+            j = order[k]
+            par = inode[t, j, PARENT]
+            tp = fnode[t, par, TAU] if par >= 0 else 0.0
+            Vj = _V(fnode[t, j, TAU], g1, g2)
+            vd = bp[t, j, CAV_V] + (Vj - _V(tp, g1, g2))
+            md = bp[t, j, CAV_M]
+            if vd <= 0.0:  # the edge prior collapsed (sigmoid saturation): mean is pinned
+                bp[t, j, POST_M] = md
+                bp[t, j, POST_V] = 0.0
+            else:
+                P = 1.0 / vd + bp[t, j, PIL]
+                bp[t, j, POST_M] = (md / vd + bp[t, j, AL] * bp[t, j, PIL]) / P
+                bp[t, j, POST_V] = 1.0 / P
+            if inode[t, j, LEFT] >= 0:
+                l = inode[t, j, LEFT]
+                r = inode[t, j, RIGHT]
+                for c, s in ((l, r), (r, l)):
+                    bs = 1.0 / bp[t, s, PIL] + (_V(fnode[t, s, TAU], g1, g2) - Vj)
+                    if vd <= 0.0:
+                        bp[t, c, CAV_M] = md
+                        bp[t, c, CAV_V] = 0.0
+                    else:
+                        Pc = 1.0 / vd + 1.0 / bs
+                        bp[t, c, CAV_M] = (md / vd + bp[t, s, AL] / bs) / Pc
+                        bp[t, c, CAV_V] = 1.0 / Pc
+
+
+@njit(cache=True, inline="always")
+def truncated_exp_mean(eta, delta):
+    """E[E | E < delta] for E ~ Exp(eta): the expected cut time of a branch-off."""
+    if delta == np.inf:
+        return 1.0 / eta
+    x = eta * delta
+    if x < 1e-6:
+        return delta * (0.5 - x / 12.0)
+    return 1.0 / eta - delta / math.expm1(x)
+
+
+@njit(cache=True)
+def _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2, g1, g2):
+    if mode == MODE_EMPIRICAL or mode == MODE_BP_F:
+        n = stats[t, j, 0]
+        return stats[t, j, 1], stats[t, j, 2] / n + s2
+    tbar = tp + truncated_exp_mean(eta, delta)
+    Vb = _V(tbar, g1, g2)
+    Vp = _V(tp, g1, g2)
+    if mode == MODE_BP_R:
+        return bp[t, j, POST_M], bp[t, j, POST_V] + s2 + (Vb - Vp)
+    # (E): prior of the inserted node from the cavity of j's parent, likelihood of j's subtree
+    prior_m = bp[t, j, CAV_M]
+    prior_v = bp[t, j, CAV_V] + (Vb - Vp)
+    lik_m = bp[t, j, AL]
+    lik_v = 1.0 / bp[t, j, PIL] + (_V(tau, g1, g2) - Vb)
+    if prior_v <= 0.0:
+        m = prior_m
+        v = 0.0
+    else:
+        P = 1.0 / prior_v + 1.0 / lik_v
+        m = (prior_m / prior_v + lik_m / lik_v) / P
+        v = 1.0 / P
+    return m, v + (g1 - Vb) + s2
+
+
+@njit(cache=True)
+def _leaf_moments(mode, t, j, stats, bp, s2):
+    if mode == MODE_EMPIRICAL:
+        n = stats[t, j, 0]
+        return stats[t, j, 1], stats[t, j, 2] / n + s2
+    return bp[t, j, POST_M], bp[t, j, POST_V] + s2
+
+
+@njit(cache=True, parallel=True)
+def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2, g1,
+                       g2, out_mean, out_var, out_logpdf):
+    """Per-tree predictive mean / variance of the branch-off mixture (spec A11).
+
+    ``out_mean[i, t]``, ``out_var[i, t]``: moments of tree t's mixture at ``Xq[i]``.
+    If ``want_logpdf``: ``out_logpdf[i]`` = log density of ``yq[i]`` under the forest mixture
+    (the average of the trees' mixtures), accumulated with a streaming log-sum-exp.
+    """
+    n = Xq.shape[0]
+    T = inode.shape[0]
+    D = Xq.shape[1]
+    log_T = math.log(T)
+    for i in prange(n):
+        lmax = -np.inf
+        lsum = 0.0
+        yi = yq[i] if want_logpdf else 0.0
+        for t in range(T):
+            j = meta[t, ROOT]
+            shift = stats[t, j, 1]
+            tp = 0.0
+            p_ns = 1.0
+            s1 = 0.0
+            s2acc = 0.0
+            while True:
+                tau = fnode[t, j, TAU]
+                delta = tau - tp
+                eta = 0.0
+                for d in range(D):
+                    x = Xq[i, d]
+                    lo = box[t, j, 0, d]
+                    hi = box[t, j, 1, d]
+                    if x < lo:
+                        eta += lo - x
+                    elif x > hi:
+                        eta += x - hi
+                p = 0.0
+                if eta > 0.0:
+                    p = -math.expm1(-delta * eta)
+                is_leaf = inode[t, j, LEFT] < 0
+                for part in range(2):
+                    if part == 0:
+                        if p <= 0.0:
+                            continue
+                        w = p_ns * p
+                        m, v = _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2,
+                                               g1, g2)
+                    else:
+                        if not is_leaf:
+                            continue
+                        w = p_ns * (1.0 - p)
+                        if w <= 0.0:
+                            continue
+                        m, v = _leaf_moments(mode, t, j, stats, bp, s2)
+                    dm = m - shift
+                    s1 += w * dm
+                    s2acc += w * (v + dm * dm)
+                    if want_logpdf:
+                        r = yi - m
+                        lp = math.log(w) - log_T - 0.5 * (_LOG_2PI + math.log(v)) - 0.5 * r * r / v
+                        if lp > lmax:
+                            lsum = lsum * math.exp(lmax - lp) + 1.0
+                            lmax = lp
+                        else:
+                            lsum += math.exp(lp - lmax)
+                if is_leaf:
+                    break
+                p_ns *= 1.0 - p
+                if p_ns <= 0.0:
+                    break
+                if Xq[i, inode[t, j, FEAT]] <= fnode[t, j, THRESH]:
+                    j = inode[t, j, LEFT]
+                else:
+                    j = inode[t, j, RIGHT]
+                tp = tau
+            out_mean[i, t] = shift + s1
+            out_var[i, t] = max(s2acc - s1 * s1, 0.0)
+        if want_logpdf:
+            out_logpdf[i] = lmax + math.log(lsum)

@@ -1,0 +1,166 @@
+"""Structure of Mondrian trees: invariants after every update, online = batch in distribution,
+closed forms of the process against their definitions (spec A1-A4)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from surrogates import MondrianForestRegressor
+from surrogates._tree import (LEFT, NNODES, ROOT, TASK_REGRESSION, TreeStore, check_invariants,
+                              extend_trees)
+
+
+def _data(n=60, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+@pytest.mark.parametrize("mss", [1, 2, 5])
+@pytest.mark.parametrize("lifetime", [np.inf, 3.0])
+def test_invariants_after_every_online_update(mss, lifetime):
+    X, y = _data(70, 3, seed=mss)
+    m = MondrianForestRegressor(n_estimators=4, min_samples_split=mss, lifetime=lifetime,
+                                feature_bounds=[(0, 1)] * 3, random_state=1)
+    m.partial_fit(X[:1], y[:1])
+    check_invariants(m._store)
+    for i in range(1, 70):
+        m.partial_fit(X[i:i + 1], y[i:i + 1])
+        check_invariants(m._store)
+    assert m.n_samples_seen_ == 70
+
+
+@pytest.mark.parametrize("mss", [2, 4])
+def test_invariants_batch_and_minibatches(mss):
+    X, y = _data(300, 4, seed=3)
+    m = MondrianForestRegressor(n_estimators=5, min_samples_split=mss, random_state=2)
+    m.fit(X[:100], y[:100])
+    check_invariants(m._store)
+    for a, b in [(100, 101), (101, 150), (150, 151), (151, 300)]:  # small, large (parallel) batches
+        m.partial_fit(X[a:b], y[a:b])
+        check_invariants(m._store)
+
+
+def test_invariants_with_duplicates_and_points_outside_the_first_range():
+    rng = np.random.default_rng(5)
+    base = rng.random((10, 2))
+    X = np.concatenate([base, base, base[:3], rng.random((20, 2)) * 4 - 2])  # duplicates, outliers
+    y = rng.standard_normal(len(X))
+    m = MondrianForestRegressor(n_estimators=3, min_samples_split=2, random_state=0)
+    m.fit(X[:10], y[:10])
+    for i in range(10, len(X)):
+        m.partial_fit(X[i:i + 1], y[i:i + 1])
+        check_invariants(m._store)
+    # identical inputs can never be separated: those blocks stay paused leaves (spec AMBIG-1)
+    same = MondrianForestRegressor(n_estimators=2, min_samples_split=2, random_state=0)
+    same.fit(np.ones((5, 2)), np.arange(5.0))
+    assert list(same.get_n_leaves()) == [1, 1]
+    check_invariants(same._store)
+
+
+def test_every_leaf_paused_with_infinite_lifetime_and_not_with_a_short_one():
+    X, y = _data(200, 2)
+    short = MondrianForestRegressor(n_estimators=3, min_samples_split=2, lifetime=0.5,
+                                    random_state=0).fit(X, y)
+    s = short._store
+    unpaused = sum(int(np.sum(s.inode[t, :s.meta[t, NNODES], 5][s.is_leaf(t)] == 0))
+                   for t in range(3))
+    assert unpaused > 0  # the lifetime ran out before the blocks became small
+    check_invariants(s)
+
+
+def _forest_stats(model):
+    return model.get_root_split_times(), model.get_n_leaves(), model.get_weighted_depth()
+
+
+def test_online_equals_batch_in_distribution():
+    """Root split time, number of leaves and depth: batch trees on all data vs trees grown one
+    point at a time in a random order (same data), over 400 independent trees each."""
+    X, y = _data(40, 2, seed=11)
+    bounds = [(0, 1), (0, 1)]
+    batch = MondrianForestRegressor(n_estimators=400, min_samples_split=3, feature_bounds=bounds,
+                                    random_state=1).fit(X, y)
+    order = np.random.default_rng(2).permutation(len(X))
+    online = MondrianForestRegressor(n_estimators=400, min_samples_split=3, feature_bounds=bounds,
+                                     random_state=3)
+    online.partial_fit(X[order[:1]], y[order[:1]])
+    for i in order[1:]:
+        online.partial_fit(X[i:i + 1], y[i:i + 1])
+    mini = MondrianForestRegressor(n_estimators=400, min_samples_split=3, feature_bounds=bounds,
+                                   random_state=4)
+    for chunk in np.array_split(order[::-1], 5):
+        mini.partial_fit(X[chunk], y[chunk])
+    tb, lb, db = _forest_stats(batch)
+    for other in (online, mini):
+        to, lo, do = _forest_stats(other)
+        assert stats.ks_2samp(tb, to).pvalue > 1e-3
+        assert stats.ks_2samp(db, do).pvalue > 1e-3
+        # number of leaves: chi-square on the pooled histogram
+        values = np.union1d(lb, lo)
+        table = np.array([[np.sum(lb == v) for v in values], [np.sum(lo == v) for v in values]])
+        keep = table.sum(axis=0) >= 10
+        table = np.column_stack([table[:, keep], table[:, ~keep].sum(axis=1)])
+        table = table[:, table.sum(axis=0) > 0]
+        assert stats.chi2_contingency(table).pvalue > 1e-3
+    # and the closed form: tau_root ~ Exp(linear dimension of the data's box)
+    rate = np.sum(X.max(axis=0) - X.min(axis=0))
+    assert stats.kstest(tb, "expon", args=(0, 1 / rate)).pvalue > 1e-3
+    assert stats.kstest(online.get_root_split_times(), "expon", args=(0, 1 / rate)).pvalue > 1e-3
+
+
+def test_online_is_not_equal_to_batch_when_broken():
+    """The distribution test above has power: trees that ignore pausing look different."""
+    X, y = _data(40, 2, seed=11)
+    a = MondrianForestRegressor(n_estimators=400, min_samples_split=3, random_state=1).fit(X, y)
+    b = MondrianForestRegressor(n_estimators=400, min_samples_split=8, random_state=1).fit(X, y)
+    assert stats.ks_2samp(a.get_weighted_depth(), b.get_weighted_depth()).pvalue < 1e-6
+
+
+def test_split_dimension_proportional_to_side_length():
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 2)) * np.array([3.0, 1.0])
+    m = MondrianForestRegressor(n_estimators=2000, min_samples_split=2,
+                                feature_bounds=[(0, 1), (0, 1)], random_state=0).fit(X, np.zeros(30))
+    s = m._store
+    dims = s.inode[np.arange(2000), s.meta[:, ROOT], 3]
+    side = X.max(axis=0) - X.min(axis=0)
+    expected = side / side.sum() * 2000
+    assert stats.chisquare(np.bincount(dims, minlength=2), expected).pvalue > 1e-3
+
+
+def test_store_grows_and_reproducible_streams():
+    X, y = _data(500, 2)
+    s1 = TreeStore(3, 2, 3, np.inf, 2, TASK_REGRESSION, np.random.SeedSequence(7), capacity=4)
+    s2 = TreeStore(3, 2, 3, np.inf, 2, TASK_REGRESSION, np.random.SeedSequence(7), capacity=4)
+    s1.fit(X[:1], y[:1])
+    s2.fit(X[:1], y[:1])
+    for i in range(1, 500, 7):
+        s1.extend(X[i:i + 7], y[i:i + 7], np.zeros(2), np.ones(2))
+        s2.extend(X[i:i + 7], y[i:i + 7], np.zeros(2), np.ones(2))
+    check_invariants(s1)
+    for a in ("inode", "fnode", "box", "stats", "meta", "rng"):
+        u, v = getattr(s1, a), getattr(s2, a)
+        nn = s1.meta[:, NNODES].max()
+        np.testing.assert_array_equal(u[:, :nn] if u.ndim > 2 else u, v[:, :nn] if v.ndim > 2 else v)
+    assert s1.inode.shape[1] >= 2 * 500
+
+
+def test_extend_kernel_is_serial_and_parallel_consistent():
+    """The parallel and serial kernels are one implementation: same seeds, same trees."""
+    from surrogates._tree import extend_trees_parallel
+    X, y = _data(200, 3)
+    stores = []
+    for kernel in (extend_trees, extend_trees_parallel):
+        s = TreeStore(4, 3, 3, np.inf, 2, TASK_REGRESSION, np.random.SeedSequence(3), capacity=256)
+        s.fit(X[:50], y[:50])
+        s.X[50:200] = X[50:200]
+        s.y[50:200] = y[50:200]
+        s.n_points = 200
+        kernel(50, 200, *s._args())
+        stores.append(s)
+    nn = stores[0].meta[:, NNODES].max()
+    np.testing.assert_array_equal(stores[0].meta, stores[1].meta)
+    np.testing.assert_array_equal(stores[0].fnode[:, :nn], stores[1].fnode[:, :nn])
+    check_invariants(stores[0])
+    assert np.all(stores[0].inode[:, stores[0].meta[0, ROOT], LEFT] >= 0)
