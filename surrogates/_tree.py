@@ -379,8 +379,9 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
 
 
 @njit(cache=True)
-def ingest(Xraw, yraw, lower, scale, start, X, y):
-    """Check new rows are finite, then write them scaled into the buffers at ``start``.
+def ingest(Xraw, yraw, lower, scale, start, X, y, write):
+    """Check new rows are finite, then (if ``write``) write them scaled into the buffers at
+    ``start``.
 
     Returns -1 when all is well, ``i`` when row ``i`` of ``Xraw`` is not finite and ``n + i``
     when ``yraw[i]`` is not; nothing is written then.
@@ -392,6 +393,8 @@ def ingest(Xraw, yraw, lower, scale, start, X, y):
                 return i
         if not np.isfinite(yraw[i]):
             return n + i
+    if not write:
+        return -1
     for i in range(n):
         for d in range(D):
             X[start + i, d] = (Xraw[i, d] - lower[d]) / scale[d]
@@ -583,8 +586,11 @@ class TreeStore:
         """
         b = Xraw.shape[0]
         start = self.n_points
-        self.reserve(start + b)
-        bad = ingest(Xraw, y, lower, scale, start, self.X, self.y)
+        room = start + b <= self.X.shape[0]
+        bad = ingest(Xraw, y, lower, scale, start, self.X, self.y, room)
+        if bad < 0 and not room:  # validated: now grow, then write
+            self.reserve(start + b)
+            bad = ingest(Xraw, y, lower, scale, start, self.X, self.y, True)
         if bad >= 0:
             name, row = ("X", bad) if bad < b else ("y", bad - b)
             raise ValueError(f"Input {name} contains NaN or infinity (sample {row}).")

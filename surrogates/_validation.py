@@ -22,7 +22,12 @@ def check_X(X, name: str = "X", n_features: int | None = None, estimator=None,
         if check_finite and not np.isfinite(X).all():
             raise ValueError(f"Input {name} contains NaN or infinity.")
     else:
-        X = check_array(X, dtype=np.float64, input_name=name, estimator=estimator)
+        try:
+            X = check_array(X, dtype=np.float64, input_name=name, estimator=estimator)
+        except (TypeError, ValueError) as exc:
+            if name in str(exc):
+                raise
+            raise type(exc)(f"Input {name}: {exc}") from None
     if n_features is not None and X.shape[1] != n_features:
         est = type(estimator).__name__ if estimator is not None else "the model"
         raise ValueError(f"{name} has {X.shape[1]} features, but {est} is expecting "

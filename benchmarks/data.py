@@ -1,0 +1,257 @@
+"""Locate, download and load the public data files used by the benchmarks.
+
+In the manner of ``sklearn.datasets.fetch_*``: a file is looked up, in this order, in
+
+1. the ``data_home`` argument,
+2. the directory named by the environment variable ``MFBO_DATA_DIR``,
+3. the user cache directory ``$XDG_CACHE_HOME/mfbo`` (default ``~/.cache/mfbo``).
+
+Files found there are trusted as they are (:func:`verify_file` checks one on demand).  A file
+found nowhere is downloaded from its public URL into the cache directory and kept only if its
+SHA-256 matches the registry; a file without a public URL has to be put in place by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ENV_VAR", "REGISTRY", "ChecksumError", "RemoteFile", "cache_dir", "fetch_file",
+           "get_data_home", "load_cpu_act", "search_dirs", "verify_file"]
+
+ENV_VAR = "MFBO_DATA_DIR"
+_CHUNK = 1 << 20
+
+
+class RemoteFile(NamedTuple):
+    """A registered data file: its SHA-256 and its public URL (``None``: no download)."""
+
+    sha256: str
+    url: str | None
+
+
+REGISTRY: dict[str, RemoteFile] = {
+    # HPOlib lda_on_grid (values from Snoek et al. 2012)
+    "lda_on_grid.csv": RemoteFile(
+        "a115469686fa46c94d2cc78bad0ad2150e74b91385f1078f20fd73c7cd9e5f7b", None),
+    # HPOlib svm_on_grid
+    "svm_on_grid.csv": RemoteFile(
+        "428b9c097469df3732921bc87b5b4c7273d92d31fe444665c2263a380ef132c1", None),
+    # UCI Letter Recognition; the registered copy has a header row added
+    "letter-recognition.data": RemoteFile(
+        "9b63b12c9425f919cf32a4de0ffbbef25960ddeced6a0c15fc8cf2dbb530b403",
+        "https://archive.ics.uci.edu/ml/machine-learning-databases/letter-recognition/"
+        "letter-recognition.data"),
+    # Delve / OpenML cpu_act; the registered copy has the header row "1..22"
+    "cpu_act.csv": RemoteFile(
+        "72a215c6fcad26f907605b1cb1f154836d19ac019d95da1375d9251d0467f501",
+        "https://www.openml.org/data/get_csv/3641/dataset_2183_cpu_act.arff"),
+}
+
+
+class ChecksumError(OSError):
+    """A data file's SHA-256 differs from the registered one."""
+
+
+def cache_dir() -> Path:
+    """The user cache directory, ``$XDG_CACHE_HOME/mfbo`` or ``~/.cache/mfbo``.
+
+    Returns
+    -------
+    pathlib.Path
+        The directory (not created).
+    """
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "mfbo"
+
+
+def search_dirs(data_home: str | os.PathLike | None = None) -> list[Path]:
+    """The directories searched for a data file, in order.
+
+    Parameters
+    ----------
+    data_home : str, path-like or None, default=None
+        Explicit directory, searched first.
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``data_home`` (if given), ``$MFBO_DATA_DIR`` (if set) and the user cache directory.
+    """
+    dirs = [Path(data_home).expanduser()] if data_home is not None else []
+    env = os.environ.get(ENV_VAR, "")
+    if env:
+        dirs.append(Path(env).expanduser())
+    dirs.append(cache_dir())
+    return dirs
+
+
+def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
+    """The data directory of highest precedence.
+
+    Parameters
+    ----------
+    data_home : str, path-like or None, default=None
+        Explicit directory; returned as is when given.
+
+    Returns
+    -------
+    pathlib.Path
+        ``data_home``, else ``$MFBO_DATA_DIR``, else the user cache directory (not created:
+        the first two may be read-only shared directories).
+    """
+    return search_dirs(data_home)[0]
+
+
+def _entry(name: str) -> RemoteFile:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"Unknown data file {name!r}; known files: "
+                         f"{', '.join(sorted(REGISTRY))}.") from None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _where_to_put(name: str, data_home: str | os.PathLike | None) -> str:
+    dirs = ", ".join(str(d) for d in search_dirs(data_home))
+    return (f"Put a copy of {name!r} (sha256 {_entry(name).sha256}) in one of: {dirs} "
+            f"(e.g. set the environment variable {ENV_VAR} to the directory holding it, or "
+            f"copy it into the cache directory {cache_dir()}).")
+
+
+def verify_file(path: str | os.PathLike, name: str) -> Path:
+    """Check that a file's SHA-256 matches the registered one for ``name``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to check.
+    name : str
+        Its name in :data:`REGISTRY`.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, when it matches.
+
+    Raises
+    ------
+    ChecksumError
+        If the hashes differ.
+    """
+    path = Path(path)
+    expected = _entry(name).sha256
+    actual = _sha256(path)
+    if actual != expected:
+        raise ChecksumError(f"{path} has sha256 {actual}, but {name!r} should have {expected}.")
+    return path
+
+
+def _download(name: str, url: str, target: Path, timeout: float) -> None:
+    """Stream ``url`` into a temporary file beside ``target``, verify it, then rename."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=target.parent)
+    tmp = Path(tmp_name)
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
+            for chunk in iter(lambda: resp.read(_CHUNK), b""):
+                digest.update(chunk)
+                out.write(chunk)
+        expected = _entry(name).sha256
+        if digest.hexdigest() != expected:
+            raise ChecksumError(f"The download of {url} has sha256 {digest.hexdigest()}, but "
+                                f"{name!r} should have {expected}; the file was discarded.")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def fetch_file(name: str, data_home: str | os.PathLike | None = None, *,
+               download: bool = True, timeout: float = 60.0) -> Path:
+    """Path of a registered data file, downloading it into the cache if found nowhere.
+
+    Parameters
+    ----------
+    name : str
+        File name, a key of :data:`REGISTRY`.
+    data_home : str, path-like or None, default=None
+        Directory searched before ``$MFBO_DATA_DIR`` and the user cache directory.
+    download : bool, default=True
+        Whether to try the public URL when no local copy exists.
+    timeout : float, default=60.0
+        Network timeout in seconds.
+
+    Returns
+    -------
+    pathlib.Path
+        The local file.
+
+    Raises
+    ------
+    FileNotFoundError
+        If no local copy exists and it cannot be downloaded (no public URL, offline, or
+        ``download=False``); the message says where to put the file.
+    ChecksumError
+        If the downloaded file's SHA-256 differs from the registry's (nothing is kept).
+    """
+    entry = _entry(name)
+    for directory in search_dirs(data_home):
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    if entry.url is None or not download:
+        why = "it has no public download URL" if entry.url is None else "download=False"
+        raise FileNotFoundError(f"Data file {name!r} not found and {why}. "
+                                + _where_to_put(name, data_home))
+    target = cache_dir() / name
+    try:
+        _download(name, entry.url, target, timeout)
+    except ChecksumError as err:
+        raise ChecksumError(f"{err} The registered copy may differ from the raw source "
+                            f"(e.g. by an added header row). "
+                            + _where_to_put(name, data_home)) from err
+    except (urllib.error.URLError, TimeoutError, OSError) as err:
+        raise FileNotFoundError(f"Data file {name!r} not found locally and downloading "
+                                f"{entry.url} failed ({err}). "
+                                + _where_to_put(name, data_home)) from err
+    return target
+
+
+def load_cpu_act(data_home: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The Delve "Computer Activity" (cpu_act) regression data.
+
+    Parameters
+    ----------
+    data_home : str, path-like or None, default=None
+        See :func:`fetch_file`.
+
+    Returns
+    -------
+    X : ndarray of shape (8192, 21)
+        The features.
+    y : ndarray of shape (8192,)
+        The target, the percentage of time the CPUs run in user mode.
+    """
+    frame = pd.read_csv(fetch_file("cpu_act.csv", data_home))
+    if frame.shape[1] != 22:
+        raise ValueError(f"cpu_act.csv should have 22 columns (21 features, target), "
+                         f"found {frame.shape[1]}.")
+    values = frame.to_numpy(dtype=np.float64)
+    return values[:, :-1], values[:, -1]

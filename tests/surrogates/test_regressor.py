@@ -1,0 +1,388 @@
+"""MondrianForestRegressor: exact BP, branch-off predictive, limits, pickling, bad input."""
+
+import copy
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from surrogates import MondrianForestRegressor
+from surrogates._regression import (CAV_M, MODE_BP_E, MODE_EMPIRICAL, POST_M, POST_V,
+                                    _branch_moments, truncated_exp_mean)
+from surrogates._tree import LEFT, PARENT, RIGHT, TAU, preorder
+
+
+def _data(n=200, d=2, seed=0, noise=0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    y = np.sin(5 * X[:, 0]) + X[:, 1] ** 2 + noise * rng.standard_normal(n)
+    return X, y
+
+
+# --------------------------------------------------------------------------------------------
+# exact Gaussian belief propagation against dense Gaussian conditioning
+# --------------------------------------------------------------------------------------------
+
+def _V(tau, g1, g2):
+    return g1 if np.isinf(tau) else g1 / (1 + np.exp(-g2 * tau))
+
+
+def _ancestors(store, t, j):
+    out = [j]
+    while store.inode[t, out[-1], PARENT] >= 0:
+        out.append(store.inode[t, out[-1], PARENT])
+    return out  # j, parent, ..., root
+
+
+def _lca_tau(store, t, a, b):
+    anc_a = _ancestors(store, t, a)
+    anc_b = set(_ancestors(store, t, b))
+    for k in anc_a:
+        if k in anc_b:
+            return store.fnode[t, k, TAU]
+    raise AssertionError("no common ancestor")
+
+
+def _dense_posterior(store, t, hyper, extra_cov=None):
+    """Posterior of all node means (and optional extra variables) by dense conditioning."""
+    mu, g1, g2, s2 = hyper
+    nodes = list(preorder(store.inode, store.meta, t))
+    V0 = _V(0.0, g1, g2)
+    K = np.array([[_V(_lca_tau(store, t, a, b), g1, g2) - V0 for b in nodes] for a in nodes])
+    leaves = [j for j in nodes if store.inode[t, j, LEFT] < 0]
+    pts, col = [], []
+    for j in leaves:
+        for p in store.leaf_points(t, j):
+            pts.append(p)
+            col.append(nodes.index(j))
+    y = store.y[pts]
+    Kyy = K[np.ix_(col, col)] + s2 * np.eye(len(col))
+    Kmy = K[:, col]
+    if extra_cov is not None:  # rows for extra latent variables: (cov with nodes, own var)
+        rows, own = extra_cov(nodes, K)
+        Kmy = np.vstack([Kmy, rows[:, col]])
+        prior_var = np.concatenate([np.diag(K), own])
+    else:
+        prior_var = np.diag(K)
+    A = np.linalg.solve(Kyy, Kmy.T).T
+    mean = mu + A @ (y - mu)
+    var = prior_var - np.einsum("ij,ij->i", A, Kmy)
+    return nodes, mean, var
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bp_equals_dense_gaussian_conditioning(seed):
+    X, y = _data(14, 2, seed=seed, noise=0.3)
+    m = MondrianForestRegressor(n_estimators=3, min_samples_split=2, posterior="bp",
+                                gamma2_factor=2.0, random_state=seed).fit(X, y)
+    mode, hyper, bp = m._prepare()
+    for t in range(3):
+        nodes, mean, var = _dense_posterior(m._store, t, hyper)
+        np.testing.assert_allclose(bp[t, nodes, POST_M], mean, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(bp[t, nodes, POST_V], var, rtol=0, atol=1e-10)
+
+
+def test_branch_off_E_equals_dense_conditioning_on_an_inserted_node():
+    """Option (E): a node inserted above j at the expected cut time, a new leaf below it."""
+    X, y = _data(12, 2, seed=4, noise=0.3)
+    m = MondrianForestRegressor(n_estimators=1, min_samples_split=2, posterior="bp",
+                                gamma2_factor=2.0, random_state=0).fit(X, y)
+    mode, hyper, bp = m._prepare()
+    mu, g1, g2, s2 = hyper
+    s = m._store
+    V0 = _V(0.0, g1, g2)
+    for j in preorder(s.inode, s.meta, 0):
+        par = s.inode[0, j, PARENT]
+        tp = s.fnode[0, par, TAU] if par >= 0 else 0.0
+        tau = s.fnode[0, j, TAU]
+        eta, delta = 0.7, tau - tp
+        tbar = tp + truncated_exp_mean(eta, delta)
+        below = set()
+        stack = [j]
+        while stack:
+            k = stack.pop()
+            below.add(k)
+            if s.inode[0, k, LEFT] >= 0:
+                stack += [s.inode[0, k, LEFT], s.inode[0, k, RIGHT]]
+
+        def extra(nodes, K):
+            row_h = np.array([(_V(tbar, g1, g2) - V0) if b in below else
+                              (_V(_lca_tau(s, 0, par, b), g1, g2) - V0 if par >= 0 else 0.0)
+                              for b in nodes])
+            var_h = _V(tbar, g1, g2) - V0
+            # the new leaf's mean: mu_h plus the edge (tbar, inf)
+            return np.vstack([row_h, row_h]), np.array([var_h, var_h + g1 - _V(tbar, g1, g2)])
+
+        nodes, mean, var = _dense_posterior(s, 0, hyper, extra)
+        m_k, v_k = _branch_moments(MODE_BP_E, 0, j, tp, tau, eta, delta, s.stats, bp, s2, g1, g2)
+        assert abs(m_k - mean[-1]) < 1e-10
+        assert abs(v_k - (var[-1] + s2)) < 1e-10
+        assert abs(bp[0, j, CAV_M] - bp[0, j, CAV_M]) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# closed forms against Monte Carlo
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eta,delta", [(2.0, np.inf), (2.0, 0.3), (5.0, 0.01), (0.5, 4.0)])
+def test_truncated_exponential_mean_vs_monte_carlo(eta, delta):
+    rng = np.random.default_rng(0)
+    e = rng.exponential(1 / eta, 4_000_000)
+    e = e[e < delta]
+    se = e.std() / np.sqrt(len(e))
+    assert abs(truncated_exp_mean(eta, delta) - e.mean()) < 5 * se + 1e-12
+
+
+def test_truncated_exponential_mean_small_rate_branch_is_continuous():
+    # below eta*delta = 1e-6 a series replaces the cancelling closed form; both sides agree
+    for delta in (1e-7, 2e-7, 1e-3):
+        exact = delta * (0.5 - 5.0 * delta / 12.0)
+        assert truncated_exp_mean(5.0, delta) == pytest.approx(exact, rel=1e-9)
+    assert truncated_exp_mean(1.0, 1.0000001e-6) == pytest.approx(truncated_exp_mean(1.0, 0.9999999e-6), rel=1e-6)
+
+
+def test_branch_off_mixture_mean_vs_sampled_extensions():
+    """The analytic average over where a query cuts into the tree (spec A11, option F) equals
+    the average over Mondrian extensions sampled by the online update (spec A3)."""
+    X, y = _data(25, 2, seed=7, noise=1.0)
+    m = MondrianForestRegressor(n_estimators=1, min_samples_split=3, random_state=0).fit(X, y)
+    s = m._store
+    n_nodes = s.meta[0, 1]
+    for xq in ([0.5, 1.4], [-0.6, 0.2], [0.3, 0.4]):
+        xq = np.array([xq])
+        predicted = m.predict(xq)[0]
+        draws = np.empty(3000)
+        for r in range(len(draws)):
+            c = copy.deepcopy(s)
+            c.rng[0] = np.random.SeedSequence(r).generate_state(4, np.uint64)
+            c.extend(xq, np.zeros(1), m.feature_lower_, m.feature_scale_)
+            p = s.n_points
+            par = c.inode[0, :c.meta[0, 1], PARENT]
+            new_leaf = [k for k in range(n_nodes, c.meta[0, 1]) if c.inode[0, k, 4] == p]
+            if new_leaf and par[new_leaf[0]] >= n_nodes:  # a new parent h cut x off from j
+                h = par[new_leaf[0]]
+                j = c.inode[0, h, LEFT] if c.inode[0, h, RIGHT] == new_leaf[0] else c.inode[0, h, RIGHT]
+            else:  # no cut: x joined the leaf it is routed to
+                j = s.apply(m._scale(xq))[0, 0]
+            draws[r] = s.stats[0, j, 1]
+        se = draws.std() / np.sqrt(len(draws))
+        assert abs(draws.mean() - predicted) < 4 * se + 1e-9, (xq, draws.mean(), predicted, se)
+
+
+@pytest.mark.parametrize("posterior,branch_off", [("empirical", None), ("bp", "E"), ("bp", "R"),
+                                                  ("bp", "F")])
+def test_mixture_is_a_density_with_the_reported_moments(posterior, branch_off):
+    """Mixture weights sum to one and the forest moment formulas are the mixture's moments:
+    integrate the predictive density numerically."""
+    X, y = _data(150, 2, seed=1, noise=0.2)
+    m = MondrianForestRegressor(n_estimators=5, min_samples_split=4, posterior=posterior,
+                                branch_off=branch_off, K_cap=50, random_state=0).fit(X, y)
+    queries = np.array([[0.3, 0.3], [1.3, 0.5], [-2.0, 3.0], X[0]])
+    mean, std = m.predict(queries, return_std=True)
+    for q, mu, sd in zip(queries, mean, std):
+        grid = np.linspace(mu - 12 * sd - 3, mu + 12 * sd + 3, 60001)
+        dens = np.exp(m.predictive_log_pdf(np.repeat(q[None], len(grid), 0), grid))
+        mass = np.trapezoid(dens, grid)
+        m1 = np.trapezoid(grid * dens, grid)
+        m2 = np.trapezoid((grid - m1) ** 2 * dens, grid)
+        assert abs(mass - 1) < 1e-4
+        assert abs(m1 - mu) < 1e-4 * (1 + abs(mu))
+        assert abs(np.sqrt(m2) - sd) < 1e-3 * sd
+
+
+# --------------------------------------------------------------------------------------------
+# limits, consistency, persistence
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("posterior", ["empirical", "bp"])
+def test_far_from_data_reverts_to_the_prior(posterior):
+    X, y = _data(400, 3, seed=2, noise=0.5)
+    m = MondrianForestRegressor(posterior=posterior, random_state=0).fit(X, y)
+    far = np.array([[1e3, -5e3, 3e3], [1e4, 1e4, 1e4]])
+    mean, std = m.predict(far, return_std=True)
+    np.testing.assert_allclose(mean, y.mean(), rtol=1e-4, atol=1e-9)
+    np.testing.assert_allclose(m.predict(far[1:] * 1e3), y.mean(), rtol=1e-9)
+    np.testing.assert_allclose(std, y.std(), rtol=2e-3)
+    near_mean, near_std = m.predict(X[:50], return_std=True)
+    assert np.all(near_std < std[0])  # uncertainty grows away from the data
+
+
+def test_std_grows_with_distance_from_the_data():
+    X, y = _data(300, 2, seed=3)
+    m = MondrianForestRegressor(min_samples_split=2, random_state=0).fit(X[:, :1], y)
+    d = np.array([0.0, 0.05, 0.2, 0.5, 1.0, 3.0])
+    _, std = m.predict((1.0 + d)[:, None], return_std=True)
+    assert np.all(np.diff(std[:4]) > 0)  # grows leaving the data ...
+    _, inside = m.predict(X[:, :1], return_std=True)
+    assert np.all(std[2:] > inside.max())  # ... stays above any in-data value ...
+    far = m.predict(np.array([[1e3]]), return_std=True)[1][0]
+    assert far == pytest.approx(y.std(), rel=0.01)  # ... and tends to the prior's
+
+
+def test_posterior_switch_without_refit_and_reproducibility():
+    X, y = _data(300, 2)
+    a = MondrianForestRegressor(random_state=5).fit(X, y)
+    b = MondrianForestRegressor(random_state=5).fit(X, y)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    e = a.predict(X[:20], return_std=True)
+    a.set_params(posterior="bp")
+    bp = a.predict(X[:20], return_std=True)
+    a.set_params(posterior="empirical")
+    np.testing.assert_array_equal(a.predict(X[:20], return_std=True)[1], e[1])
+    assert not np.allclose(bp[1], e[1])
+    c = MondrianForestRegressor(random_state=6).fit(X, y)
+    assert not np.array_equal(a.predict(X), c.predict(X))
+
+
+def test_nlpd_interval_and_score():
+    X, y = _data(2000, 2, seed=9, noise=0.2)
+    m = MondrianForestRegressor(random_state=0).fit(X[:1500], y[:1500])
+    lo, hi = m.predict_interval(X[1500:], coverage=0.9)
+    cover = np.mean((y[1500:] >= lo) & (y[1500:] <= hi))
+    assert 0.75 < cover <= 1.0
+    assert m.nlpd(X[1500:], y[1500:]) == pytest.approx(-m.predictive_log_pdf(X[1500:], y[1500:]).mean())
+    assert m.score(X[1500:], y[1500:]) > 0.8
+
+
+@pytest.mark.parametrize("posterior", ["empirical", "bp"])
+def test_pickle_round_trip_in_a_fresh_process(tmp_path, posterior):
+    X, y = _data(500, 3, seed=4)
+    m = MondrianForestRegressor(posterior=posterior, min_samples_split=2, random_state=0)
+    m.fit(X[:300], y[:300])
+    for i in range(300, 320):
+        m.partial_fit(X[i:i + 1], y[i:i + 1])
+    path = tmp_path / "model.pkl"
+    path.write_bytes(pickle.dumps(m))
+    np.save(tmp_path / "X.npy", X)
+    code = textwrap.dedent(f"""
+        import pickle, numpy as np
+        m = pickle.load(open(r"{path}", "rb"))
+        X = np.load(r"{tmp_path / 'X.npy'}")
+        mu, sd = m.predict(X, return_std=True)
+        np.save(r"{tmp_path / 'pred.npy'}", np.stack([mu, sd]))
+        m.partial_fit(X[320:330], np.ones(10))
+        np.save(r"{tmp_path / 'pred2.npy'}", m.predict(X))
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True)
+    mu, sd = m.predict(X, return_std=True)
+    np.testing.assert_array_equal(np.load(tmp_path / "pred.npy"), np.stack([mu, sd]))
+    m.partial_fit(X[320:330], np.ones(10))  # the random streams travel with the model
+    np.testing.assert_array_equal(np.load(tmp_path / "pred2.npy"), m.predict(X))
+
+
+def test_introspection():
+    X, y = _data(300, 2)
+    m = MondrianForestRegressor(n_estimators=4, min_samples_split=5, random_state=0).fit(X, y)
+    leaves = m.apply(X)
+    assert leaves.shape == (300, 4)
+    s = m._store
+    for t in range(4):
+        assert np.all(s.inode[t, leaves[:, t], LEFT] == -1)
+        assert len(np.unique(leaves[:, t])) == m.get_n_leaves()[t]
+    assert np.all(m.get_depth() >= m.get_weighted_depth())
+    assert np.all(m.get_weighted_depth() > 1)
+    hp = m.hyperparameters_
+    assert hp["mu_H"] == pytest.approx(y.mean())
+    K = min(2000, 600)
+    assert hp["gamma1"] * (0.5 + 1 / K) == pytest.approx(y.var())
+    assert hp["noise_var"] == pytest.approx(hp["gamma1"] / K)
+
+
+def test_feature_weights():
+    rng = np.random.default_rng(0)
+    X = rng.random((600, 4))
+    y = np.sin(6 * X[:, 0]) + 0.05 * rng.standard_normal(600)
+    m = MondrianForestRegressor(feature_weights="mutual_info", random_state=0).fit(X, y)
+    assert m.feature_weights_[0] == 1.0 and np.all(m.feature_weights_[1:] < 0.2)
+    f = MondrianForestRegressor(feature_weights=[1, 0, 0, 0], random_state=0).fit(X, y)
+    # a zero weight is floored, not dropped: the feature's range shrinks to 1e-3
+    np.testing.assert_allclose(f._scale(X).max(axis=0)[1:], 1e-3, rtol=1e-6)
+    plain = MondrianForestRegressor(random_state=0).fit(X[:400], y[:400])
+    assert f.score(X[400:], y[400:]) > plain.score(X[400:], y[400:])
+
+
+# --------------------------------------------------------------------------------------------
+# bad input: clear errors naming the argument, state untouched
+# --------------------------------------------------------------------------------------------
+
+def _snapshot(m):
+    s = m._store
+    return {k: getattr(s, k).copy() for k in ("inode", "fnode", "box", "stats", "pnext", "meta",
+                                                "rng", "X", "y")} | {"n": s.n_points}
+
+
+@pytest.mark.parametrize("X_bad,y_bad,match", [
+    (np.array([[np.nan, 0.1]]), np.array([1.0]), "X"),
+    (np.array([[np.inf, 0.1]]), np.array([1.0]), "X"),
+    (np.array([[0.5, 0.1]]), np.array([np.nan]), "y"),
+    (np.array([[0.5, 0.1], [0.2, 0.2]]), np.array([1.0, -np.inf]), "y"),
+    (np.array([[0.5, 0.1, 0.3]]), np.array([1.0]), "features"),
+    (np.array([[0.5, 0.1]]), np.array([1.0, 2.0]), "y"),
+    (np.array([0.5, 0.1]), np.array([1.0]), "2D"),
+    ([["a", "b"]], [1.0], "X"),
+    (np.array([[0.5, 0.1]]), ["a"], "y"),
+])
+def test_bad_partial_fit_input_is_rejected_and_changes_nothing(X_bad, y_bad, match):
+    X, y = _data(100, 2)
+    m = MondrianForestRegressor(random_state=0).fit(X, y)
+    before = _snapshot(m)
+    pred = m.predict(X, return_std=True)
+    with pytest.raises(ValueError, match=match):
+        m.partial_fit(X_bad, y_bad)
+    after = _snapshot(m)
+    for k, v in before.items():
+        np.testing.assert_array_equal(v, after[k], err_msg=k)
+    np.testing.assert_array_equal(pred, m.predict(X, return_std=True))
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"n_estimators": 0}, "n_estimators"),
+    ({"n_estimators": 2.5}, "n_estimators"),
+    ({"lifetime": -1.0}, "lifetime"),
+    ({"lifetime": 0}, "lifetime"),
+    ({"min_samples_split": 0}, "min_samples_split"),
+    ({"posterior": "exact"}, "posterior"),
+    ({"branch_off": "E"}, "branch_off"),
+    ({"posterior": "bp", "branch_off": "Q"}, "branch_off"),
+    ({"K_cap": -5}, "K_cap"),
+    ({"gamma2_factor": 0}, "gamma2_factor"),
+    ({"noise_var": -1.0}, "noise_var"),
+    ({"feature_bounds": [(0, 1)]}, "feature_bounds"),
+    ({"feature_bounds": [(0, 1), (2, 1)]}, "feature_bounds"),
+    ({"feature_weights": "magic"}, "feature_weights"),
+    ({"feature_weights": [1, -1]}, "feature_weights"),
+    ({"random_state": "seed"}, "random_state"),
+    ({"random_state": -3}, "random_state"),
+])
+def test_invalid_parameters_name_the_parameter(params, match):
+    X, y = _data(50, 2)
+    with pytest.raises((ValueError, TypeError), match=match):
+        MondrianForestRegressor(**params).fit(X, y)
+
+
+def test_bad_fit_and_predict_input():
+    X, y = _data(50, 2)
+    with pytest.raises(ValueError, match="X"):
+        MondrianForestRegressor().fit(np.c_[X[:, :1], np.full(50, np.nan)], y)
+    with pytest.raises(ValueError, match="y"):
+        MondrianForestRegressor().fit(X, np.r_[y[:-1], np.inf])
+    with pytest.raises(ValueError, match="y"):
+        MondrianForestRegressor().fit(X, y[:10])
+    m = MondrianForestRegressor(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        m.predict(X[:, :1])
+    with pytest.raises(ValueError, match="X"):
+        m.predict(np.array([[np.nan, 0.0]]))
+    with pytest.raises(ValueError, match="coverage"):
+        m.predict_interval(X, coverage=1.5)
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError):
+        MondrianForestRegressor().predict(X)
+    # a failed refit leaves the fitted model as it was
+    pred = m.predict(X)
+    with pytest.raises(ValueError):
+        m.fit(X, np.full(50, np.nan))
+    np.testing.assert_array_equal(pred, m.predict(X))
