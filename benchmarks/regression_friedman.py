@@ -194,15 +194,24 @@ def warm_up() -> None:
             model.nlpd(X, y)
 
 
-def online_throughput(X: np.ndarray, y: np.ndarray, **params: Any) -> float:
-    """Points per second of one-at-a-time ``partial_fit`` on a fresh model."""
+def online_throughput(X: np.ndarray, y: np.ndarray, n_threads: int | None = None,
+                      **params: Any) -> float:
+    """Points per second of one-at-a-time ``partial_fit`` on a fresh model.
+
+    ``n_threads`` temporarily limits numba's threads (``None``: leave as is).
+    """
     model = MondrianForestRegressor(n_estimators=N_TREES, random_state=SEED, **params)
 
     def run() -> None:
         for i in range(X.shape[0]):
             model.partial_fit(X[i:i + 1], y[i:i + 1])
 
-    return X.shape[0] / _timed(run)[1]
+    before = numba.get_num_threads()
+    numba.set_num_threads(n_threads or before)
+    try:
+        return X.shape[0] / _timed(run)[1]
+    finally:
+        numba.set_num_threads(before)
 
 
 _COLD_START = """
@@ -238,6 +247,7 @@ def online_benchmark(split: Split, n_rows: int) -> dict[str, Any]:
     return {"n_points": n_rows,
             "points_per_s": online_throughput(X, y),
             "points_per_s_min_samples_split_2": online_throughput(X, y, min_samples_split=2),
+            "points_per_s_1_numba_thread": online_throughput(X, y, n_threads=1),
             "cold_start_s_cached": cold_start_seconds(fresh_numba_cache=False),
             "cold_start_s_compile": cold_start_seconds(fresh_numba_cache=True)}
 
@@ -378,7 +388,7 @@ def river_table(river: dict[str, Any] | None) -> str:
     n = river["n_train"]
     return markdown_table(
         [f"method (trained on the first {n:,} train rows only)", "learn_one (points/s)",
-         f"learn_one total (s)", "predict_one, test set (s)", f"RMSE (after {n:,} rows)"],
+         "learn_one total (s)", "predict_one, test set (s)", f"RMSE (after {n:,} rows)"],
         [["river AMFRegressor", f"{river['points_per_s']:.1f}", f"{river['learn_s']:.2f}",
           f"{river['predict_s']:.2f}", f"{river['rmse']:.4f}"]])
 
@@ -389,8 +399,10 @@ def online_table(online: dict[str, Any]) -> str:
     return markdown_table(["Mondrian forest (default params, 10 trees)", "value"], [
         [f"partial_fit one point at a time, first {n:,} rows (points/s)",
          f"{online['points_per_s']:.1f}"],
-        [f"same with min_samples_split=2 (points/s)",
+        ["same with min_samples_split=2 (points/s)",
          f"{online['points_per_s_min_samples_split_2']:.1f}"],
+        ["same as the first row, numba limited to 1 thread (points/s)",
+         f"{online['points_per_s_1_numba_thread']:.1f}"],
         ["cold start: import + fit 100 rows + predict, fresh process, numba disk cache (s)",
          f"{online['cold_start_s_cached']:.2f}"],
         ["cold start as above, empty numba cache: compiles everything (s)",
@@ -416,7 +428,8 @@ def environment() -> dict[str, Any]:
     """Versions and thread counts that the timings depend on."""
     return {"python": sys.version.split()[0], "numpy": np.__version__,
             "scikit-learn": sklearn.__version__, "numba": numba.__version__,
-            "numba_threads": numba.get_num_threads(), "cpu_count": os.cpu_count()}
+            "numba_threads": numba.get_num_threads(), "cpu_count": os.cpu_count(),
+            "load_average_1min_at_start": os.getloadavg()[0]}
 
 
 def build_report(sizes: Sizes, res: dict[str, Any]) -> str:
@@ -427,7 +440,9 @@ def build_report(sizes: Sizes, res: dict[str, Any]) -> str:
         "# Regression benchmark: Mondrian forests vs scikit-learn and river forests",
         f"{N_TREES} trees everywhere; RF/ET predictive std = std of the per-tree predictions "
         f"(Hutter 2009), n_jobs=1; Mondrian's numba kernels use {env['numba_threads']} "
-        f"thread(s) on {env['cpu_count']} CPU(s). Mondrian NLPD is the exact mixture density "
+        f"thread(s) on {env['cpu_count']} CPU(s) (1-min load average at start: "
+        f"{env['load_average_1min_at_start']:.2f}; other load inflates the timings, above all "
+        f"the one-point partial_fit calls). Mondrian NLPD is the exact mixture density "
         f"(`model.nlpd`); 'NLPD (Gaussian)' uses the predictive mean and std for every method.",
         f"## a) Friedman-1 (noise 1): {s.n_train:,} train / {s.n_test:,} test",
         metrics_table(fr["methods"]),
@@ -448,20 +463,21 @@ def build_report(sizes: Sizes, res: dict[str, Any]) -> str:
 # -- main --------------------------------------------------------------------------------------
 def run(sizes: Sizes, out: Path) -> dict[str, Any]:
     """Run every experiment; return all the numbers."""
+    env = environment()
     warm_up()
     friedman = friedman_split(sizes)
     methods = evaluate_all(friedman, "Friedman-1")
     results = {
         "sizes": asdict(sizes),
-        "environment": environment(),
+        "environment": env,
         "friedman1": {"methods": methods,
                       "river_amf": evaluate_river_amf(friedman, sizes.n_river),
                       "online": online_benchmark(friedman, sizes.n_online),
                       "ratios": speed_ratios(methods)},
         "cpu_act": {"methods": evaluate_all(cpu_act_split(sizes), "cpu_act")},
         "gap_toy": gap_toy(out, sizes.n_toy),
+        "z_levels": list(Z_LEVELS),
     }
-    results["z_levels"] = list(Z_LEVELS)
     return results
 
 

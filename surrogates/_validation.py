@@ -7,8 +7,10 @@ and runs before any state is touched, so a rejected call leaves the model as it 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_array
 
 
@@ -37,6 +39,8 @@ def check_X(X, name: str = "X", n_features: int | None = None, estimator=None,
 
 def check_target(y, n_samples: int, name: str = "y") -> np.ndarray:
     """A finite 1-D float64 target of length ``n_samples`` (a column vector is accepted)."""
+    if y is None:
+        raise ValueError(f"This estimator requires y to be passed, but the target {name} is None.")
     if not (isinstance(y, np.ndarray) and y.dtype == np.float64 and y.ndim == 1):
         if isinstance(y, (str, bytes)):
             raise ValueError(f"Input {name} must be numeric, got a string.")
@@ -45,6 +49,9 @@ def check_target(y, n_samples: int, name: str = "y") -> np.ndarray:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"Input {name} must be numeric: {exc}") from None
         if y.ndim == 2 and y.shape[1] == 1:
+            warnings.warn(f"A column-vector {name} was passed when a 1d array was expected. "
+                          f"Please change the shape of {name} to (n_samples,).",
+                          DataConversionWarning, stacklevel=3)
             y = y[:, 0]
         if y.ndim != 1:
             raise ValueError(f"Input {name} must be 1-D (one target per sample), "
