@@ -595,7 +595,9 @@ class TreeStore:
             name, row = ("X", bad) if bad < b else ("y", bad - b)
             raise ValueError(f"Input {name} contains NaN or infinity (sample {row}).")
         self.n_points = start + b
-        if self.n_trees >= 4:
+        # threads only pay off for batches: for one point their wake-up dominates, and under
+        # load (other processes on the cores) a parallel region can stall for milliseconds
+        if b >= 16 and self.n_trees >= 2:
             extend_trees_parallel(start, start + b, *self._args())
         else:
             extend_trees(start, start + b, *self._args())
