@@ -53,32 +53,44 @@ def _V(tau, g1, g2):
 
 
 @njit(cache=True, parallel=True)
-def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2):
+def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
     """Exact Gaussian belief propagation on every tree (spec A8), written into ``bp``.
 
     For each node: ``AL, PIL`` = mean / precision of the likelihood of the data below it;
     ``CAV_M, CAV_V`` = distribution of the parent's mean given all data outside the node's
     subtree (for the root: ``(mu_H, 0)``); ``POST_M, POST_V`` = posterior of the node's mean.
+    ``logml[t]`` receives the log marginal likelihood of all labels under tree ``t``: the
+    normalising constants collected by the upward pass.
     """
+    log2pi_s2 = math.log(2.0 * math.pi * s2)
     for t in prange(inode.shape[0]):
         order = preorder(inode, meta, t)
+        lml = 0.0
         for k in range(order.shape[0] - 1, -1, -1):
             j = order[k]
             if inode[t, j, LEFT] < 0:
-                bp[t, j, PIL] = stats[t, j, 0] / s2
+                n = stats[t, j, 0]
+                bp[t, j, PIL] = n / s2
                 bp[t, j, AL] = stats[t, j, 1]
+                # prod_n N(y_n | mu, s2) = Z * N(mu | ybar, s2 / n)
+                lml += -0.5 * (n - 1.0) * log2pi_s2 - 0.5 * math.log(n) - 0.5 * stats[t, j, 2] / s2
             else:
                 tau = fnode[t, j, TAU]
                 Vj = _V(tau, g1, g2)
-                prec = 0.0
-                num = 0.0
-                for c in (inode[t, j, LEFT], inode[t, j, RIGHT]):
-                    b = 1.0 / bp[t, c, PIL] + (_V(fnode[t, c, TAU], g1, g2) - Vj)
-                    prec += 1.0 / b
-                    num += bp[t, c, AL] / b
+                l = inode[t, j, LEFT]
+                r = inode[t, j, RIGHT]
+                bl = 1.0 / bp[t, l, PIL] + (_V(fnode[t, l, TAU], g1, g2) - Vj)
+                br = 1.0 / bp[t, r, PIL] + (_V(fnode[t, r, TAU], g1, g2) - Vj)
+                prec = 1.0 / bl + 1.0 / br
                 bp[t, j, PIL] = prec
-                bp[t, j, AL] = num / prec
+                bp[t, j, AL] = (bp[t, l, AL] / bl + bp[t, r, AL] / br) / prec
+                # N(x | a_l, b_l) N(x | a_r, b_r) = N(a_l | a_r, b_l + b_r) N(x | ...)
+                dv = bp[t, l, AL] - bp[t, r, AL]
+                lml += -0.5 * (_LOG_2PI + math.log(bl + br)) - 0.5 * dv * dv / (bl + br)
         root = meta[t, ROOT]
+        vr = 1.0 / bp[t, root, PIL] + (_V(fnode[t, root, TAU], g1, g2) - _V(0.0, g1, g2))
+        dv = bp[t, root, AL] - mu_h
+        logml[t] = lml - 0.5 * (_LOG_2PI + math.log(vr)) - 0.5 * dv * dv / vr
         bp[t, root, CAV_M] = mu_h
         bp[t, root, CAV_V] = 0.0
         for k in range(order.shape[0]):

@@ -47,11 +47,15 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     K_cap : float, default=2000
         Noise heuristic: ``sigma_y^2 = gamma1 / K`` with ``K = min(K_cap, 2N)`` (thesis 2000,
         reference code 500).
-    gamma2_factor : float, default=2
-        ``gamma2 = D / (gamma2_factor * log2 N)``; BP only. The reference code's 2, not the
-        thesis' 20: with 20 the last edges keep so much prior variance that branch-off
-        components are nearly uninformative (measured by ``benchmarks.regression_friedman``:
-        Friedman-1 RMSE 3.45 vs 2.78 with 2; cpu_act 6.5 vs 3.9).
+    gamma2_factor : float, default=1
+        ``gamma2 = D / (gamma2_factor * log2 N)``; BP only. Not the thesis' 20 (nor the
+        reference code's 2): with 20 the deep edges keep so much prior variance that branch-off
+        components are nearly uninformative. Measured on Friedman-1 / cpu_act (BP, defaults
+        otherwise): factor 20 gives RMSE 3.69 / 6.66, factor 2 gives 2.82 / 3.95 with
+        calibration errors up to 0.07, factor 1 gives 2.70 / 3.78 with calibration errors
+        within 0.05 (``benchmarks.regression_friedman``; sweep in the issue-2 note). The
+        marginal likelihood (:meth:`log_marginal_likelihood`) prefers larger factors and
+        worse-calibrated forests, so it is not used to pick this.
     noise_var : float or None, default=None
         Known observation-noise variance of the targets; replaces the ``K`` heuristic.
     feature_bounds : array-like of shape (n_features, 2) or None, default=None
@@ -90,7 +94,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     _task = TASK_REGRESSION
 
     def __init__(self, n_estimators=10, lifetime=np.inf, min_samples_split=10,
-                 posterior="empirical", branch_off=None, K_cap=2000.0, gamma2_factor=2.0,
+                 posterior="empirical", branch_off=None, K_cap=2000.0, gamma2_factor=1.0,
                  noise_var=None, feature_bounds=None, feature_weights=None, random_state=None):
         self.n_estimators = n_estimators
         self.lifetime = lifetime
@@ -162,6 +166,15 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         return heuristic_hyperparameters(n, mean, m2 / n, s.n_features, self.K_cap,
                                          self.gamma2_factor, self.noise_var)
 
+    def log_marginal_likelihood(self) -> np.ndarray:
+        """Log marginal likelihood of the training targets under each tree's hierarchical
+        Gaussian model with the current hyper-parameters (a by-product of exact BP)."""
+        self._checked_query(np.zeros((1, self.n_features_in_)))
+        if self._mode() == MODE_EMPIRICAL:
+            raise ValueError("log_marginal_likelihood needs posterior='bp'.")
+        self._prepare()
+        return self._log_ml.copy()
+
     @property
     def hyperparameters_(self) -> dict:
         self._checked_query(np.zeros((1, self.n_features_in_)))
@@ -179,8 +192,10 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
                 if bp is None or bp.shape[:2] != s.inode.shape[:2]:
                     bp = np.zeros((s.n_trees, s.inode.shape[1], N_BP))
                 mu, g1, g2, s2 = hyper
-                bp_messages(s.inode, s.fnode, s.stats, s.meta, bp, mu, g1, g2, s2)
+                logml = np.empty(s.n_trees)
+                bp_messages(s.inode, s.fnode, s.stats, s.meta, bp, mu, g1, g2, s2, logml)
                 self._bp = bp
+                self._log_ml = logml
                 self._bp_key = key
             bp = self._bp
         else:

@@ -85,6 +85,24 @@ def test_bp_equals_dense_gaussian_conditioning(seed):
         np.testing.assert_allclose(bp[t, nodes, POST_V], var, rtol=0, atol=1e-10)
 
 
+def test_log_marginal_likelihood_equals_dense_gaussian():
+    from scipy.stats import multivariate_normal
+    X, y = _data(14, 2, seed=5, noise=0.3)
+    m = MondrianForestRegressor(n_estimators=3, min_samples_split=3, posterior="bp",
+                                gamma2_factor=2.0, random_state=1).fit(X, y)
+    mode, hyper, bp = m._prepare()
+    mu, g1, g2, s2 = hyper
+    s = m._store
+    lml = m.log_marginal_likelihood()
+    for t in range(3):
+        nodes = list(preorder(s.inode, s.meta, t))
+        leaf_of = m.apply(X)[:, t]
+        V0 = _V(0.0, g1, g2)
+        K = np.array([[_V(_lca_tau(s, t, a, b), g1, g2) - V0 for b in leaf_of] for a in leaf_of])
+        dense = multivariate_normal(np.full(14, mu), K + s2 * np.eye(14)).logpdf(y)
+        assert abs(lml[t] - dense) < 1e-9
+
+
 def test_branch_off_E_equals_dense_conditioning_on_an_inserted_node():
     """Option (E): a node inserted above j at the expected cut time, a new leaf below it."""
     X, y = _data(12, 2, seed=4, noise=0.3)
