@@ -21,8 +21,8 @@ from ._tree import FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, preorder
 
 MODE_EMPIRICAL, MODE_BP_E, MODE_BP_R, MODE_BP_F = 0, 1, 2, 3
 # columns of the per-node BP array
-AL, PIL, CAV_M, CAV_V, POST_M, POST_V = 0, 1, 2, 3, 4, 5
-N_BP = 6
+AL, PIL, CAV_M, CAV_V, POST_M, POST_V, VTAU = 0, 1, 2, 3, 4, 5, 6
+N_BP = 7
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
@@ -63,8 +63,11 @@ def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
     normalising constants collected by the upward pass.
     """
     log2pi_s2 = math.log(2.0 * math.pi * s2)
+    V0 = _V(0.0, g1, g2)
     for t in prange(inode.shape[0]):
         order = preorder(inode, meta, t)
+        for k in range(order.shape[0]):  # one sigmoid per node, looked up below
+            bp[t, order[k], VTAU] = _V(fnode[t, order[k], TAU], g1, g2)
         lml = 0.0
         for k in range(order.shape[0] - 1, -1, -1):
             j = order[k]
@@ -75,12 +78,11 @@ def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
                 # prod_n N(y_n | mu, s2) = Z * N(mu | ybar, s2 / n)
                 lml += -0.5 * (n - 1.0) * log2pi_s2 - 0.5 * math.log(n) - 0.5 * stats[t, j, 2] / s2
             else:
-                tau = fnode[t, j, TAU]
-                Vj = _V(tau, g1, g2)
+                Vj = bp[t, j, VTAU]
                 l = inode[t, j, LEFT]
                 r = inode[t, j, RIGHT]
-                bl = 1.0 / bp[t, l, PIL] + (_V(fnode[t, l, TAU], g1, g2) - Vj)
-                br = 1.0 / bp[t, r, PIL] + (_V(fnode[t, r, TAU], g1, g2) - Vj)
+                bl = 1.0 / bp[t, l, PIL] + (bp[t, l, VTAU] - Vj)
+                br = 1.0 / bp[t, r, PIL] + (bp[t, r, VTAU] - Vj)
                 prec = 1.0 / bl + 1.0 / br
                 bp[t, j, PIL] = prec
                 bp[t, j, AL] = (bp[t, l, AL] / bl + bp[t, r, AL] / br) / prec
@@ -88,7 +90,7 @@ def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
                 dv = bp[t, l, AL] - bp[t, r, AL]
                 lml += -0.5 * (_LOG_2PI + math.log(bl + br)) - 0.5 * dv * dv / (bl + br)
         root = meta[t, ROOT]
-        vr = 1.0 / bp[t, root, PIL] + (_V(fnode[t, root, TAU], g1, g2) - _V(0.0, g1, g2))
+        vr = 1.0 / bp[t, root, PIL] + (bp[t, root, VTAU] - V0)
         dv = bp[t, root, AL] - mu_h
         logml[t] = lml - 0.5 * (_LOG_2PI + math.log(vr)) - 0.5 * dv * dv / vr
         bp[t, root, CAV_M] = mu_h
@@ -96,9 +98,8 @@ def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
         for k in range(order.shape[0]):
             j = order[k]
             par = inode[t, j, PARENT]
-            tp = fnode[t, par, TAU] if par >= 0 else 0.0
-            Vj = _V(fnode[t, j, TAU], g1, g2)
-            vd = bp[t, j, CAV_V] + (Vj - _V(tp, g1, g2))
+            Vj = bp[t, j, VTAU]
+            vd = bp[t, j, CAV_V] + (Vj - (bp[t, par, VTAU] if par >= 0 else V0))
             md = bp[t, j, CAV_M]
             if vd <= 0.0:  # the edge prior collapsed (sigmoid saturation): mean is pinned
                 bp[t, j, POST_M] = md
@@ -111,7 +112,7 @@ def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
                 l = inode[t, j, LEFT]
                 r = inode[t, j, RIGHT]
                 for c, s in ((l, r), (r, l)):
-                    bs = 1.0 / bp[t, s, PIL] + (_V(fnode[t, s, TAU], g1, g2) - Vj)
+                    bs = 1.0 / bp[t, s, PIL] + (bp[t, s, VTAU] - Vj)
                     if vd <= 0.0:
                         bp[t, c, CAV_M] = md
                         bp[t, c, CAV_V] = 0.0
@@ -146,7 +147,7 @@ def _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2, g1, g2):
     prior_m = bp[t, j, CAV_M]
     prior_v = bp[t, j, CAV_V] + (Vb - Vp)
     lik_m = bp[t, j, AL]
-    lik_v = 1.0 / bp[t, j, PIL] + (_V(tau, g1, g2) - Vb)
+    lik_v = 1.0 / bp[t, j, PIL] + (bp[t, j, VTAU] - Vb)
     if prior_v <= 0.0:
         m = prior_m
         v = 0.0

@@ -164,3 +164,25 @@ def test_extend_kernel_is_serial_and_parallel_consistent():
     np.testing.assert_array_equal(stores[0].fnode[:, :nn], stores[1].fnode[:, :nn])
     check_invariants(stores[0])
     assert np.all(stores[0].inode[:, stores[0].meta[0, ROOT], LEFT] >= 0)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(X=arrays(np.float64, st.tuples(st.integers(2, 25), st.integers(1, 3)),
+                elements=st.sampled_from([0.0, 0.25, 0.5, 1.0, -3.0, 7.5, 1e-9])),
+       mss=st.integers(1, 4), split=st.integers(1, 24), seed=st.integers(0, 2**32 - 1))
+def test_invariants_hold_for_arbitrary_small_data(X, mss, split, seed):
+    """Ties, duplicates, constant features, points far outside the first batch's range."""
+    y = np.arange(len(X), dtype=float)
+    split = min(split, len(X) - 1)
+    m = MondrianForestRegressor(n_estimators=3, min_samples_split=mss, random_state=seed)
+    m.fit(X[:split], y[:split])
+    for i in range(split, len(X)):
+        m.partial_fit(X[i:i + 1], y[i:i + 1])
+    check_invariants(m._store)
+    mean, std = m.predict(X, return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(std >= 0)

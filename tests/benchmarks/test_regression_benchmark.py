@@ -1,0 +1,31 @@
+"""The regression benchmark script runs end to end at reduced sizes (CI smoke test)."""
+
+import json
+
+import pytest
+
+from benchmarks import data
+from benchmarks import regression_friedman as bench
+
+
+def _have_cpu_act():
+    try:
+        data.fetch_file("cpu_act.csv", download=False)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _have_cpu_act(), reason="cpu_act.csv not found: set MFBO_DATA_DIR to "
+                    "a directory holding it (CI uses ../shared/data)")
+def test_quick_benchmark_writes_report_tables_and_png(tmp_path, capsys):
+    bench.main(["--quick", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "Calibration" in out and "Friedman-1" in out and "cpu_act" in out
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert set(res["friedman1"]["methods"]) >= {"Mondrian empirical", "Mondrian bp", "RF", "ET"}
+    for r in res["friedman1"]["methods"].values():
+        assert len(r["calibration"]) == 9 and r["rmse"] > 0
+    assert (tmp_path / "gap_toy.png").stat().st_size > 10_000
+    assert (tmp_path / "report.md").read_text() == out
