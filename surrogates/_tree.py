@@ -95,6 +95,19 @@ def _link_points(inode, pnext, t, j, idx, start, end):
     pnext[t, idx[end - 1]] = -1
 
 
+@njit(cache=True, inline="always")
+def _partition(X, idx, s, e, d, loc):
+    """Reorder ``idx[s:e]`` so points with ``x_d <= loc`` come first; return where they end."""
+    mid = s
+    for q in range(s, e):
+        if X[idx[q], d] <= loc:
+            tmp = idx[mid]
+            idx[mid] = idx[q]
+            idx[q] = tmp
+            mid += 1
+    return mid
+
+
 @njit(cache=True)
 def _grow_block(t, j, idx, start, end, tau_parent, X, y, inode, fnode, box, stats, pnext, meta,
                 rng, lifetime, min_samples_split, task):
@@ -164,24 +177,12 @@ def _grow_block(t, j, idx, start, end, tau_parent, X, y, inode, fnode, box, stat
             mid = s
             for _ in range(64):
                 loc = lo + uniform(rng, t) * (hi - lo)
-                mid = s
-                for q in range(s, e):
-                    if X[idx[q], d] <= loc:
-                        tmp = idx[mid]
-                        idx[mid] = idx[q]
-                        idx[q] = tmp
-                        mid += 1
+                mid = _partition(X, idx, s, e, d, loc)
                 if mid > s and mid < e:
                     break
             if mid == s or mid == e:  # rounding made every draw fall on the data's edge
                 loc = 0.5 * (lo + hi)
-                mid = s
-                for q in range(s, e):
-                    if X[idx[q], d] <= loc:
-                        tmp = idx[mid]
-                        idx[mid] = idx[q]
-                        idx[q] = tmp
-                        mid += 1
+                mid = _partition(X, idx, s, e, d, loc)
             fnode[t, k, TAU] = tau
             fnode[t, k, THRESH] = loc
             inode[t, k, FEAT] = d
@@ -610,13 +611,6 @@ class TreeStore:
         nn = self.meta[t, NNODES]
         return self.inode[t, :nn, LEFT] < 0
 
-    def leaves(self, t):
-        order = preorder(self.inode, self.meta, t)
-        return order[self.is_leaf(t)[order]]
-
-    def depths(self, t):
-        return node_depths(self.inode, self.meta, t)
-
     def leaf_points(self, t, j):
         """Indices of the training points stored at leaf ``j`` of tree ``t``."""
         out = []
@@ -625,10 +619,6 @@ class TreeStore:
             out.append(q)
             q = self.pnext[t, q]
         return np.asarray(out, dtype=np.int64)
-
-    def nbytes(self):
-        return sum(a.nbytes for a in (self.X, self.y, self.pnext, self.inode, self.fnode,
-                                      self.box, self.stats, self.meta, self.rng))
 
 
 def check_invariants(store: TreeStore, atol: float = 1e-9) -> None:
