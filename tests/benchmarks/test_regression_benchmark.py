@@ -29,3 +29,13 @@ def test_quick_benchmark_writes_report_tables_and_png(tmp_path, capsys):
         assert len(r["calibration"]) == 9 and r["rmse"] > 0
     assert (tmp_path / "gap_toy.png").stat().st_size > 10_000
     assert (tmp_path / "report.md").read_text() == out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _have_cpu_act(), reason="cpu_act.csv not found: set MFBO_DATA_DIR to "
+                    "a directory holding it (CI uses ../shared/data)")
+def test_quick_parameter_sweep(capsys):
+    from benchmarks import regression_sweep
+    regression_sweep.main(["--quick"])
+    out = capsys.readouterr().out
+    assert out.count("| mutual_info | 10 | bp | 20 |") == 2  # both data sets, every setting
