@@ -4,7 +4,8 @@ Depends on numpy, scipy, numba and scikit-learn's estimator API only; knows noth
 Bayesian optimization.
 """
 
+from .classifier import MondrianForestClassifier
 from .regressor import MondrianForestRegressor
 
-__all__ = ["MondrianForestRegressor"]
+__all__ = ["MondrianForestClassifier", "MondrianForestRegressor"]
 __version__ = "0.1.0"

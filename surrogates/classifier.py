@@ -1,0 +1,148 @@
+"""Mondrian forest classification (Lakshminarayanan, Roy & Teh, NIPS 2014; thesis ch. 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
+
+from ._classification import predict_proba_trees
+from ._forest import BaseMondrianForest
+from ._tree import TASK_CLASSIFICATION
+from ._validation import check_choice, check_positive
+
+
+class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
+    """Online Mondrian forest classifier.
+
+    Trees are Mondrian partitions grown inside the data's bounding boxes; a block pauses while
+    its labels are all identical or it holds fewer than ``min_samples_split`` points, and is
+    re-sampled when that stops being true (spec A2/A3).  Leaf label distributions are smoothed
+    along the path by a hierarchical normalized stable process with the interpolated
+    Kneser-Ney approximation (discount ``exp(-gamma * delta_tau)``, ``gamma = discount_factor
+    * n_features``, uniform base measure), and predictions average analytically over where a
+    query could branch off the tree (A7): far from all data ``predict_proba`` is uniform.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of trees (the thesis' setting).
+    lifetime : float, default=inf
+        Mondrian lifetime. With ``inf`` a leaf's discount is 0, so a query inside a pure leaf's
+        box gets a one-hot prediction (AMBIG-5); a finite lifetime smooths leaves too.
+    min_samples_split : int, default=2
+        Blocks with fewer points are paused (2 follows ERT, as in the thesis).
+    discount_factor : float, default=10
+        ``gamma = discount_factor * n_features`` (thesis §5.7).
+    branch_counts : {"ikn", "ref"}, default="ikn"
+        Customers of a branch-off node: its tables (thesis Alg 5.8, IKN-consistent) or the
+        counts of the node below it (the reference code, AMBIG-7).
+    proba_floor : float, default=0.0
+        ``predict_proba`` returns ``(1 - proba_floor) * p + proba_floor / n_classes``, so that
+        log-loss stays finite under one-hot leaves (AMBIG-5). 0 keeps the model's probabilities.
+    feature_bounds, feature_weights, random_state
+        As for :class:`MondrianForestRegressor` (weights from ``mutual_info_classif`` /
+        ``f_classif``).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_, n_samples_seen_, feature_lower_, feature_scale_, feature_weights_
+    """
+
+    _task = TASK_CLASSIFICATION
+
+    def __init__(self, n_estimators=100, lifetime=np.inf, min_samples_split=2,
+                 discount_factor=10.0, branch_counts="ikn", proba_floor=0.0,
+                 feature_bounds=None, feature_weights=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.lifetime = lifetime
+        self.min_samples_split = min_samples_split
+        self.discount_factor = discount_factor
+        self.branch_counts = branch_counts
+        self.proba_floor = proba_floor
+        self.feature_bounds = feature_bounds
+        self.feature_weights = feature_weights
+        self.random_state = random_state
+
+    # -- hooks ------------------------------------------------------------------------------
+    def _n_stats(self):
+        return 1 + len(self.classes_)
+
+    def _check_params(self):
+        super()._check_params()
+        check_positive(self.discount_factor, "discount_factor")
+        check_choice(self.branch_counts, "branch_counts", {"ikn", "ref"})
+        f = self.proba_floor
+        if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 <= f < 1:
+            raise ValueError(f"proba_floor must be a number in [0, 1), got {f!r}.")
+
+    def _encode_target(self, y, n_samples, first, classes=None):
+        if y is None:
+            raise ValueError("This estimator requires y to be passed, but the target y is None.")
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        if y.shape[0] != n_samples:
+            raise ValueError(f"Input y has {y.shape[0]} samples, but X has {n_samples}.")
+        if first:
+            known = np.unique(y) if classes is None else np.unique(np.asarray(classes))
+        else:
+            known = self.classes_
+            if classes is not None and not np.array_equal(np.unique(classes), known):
+                raise ValueError(f"classes={list(classes)!r} differs from the classes of the "
+                                 f"first partial_fit, {list(known)!r}.")
+        idx = np.searchsorted(known, y)
+        idx[idx == len(known)] = 0
+        unseen = known[idx] != y
+        if np.any(unseen):
+            raise ValueError(f"y contains labels not among the known classes {list(known)!r}: "
+                             f"{sorted(set(np.asarray(y)[unseen].tolist()))!r}. Pass all labels "
+                             f"with classes= on the first partial_fit.")
+        if first:
+            self.classes_ = known
+        return idx.astype(np.float64)
+
+    def _relevance(self, X, y, kind):
+        from sklearn.feature_selection import f_classif, mutual_info_classif
+
+        if X.shape[0] > 5000:
+            pick = np.random.default_rng(0).choice(X.shape[0], 5000, replace=False)
+            X, y = X[pick], y[pick]
+        if kind == "f_score":
+            return f_classif(X, y)[0]
+        return mutual_info_classif(X, y, random_state=0)
+
+    def partial_fit(self, X, y, classes=None):
+        """Add one point or a mini-batch online.
+
+        ``classes`` lists every label the stream will contain; it is needed on the first call
+        when that batch does not show all of them. A label outside the known classes later is
+        an error (nothing is changed).
+        """
+        return super().partial_fit(X, y, classes=classes)
+
+    def fit(self, X, y):
+        """Grow ``n_estimators`` trees on ``(X, y)`` from scratch (classes from ``y``)."""
+        return self._fit_batch(X, y)
+
+    # -- prediction -------------------------------------------------------------------------
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, shape ``(n_samples, n_classes)``; rows sum to one."""
+        Xs = self._checked_query(X)
+        s = self._store
+        out = np.empty((Xs.shape[0], len(self.classes_)))
+        gamma = float(self.discount_factor) * self.n_features_in_
+        predict_proba_trees(Xs, s.inode, s.fnode, s.box, s.stats, s.meta, gamma,
+                            self.branch_counts == "ref", out)
+        if self.proba_floor:
+            out = (1.0 - self.proba_floor) * out + self.proba_floor / out.shape[1]
+        return out
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        """The most probable class (the first one on ties)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
