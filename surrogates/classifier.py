@@ -37,7 +37,8 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         ``gamma = discount_factor * n_features`` (thesis §5.7).
     branch_counts : {"ikn", "ref"}, default="ikn"
         Customers of a branch-off node: its tables (thesis Alg 5.8, IKN-consistent) or the
-        counts of the node below it (the reference code, AMBIG-7).
+        counts of the node below it (the reference code, AMBIG-7). Only ``"ikn"`` tends to the
+        uniform distribution far from the data.
     proba_floor : float, default=0.0
         ``predict_proba`` returns ``(1 - proba_floor) * p + proba_floor / n_classes``, so that
         log-loss stays finite under one-hot leaves (AMBIG-5). 0 keeps the model's probabilities.
@@ -145,4 +146,5 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
 
     def predict(self, X) -> np.ndarray:
         """The most probable class (the first one on ties)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

@@ -1,0 +1,142 @@
+"""MondrianForestClassifier: HNSP/IKN predictive, online updates, limits, bad input."""
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.datasets import load_digits, load_iris
+
+from surrogates import MondrianForestClassifier
+from surrogates._classification import expected_discount
+from surrogates._tree import check_invariants
+
+
+def _blobs(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 2))
+    y = (X[:, 0] + 0.3 * X[:, 1] > 0.6).astype(int) + (X[:, 1] > 0.8)
+    return X, y
+
+
+@pytest.mark.parametrize("eta,gamma,delta", [(1.0, 20.0, np.inf), (3.0, 20.0, 0.2),
+                                             (0.2, 5.0, 1.5)])
+def test_expected_discount_vs_monte_carlo(eta, gamma, delta):
+    rng = np.random.default_rng(0)
+    e = rng.exponential(1 / eta, 3_000_000)
+    e = e[e < delta]
+    vals = np.exp(-gamma * e)
+    assert abs(expected_discount(eta, gamma, delta) - vals.mean()) < 5 * vals.std() / np.sqrt(len(vals))
+
+
+def test_probabilities_sum_to_one_and_far_points_get_the_uniform():
+    X, y = _blobs()
+    for variant in ("ikn", "ref"):
+        m = MondrianForestClassifier(n_estimators=20, branch_counts=variant, random_state=0).fit(X, y)
+        P = m.predict_proba(np.r_[X, X + 0.05, [[1e7, -1e7]]])
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+        assert np.all(P >= 0)
+        if variant == "ikn":  # the reference variant keeps j's counts: no uniform limit
+            np.testing.assert_allclose(P[-1], 1 / 3, atol=1e-6)
+
+
+def test_pure_leaf_box_gives_one_hot_with_infinite_lifetime():
+    """AMBIG-5: leaf discount is 0 under lifetime=inf; a floor or a finite lifetime smooths."""
+    X = np.array([[0.0, 0.0], [0.1, 0.1], [0.05, 0.02], [1.0, 1.0], [0.9, 0.95]])
+    y = np.array([0, 0, 0, 1, 1])
+    q = X[:1]  # a training point lies inside every box on its path: no branch-off
+    m = MondrianForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(m.predict_proba(q), [[1.0, 0.0]])
+    floored = MondrianForestClassifier(n_estimators=10, proba_floor=0.01, random_state=0).fit(X, y)
+    np.testing.assert_allclose(floored.predict_proba(q), [[0.995, 0.005]])
+    finite = MondrianForestClassifier(n_estimators=10, lifetime=2.0, random_state=0).fit(X, y)
+    assert 0 < finite.predict_proba(q)[0, 1] < 0.5
+
+
+def test_invariants_after_every_online_update_with_label_dependent_pausing():
+    X, y = _blobs(80, seed=1)
+    m = MondrianForestClassifier(n_estimators=5, random_state=0)
+    m.partial_fit(X[:1], y[:1], classes=[0, 1, 2])
+    for i in range(1, 80):
+        m.partial_fit(X[i:i + 1], y[i:i + 1])
+        check_invariants(m._store)
+    m.partial_fit(X[:30], y[:30])  # a mini-batch
+    check_invariants(m._store)
+
+
+def test_online_equals_batch_in_distribution():
+    X, y = _blobs(40, seed=2)
+    bounds = [(0, 1), (0, 1)]
+    batch = MondrianForestClassifier(n_estimators=400, feature_bounds=bounds, random_state=1).fit(X, y)
+    online = MondrianForestClassifier(n_estimators=400, feature_bounds=bounds, random_state=2)
+    order = np.random.default_rng(3).permutation(40)
+    online.partial_fit(X[order[:1]], y[order[:1]], classes=[0, 1, 2])
+    for i in order[1:]:
+        online.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert stats.ks_2samp(batch.get_weighted_depth(), online.get_weighted_depth()).pvalue > 1e-3
+    assert stats.ks_2samp(batch.get_root_split_times(), online.get_root_split_times()).pvalue > 1e-3
+    assert stats.ks_2samp(batch.get_n_leaves(), online.get_n_leaves()).pvalue > 1e-3
+
+
+def test_accuracy_on_bundled_data():
+    X, y = load_iris(return_X_y=True)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(X))
+    m = MondrianForestClassifier(random_state=0).fit(X[order[:100]], y[order[:100]])
+    assert m.score(X[order[100:]], y[order[100:]]) > 0.9
+    X, y = load_digits(return_X_y=True)
+    m = MondrianForestClassifier(n_estimators=50, random_state=0).fit(X[:1300], y[:1300])
+    assert m.score(X[1300:], y[1300:]) > 0.85
+
+
+def test_string_labels_classes_and_unseen_labels():
+    X, y = _blobs(60)
+    labels = np.array(["low", "mid", "high"])[y]
+    m = MondrianForestClassifier(n_estimators=5, random_state=0)
+    m.partial_fit(X[:5], labels[:5], classes=["high", "low", "mid"])
+    m.partial_fit(X[5:], labels[5:])
+    assert set(m.predict(X)) <= {"low", "mid", "high"}
+    before = m.predict_proba(X)
+    n = m.n_samples_seen_
+    with pytest.raises(ValueError, match="y contains labels"):
+        m.partial_fit(X[:2], np.array(["low", "other"]))
+    with pytest.raises(ValueError, match="classes"):
+        m.partial_fit(X[:2], labels[:2], classes=["a", "b"])
+    assert m.n_samples_seen_ == n
+    np.testing.assert_array_equal(before, m.predict_proba(X))
+    fresh = MondrianForestClassifier(n_estimators=5, random_state=0)
+    low = labels == "low"
+    fresh.partial_fit(X[low][:5], labels[low][:5])  # classes learned from this batch only
+    with pytest.raises(ValueError, match="classes="):
+        fresh.partial_fit(X[:60], labels[:60])
+
+
+@pytest.mark.parametrize("params,match", [({"discount_factor": 0}, "discount_factor"),
+                                          ({"branch_counts": "x"}, "branch_counts"),
+                                          ({"proba_floor": 1.0}, "proba_floor"),
+                                          ({"n_estimators": 0}, "n_estimators")])
+def test_invalid_parameters(params, match):
+    X, y = _blobs(30)
+    with pytest.raises((ValueError, TypeError), match=match):
+        MondrianForestClassifier(**params).fit(X, y)
+
+
+def test_bad_input_is_rejected_and_changes_nothing():
+    X, y = _blobs(50)
+    m = MondrianForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    before = m.predict_proba(X)
+    for Xb in (np.array([[np.nan, 0.2]]), np.array([[0.1, 0.2, 0.3]])):
+        with pytest.raises(ValueError):
+            m.partial_fit(Xb, y[:1])
+    np.testing.assert_array_equal(before, m.predict_proba(X))
+    assert m.n_samples_seen_ == 50
+
+
+def test_pickle_round_trip():
+    X, y = _blobs(80)
+    m = MondrianForestClassifier(n_estimators=10, random_state=0).fit(X[:60], y[:60])
+    clone = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(m.predict_proba(X), clone.predict_proba(X))
+    m.partial_fit(X[60:], y[60:])
+    clone.partial_fit(X[60:], y[60:])
+    np.testing.assert_array_equal(m.predict_proba(X), clone.predict_proba(X))
