@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._tree import FEAT, LEFT, RIGHT, ROOT, TAU, THRESH
+from ._tree import FEAT, LEFT, RIGHT, ROOT, TAU, THRESH, box_distance
 
 
 @njit(cache=True, inline="always")
@@ -60,7 +60,6 @@ def predict_proba_trees(Xq, inode, fnode, box, stats, meta, gamma, ref_variant, 
     """
     n = Xq.shape[0]
     T = inode.shape[0]
-    D = Xq.shape[1]
     K = out.shape[1]
     for i in prange(n):
         gpar = np.empty(K)
@@ -75,13 +74,7 @@ def predict_proba_trees(Xq, inode, fnode, box, stats, meta, gamma, ref_variant, 
             while True:
                 tau = fnode[t, j, TAU]
                 delta = tau - tp
-                eta = 0.0
-                for dd in range(D):
-                    x = Xq[i, dd]
-                    if x < box[t, j, 0, dd]:
-                        eta += box[t, j, 0, dd] - x
-                    elif x > box[t, j, 1, dd]:
-                        eta += x - box[t, j, 1, dd]
+                eta = box_distance(box, t, j, Xq, i)
                 p = -math.expm1(-delta * eta) if eta > 0.0 else 0.0
                 if p > 0.0:
                     dbar = expected_discount(eta, gamma, delta)

@@ -65,6 +65,9 @@ class BaseMondrianForest(BaseEstimator):
             if X.shape[0] < 5:
                 raise ValueError(f"feature_weights={fw!r} needs at least 5 samples in the first "
                                  f"fit; got {X.shape[0]}. Pass explicit weights instead.")
+            if X.shape[0] > 5000:  # the k-NN mutual-information estimate is O(n log n)
+                pick = np.random.default_rng(0).choice(X.shape[0], 5000, replace=False)
+                X, y = X[pick], y[pick]
             raw = self._relevance(X, y, fw)
         else:
             raw = np.asarray(fw, dtype=np.float64)

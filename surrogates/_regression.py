@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._tree import FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, preorder
+from ._tree import FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance, preorder
 
 MODE_EMPIRICAL, MODE_BP_E, MODE_BP_R, MODE_BP_F = 0, 1, 2, 3
 # columns of the per-node BP array
@@ -177,7 +177,6 @@ def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, 
     """
     n = Xq.shape[0]
     T = inode.shape[0]
-    D = Xq.shape[1]
     log_T = math.log(T)
     for i in prange(n):
         lmax = -np.inf
@@ -193,15 +192,7 @@ def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, 
             while True:
                 tau = fnode[t, j, TAU]
                 delta = tau - tp
-                eta = 0.0
-                for d in range(D):
-                    x = Xq[i, d]
-                    lo = box[t, j, 0, d]
-                    hi = box[t, j, 1, d]
-                    if x < lo:
-                        eta += lo - x
-                    elif x > hi:
-                        eta += x - hi
+                eta = box_distance(box, t, j, Xq, i)
                 p = 0.0
                 if eta > 0.0:
                     p = -math.expm1(-delta * eta)

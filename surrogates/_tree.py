@@ -67,6 +67,19 @@ def _linear_dimension(box, t, j):
     return s
 
 
+@njit(cache=True, inline="always")
+def box_distance(box, t, j, X, i):
+    """L1 distance from row ``X[i]`` to node ``j``'s box: eta_j(x) of spec A3/A7."""
+    eta = 0.0
+    for d in range(box.shape[3]):
+        v = X[i, d]
+        if v < box[t, j, 0, d]:
+            eta += box[t, j, 0, d] - v
+        elif v > box[t, j, 1, d]:
+            eta += v - box[t, j, 1, d]
+    return eta
+
+
 @njit(cache=True)
 def _is_paused(box, stats, t, j, min_samples_split, task):
     """Spec A2: pause zero-extent blocks, small blocks and (classification) pure blocks."""
@@ -294,13 +307,7 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
                 _grow_block(t, j, idx, 0, c, tp, X, y, inode, fnode, box, stats, pnext, meta,
                             rng, lifetime, min_samples_split, task)
             return
-        eta = 0.0
-        for d in range(D):
-            v = X[p, d]
-            if v < box[t, j, 0, d]:
-                eta += box[t, j, 0, d] - v
-            elif v > box[t, j, 1, d]:
-                eta += v - box[t, j, 1, d]
+        eta = box_distance(box, t, j, X, p)
         E = exponential(rng, t, eta)
         if tp + E < fnode[t, j, TAU]:
             # a new parent h above j, cutting x off from j's box; x goes to a new leaf k

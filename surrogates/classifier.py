@@ -107,9 +107,6 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     def _relevance(self, X, y, kind):
         from sklearn.feature_selection import f_classif, mutual_info_classif
 
-        if X.shape[0] > 5000:
-            pick = np.random.default_rng(0).choice(X.shape[0], 5000, replace=False)
-            X, y = X[pick], y[pick]
         if kind == "f_score":
             return f_classif(X, y)[0]
         return mutual_info_classif(X, y, random_state=0)

@@ -129,9 +129,6 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def _relevance(self, X, y, kind):
         from sklearn.feature_selection import f_regression, mutual_info_regression
 
-        if X.shape[0] > 5000:
-            pick = np.random.default_rng(0).choice(X.shape[0], 5000, replace=False)
-            X, y = X[pick], y[pick]
         if kind == "f_score":
             return f_regression(X, y)[0]
         return mutual_info_regression(X, y, random_state=0)
