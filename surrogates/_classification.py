@@ -13,7 +13,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._tree import FEAT, LEFT, RIGHT, ROOT, TAU, THRESH, box_distance
+from ._tree import (LEFT, RIGHT, ROOT, TAU, box_distance, branch_off_probability,
+                    child_containing)
 
 
 @njit(cache=True, inline="always")
@@ -75,7 +76,7 @@ def predict_proba_trees(Xq, inode, fnode, box, stats, meta, gamma, ref_variant, 
                 tau = fnode[t, j, TAU]
                 delta = tau - tp
                 eta = box_distance(box, t, j, Xq, i)
-                p = -math.expm1(-delta * eta) if eta > 0.0 else 0.0
+                p = branch_off_probability(delta, eta)
                 if p > 0.0:
                     dbar = expected_discount(eta, gamma, delta)
                     n_tab = 0.0
@@ -102,10 +103,7 @@ def predict_proba_trees(Xq, inode, fnode, box, stats, meta, gamma, ref_variant, 
                     break
                 for k in range(K):
                     gpar[k] = gj[k]
-                if Xq[i, inode[t, j, FEAT]] <= fnode[t, j, THRESH]:
-                    j = inode[t, j, LEFT]
-                else:
-                    j = inode[t, j, RIGHT]
+                j = child_containing(inode, fnode, t, j, Xq, i)
                 tp = tau
         for k in range(K):
             out[i, k] = acc[k] / T

@@ -17,7 +17,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._tree import FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance, preorder
+from ._tree import (LEFT, PARENT, RIGHT, ROOT, TAU, box_distance, branch_off_probability,
+                    child_containing, preorder)
 
 MODE_EMPIRICAL, MODE_BP_E, MODE_BP_R, MODE_BP_F = 0, 1, 2, 3
 # columns of the per-node BP array
@@ -193,9 +194,7 @@ def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, 
                 tau = fnode[t, j, TAU]
                 delta = tau - tp
                 eta = box_distance(box, t, j, Xq, i)
-                p = 0.0
-                if eta > 0.0:
-                    p = -math.expm1(-delta * eta)
+                p = branch_off_probability(delta, eta)
                 is_leaf = inode[t, j, LEFT] < 0
                 for part in range(2):
                     if part == 0:
@@ -227,10 +226,7 @@ def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, 
                 p_ns *= 1.0 - p
                 if p_ns <= 0.0:
                     break
-                if Xq[i, inode[t, j, FEAT]] <= fnode[t, j, THRESH]:
-                    j = inode[t, j, LEFT]
-                else:
-                    j = inode[t, j, RIGHT]
+                j = child_containing(inode, fnode, t, j, Xq, i)
                 tp = tau
             out_mean[i, t] = shift + s1
             out_var[i, t] = max(s2acc - s1 * s1, 0.0)

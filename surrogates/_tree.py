@@ -25,6 +25,8 @@ store only needs ``C >= 2N`` and grows by doubling outside the kernels.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -78,6 +80,22 @@ def box_distance(box, t, j, X, i):
         elif v > box[t, j, 1, d]:
             eta += v - box[t, j, 1, d]
     return eta
+
+
+@njit(cache=True, inline="always")
+def branch_off_probability(delta, eta):
+    """p^s = 1 - exp(-delta * eta), with p^s = 0 inside the box even when delta = inf (A7)."""
+    if eta > 0.0:
+        return -math.expm1(-delta * eta)
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def child_containing(inode, fnode, t, j, X, i):
+    """The child of internal node ``j`` on row ``X[i]``'s side of the split (left: ``<=``)."""
+    if X[i, inode[t, j, FEAT]] <= fnode[t, j, THRESH]:
+        return inode[t, j, LEFT]
+    return inode[t, j, RIGHT]
 
 
 @njit(cache=True)
@@ -380,10 +398,7 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
             pnext[t, p] = inode[t, j, HEAD]
             inode[t, j, HEAD] = p
             return
-        if X[p, inode[t, j, FEAT]] <= fnode[t, j, THRESH]:
-            j = inode[t, j, LEFT]
-        else:
-            j = inode[t, j, RIGHT]
+        j = child_containing(inode, fnode, t, j, X, p)
 
 
 @njit(cache=True)
@@ -445,10 +460,7 @@ def apply_trees(Xq, inode, fnode, meta):
         for t in range(T):
             j = meta[t, ROOT]
             while inode[t, j, LEFT] >= 0:
-                if Xq[i, inode[t, j, FEAT]] <= fnode[t, j, THRESH]:
-                    j = inode[t, j, LEFT]
-                else:
-                    j = inode[t, j, RIGHT]
+                j = child_containing(inode, fnode, t, j, Xq, i)
             out[i, t] = j
     return out
 

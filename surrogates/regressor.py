@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtri
 from sklearn.base import RegressorMixin
+from sklearn.utils.validation import check_is_fitted
 
 from ._forest import BaseMondrianForest
 from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP, bp_messages,
@@ -166,7 +167,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def log_marginal_likelihood(self) -> np.ndarray:
         """Log marginal likelihood of the training targets under each tree's hierarchical
         Gaussian model with the current hyper-parameters (a by-product of exact BP)."""
-        self._checked_query(np.zeros((1, self.n_features_in_)))
+        check_is_fitted(self, "_store")
         if self._mode() == MODE_EMPIRICAL:
             raise ValueError("log_marginal_likelihood needs posterior='bp'.")
         self._prepare()
@@ -174,7 +175,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
 
     @property
     def hyperparameters_(self) -> dict:
-        self._checked_query(np.zeros((1, self.n_features_in_)))
+        check_is_fitted(self, "_store")
         mu, g1, g2, s2 = self._hyper()
         return {"mu_H": mu, "gamma1": g1, "gamma2": g2, "noise_var": s2}
 
