@@ -6,6 +6,7 @@ Bayesian optimization.
 
 from .classifier import MondrianForestClassifier
 from .regressor import MondrianForestRegressor
+from .smac_forest import SMACRandomForestRegressor
 
-__all__ = ["MondrianForestClassifier", "MondrianForestRegressor"]
+__all__ = ["MondrianForestClassifier", "MondrianForestRegressor", "SMACRandomForestRegressor"]
 __version__ = "0.1.0"

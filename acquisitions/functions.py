@@ -1,0 +1,132 @@
+"""Acquisition functions for *minimisation*: every function returns a score to maximise.
+
+They see a surrogate only through ``predict(X, return_std=True)`` (and, for Thompson sampling,
+``predict_per_tree``); they know nothing of search spaces or of the optimizer.  Each function
+takes the predictive mean and standard deviation of the loss at the candidates and returns one
+score per candidate; :func:`make_acquisition` builds the object the maximisers call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy.special import log_ndtr, ndtr
+
+_TINY = 1e-12
+
+__all__ = ["lcb", "expected_improvement", "log_expected_improvement",
+           "probability_of_improvement", "lognormal_expected_improvement", "Acquisition",
+           "make_acquisition", "ACQUISITIONS"]
+
+
+def lcb(mean, std, kappa: float = 1.0) -> np.ndarray:
+    """Lower confidence bound, negated: ``-(mean - kappa * std)``.
+
+    For a loss this is the papers' UCB on the negated objective (``mean + kappa * std`` of
+    ``-f``); kappa = 1 in the Mondrian BO experiments.
+    """
+    return kappa * np.asarray(std) - np.asarray(mean)
+
+
+def _z(mean, std, best, xi):
+    s = np.maximum(np.asarray(std, dtype=float), _TINY)
+    return (best - xi - np.asarray(mean, dtype=float)) / s, s
+
+
+def expected_improvement(mean, std, best: float, xi: float = 0.0) -> np.ndarray:
+    """``E[max(best - xi - Y, 0)]`` for ``Y ~ N(mean, std^2)``."""
+    z, s = _z(mean, std, best, xi)
+    return s * (z * ndtr(z) + np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi))
+
+
+def _log_h(z):
+    """``log(z Phi(z) + phi(z))`` computed stably for all z (Ament et al. 2023, log-EI)."""
+    z = np.asarray(z, dtype=float)
+    out = np.empty_like(z)
+    big = z > -5.0
+    zb = z[big]
+    out[big] = np.log(zb * ndtr(zb) + np.exp(-0.5 * zb * zb) / np.sqrt(2.0 * np.pi))
+    zs = z[~big]
+    # z Phi(z) + phi(z) = phi(z) (1 - |z| Phi(z)/phi(z)) = phi(z) (1 - |z| R(|z|)), with Mills'
+    # ratio R; log1p of the (small, positive) bracket via the asymptotic-safe form below.
+    log_phi = -0.5 * zs * zs - 0.5 * np.log(2.0 * np.pi)
+    # Phi(z)/phi(z) for z << 0 via exp(log_ndtr - log_phi)
+    ratio = np.exp(log_ndtr(zs) - log_phi)
+    out[~big] = log_phi + np.log(np.maximum(1.0 + zs * ratio, 1e-300))
+    return out
+
+
+def log_expected_improvement(mean, std, best: float, xi: float = 0.0) -> np.ndarray:
+    """``log EI``: same maximiser as EI, but keeps a useful ranking where EI underflows."""
+    z, s = _z(mean, std, best, xi)
+    return np.log(s) + _log_h(z)
+
+
+def probability_of_improvement(mean, std, best: float, xi: float = 0.0) -> np.ndarray:
+    """``P(Y < best - xi)``."""
+    z, _ = _z(mean, std, best, xi)
+    return ndtr(z)
+
+
+def lognormal_expected_improvement(mean, std, best: float) -> np.ndarray:
+    """EI of ``exp(Y)`` for a surrogate fitted to log-scaled losses (SMAC's log-EI, xi = 0).
+
+    With ``v = (best - mean)/std`` in log space:
+    ``exp(best) Phi(v) - exp(mean + std^2/2) Phi(v - std)`` (Hutter et al. 2009).
+    """
+    mean = np.asarray(mean, dtype=float)
+    s = np.maximum(np.asarray(std, dtype=float), _TINY)
+    v = (best - mean) / s
+    return np.exp(best) * ndtr(v) - np.exp(mean + 0.5 * s * s) * ndtr(v - s)
+
+
+@dataclass
+class Acquisition:
+    """A scoring rule bound to its parameters: ``score(mean, std, best) -> array``.
+
+    ``needs_best`` is False for rules that ignore the incumbent (LCB).  ``thompson`` marks the
+    per-tree posterior draw, which the maximisers handle by scoring one tree's prediction.
+    """
+
+    name: str
+    score: Callable[..., np.ndarray]
+    needs_best: bool = True
+    thompson: bool = False
+
+    def __call__(self, mean, std, best=None):
+        return self.score(mean, std, best)
+
+
+def make_acquisition(name: str = "ucb", kappa: float = 1.0, xi: float = 0.0) -> Acquisition:
+    """Build an acquisition by name.
+
+    ``"ucb"``/``"lcb"`` (``kappa``), ``"ei"``, ``"logei"``, ``"pi"`` (``xi``),
+    ``"lognormal-ei"`` (SMAC's EI on log-scaled losses), ``"thompson"`` (the negated mean of one
+    randomly drawn tree, i.e. a draw from the forest's mixture over functions).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"acquisition must be a string, got {type(name).__name__}.")
+    key = name.lower()
+    if key not in ACQUISITIONS:
+        raise ValueError(f"acquisition must be one of {sorted(ACQUISITIONS)}, got {name!r}.")
+    if not np.isfinite(kappa) or kappa < 0:
+        raise ValueError(f"kappa must be a finite non-negative number, got {kappa}.")
+    if not np.isfinite(xi):
+        raise ValueError(f"xi must be finite, got {xi}.")
+    return ACQUISITIONS[key](kappa, xi)
+
+
+ACQUISITIONS = {
+    "ucb": lambda k, x: Acquisition("ucb", lambda m, s, b: lcb(m, s, k), needs_best=False),
+    "lcb": lambda k, x: Acquisition("lcb", lambda m, s, b: lcb(m, s, k), needs_best=False),
+    "ei": lambda k, x: Acquisition("ei", lambda m, s, b: expected_improvement(m, s, b, x)),
+    "logei": lambda k, x: Acquisition("logei",
+                                      lambda m, s, b: log_expected_improvement(m, s, b, x)),
+    "pi": lambda k, x: Acquisition("pi", lambda m, s, b: probability_of_improvement(m, s, b, x)),
+    "lognormal-ei": lambda k, x: Acquisition(
+        "lognormal-ei", lambda m, s, b: lognormal_expected_improvement(m, s, b)),
+    "thompson": lambda k, x: Acquisition("thompson", lambda m, s, b: -np.asarray(m),
+                                         needs_best=False, thompson=True),
+}
