@@ -1,0 +1,480 @@
+"""Compiled kernels of the Mondrian grid (spec §1.16-1.17): one 1-D Mondrian process per
+(grid, dimension), cell look-up, and the O(C^2) inverse updates of the ridge model.
+
+The 1-D process on the whole real line is realised *lazily and exactly* from a counter-based
+random stream: the line is tiled into independent blocks (the training range ``[u0, u0 + W)``
+and, on either side, blocks of widths ``W, 2W, 4W, ...``); each block carries a 1-D Mondrian
+tree (spec MP-BOX in one dimension) whose node ``(birth, cut time, cut position)`` is a hash of
+``(seed, grid, dim, block, path)``.  A superposition of independent Poisson processes on
+disjoint intervals is the Poisson process on their union, so the cuts with birth time
+``<= lambda`` form a Poisson process of rate ``lambda`` on the line, nested in ``lambda``.
+
+Only two questions are ever asked of a realisation, and both are answered by one descent:
+
+* the first-cut time ``t_i`` of each gap between consecutive distinct training coordinates
+  (spec §1.16 "discretized sampling": ``t_i ~ Exp(gap)``, independent) -- a depth-first pass;
+* the time of the first cut separating a new coordinate from its neighbours (spec §1.16's
+  "unseen test coordinates" proposal, made deterministic): O(log(W / distance)) expected.
+
+Cut side convention (spec A1): a point goes left of a cut at ``a`` iff ``x <= a``, so a cut
+``p`` separates ``a < b`` iff ``a <= p < b``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+_ONE = np.uint64(1)
+_TAG_TIME = np.uint64(1)
+_TAG_POS = np.uint64(2)
+_TAG_LEFT = np.uint64(3)
+_TAG_RIGHT = np.uint64(4)
+_TWO53_INV = 1.0 / 9007199254740992.0
+
+# A descent that has not met its target interval after this many levels is treated as "never
+# cut": the remaining interval is then below ~e^-200 of the block (far below float spacing).
+MAX_DEPTH = 4000
+# Outer blocks double in width: 2100 of them cover every finite double.
+MAX_BLOCKS = 2100
+
+
+@njit(cache=True, inline="always")
+def _mix(z):
+    # splitmix64 finaliser: a bijective avalanche mix of 64 bits
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True, inline="always")
+def absorb(h, v):
+    """Hash of the sequence (h, v); ``v`` a non-negative integer."""
+    return _mix(h + _GOLD * (np.uint64(v) + _ONE))
+
+
+@njit(cache=True, inline="always")
+def _unit(h):
+    """A double in the open interval (0, 1)."""
+    return (np.float64(h >> _S11) + 0.5) * _TWO53_INV
+
+
+@njit(cache=True)
+def block_root(seed, grid, dim, block):
+    """Key of the root node of block ``block`` (0: training range; 1 + 2k: k-th block to the
+    right; 2 + 2k: k-th block to the left) of the 1-D Mondrian of ``(grid, dim)``."""
+    return absorb(absorb(absorb(seed, grid), dim), block)
+
+
+@njit(cache=True, inline="always")
+def node_cut(node, lo, hi, t0):
+    """Birth time and position of the first cut of the node ``[lo, hi)`` born at ``t0``."""
+    w = hi - lo
+    if not w > 0.0:
+        return np.inf, lo
+    t = t0 - np.log(_unit(absorb(node, _TAG_TIME))) / w
+    p = lo + w * _unit(absorb(node, _TAG_POS))
+    return t, p
+
+
+@njit(cache=True, inline="always")
+def left_child(node):
+    return absorb(node, _TAG_LEFT)
+
+
+@njit(cache=True, inline="always")
+def right_child(node):
+    return absorb(node, _TAG_RIGHT)
+
+
+@njit(cache=True)
+def first_cut_in(node, lo, hi, a, b):
+    """Smallest birth time of a cut ``p`` with ``a <= p < b`` in the block tree rooted at
+    ``node`` on ``[lo, hi)`` (``[a, b)`` inside it); ``inf`` if there is none."""
+    t0 = 0.0
+    for _ in range(MAX_DEPTH):
+        t, p = node_cut(node, lo, hi, t0)
+        if not t < np.inf:
+            return np.inf
+        if a <= p < b:
+            return t
+        if p < a:
+            node = right_child(node)
+            lo = p
+        else:
+            node = left_child(node)
+            hi = p
+        t0 = t
+    return np.inf
+
+
+@njit(cache=True)
+def _block_bounds(block, u0, W):
+    if block == 0:
+        return u0, u0 + W
+    k = (block - 1) // 2
+    if block % 2 == 1:  # right of the training range
+        return u0 + W * 2.0 ** k, u0 + W * 2.0 ** (k + 1)
+    return u0 - W * (2.0 ** (k + 1) - 1.0), u0 - W * (2.0 ** k - 1.0)
+
+
+@njit(cache=True)
+def first_cut_on_line(seed, grid, dim, u0, W, a, b):
+    """Smallest birth time of a cut ``p`` with ``a <= p < b`` anywhere on the line."""
+    best = np.inf
+    if a >= b:
+        return best
+    lo, hi = _block_bounds(0, u0, W)
+    if a < hi and b > lo:
+        best = min(best, first_cut_in(block_root(seed, grid, dim, 0), lo, hi,
+                                      max(a, lo), min(b, hi)))
+    if b > u0 + W:
+        for k in range(MAX_BLOCKS):
+            blk = 1 + 2 * k
+            lo, hi = _block_bounds(blk, u0, W)
+            if lo >= b:
+                break
+            if hi > a:
+                best = min(best, first_cut_in(block_root(seed, grid, dim, blk), lo, hi,
+                                              max(a, lo), min(b, hi)))
+    if a < u0:
+        for k in range(MAX_BLOCKS):
+            blk = 2 + 2 * k
+            lo, hi = _block_bounds(blk, u0, W)
+            if hi <= a:
+                break
+            if lo < b:
+                best = min(best, first_cut_in(block_root(seed, grid, dim, blk), lo, hi,
+                                              max(a, lo), min(b, hi)))
+    return best
+
+
+@njit(cache=True)
+def gap_first_cuts(seed, n_grids, dim, u, W, out):
+    """First-cut time of every gap ``[u[i-1], u[i])`` of the sorted distinct coordinates ``u``
+    for each grid: ``out[m, i]`` (``out[:, 0]`` unused).  One depth-first pass over the block-0
+    tree per grid, splitting the coordinate range as the cuts arrive, O(N log N) expected."""
+    n = u.shape[0]
+    u0 = u[0]
+    cap = 64
+    s_node = np.empty(cap, np.uint64)
+    s_lo = np.empty(cap)
+    s_hi = np.empty(cap)
+    s_t = np.empty(cap)
+    s_a = np.empty(cap, np.int64)
+    s_b = np.empty(cap, np.int64)
+    for m in range(n_grids):
+        out[m, 0] = np.nan
+        for i in range(1, n):
+            out[m, i] = np.inf
+        if n < 2:
+            continue
+        top = 0
+        s_node[0] = block_root(seed, m, dim, 0)
+        s_lo[0] = u0
+        s_hi[0] = u0 + W
+        s_t[0] = 0.0
+        s_a[0] = 0
+        s_b[0] = n - 1
+        top = 1
+        budget = MAX_DEPTH * 4 + 64 * n
+        while top > 0 and budget > 0:
+            budget -= 1
+            top -= 1
+            node = s_node[top]
+            lo = s_lo[top]
+            hi = s_hi[top]
+            a = s_a[top]
+            b = s_b[top]
+            t, p = node_cut(node, lo, hi, s_t[top])
+            if not t < np.inf:
+                continue
+            # j = first index in [a, b] with u[j] > p
+            j = np.searchsorted(u[a:b + 1], p, side="right") + a
+            if top + 2 > cap:
+                cap *= 2
+                s_node = _grow_u(s_node, cap)
+                s_lo = _grow_f(s_lo, cap)
+                s_hi = _grow_f(s_hi, cap)
+                s_t = _grow_f(s_t, cap)
+                s_a = _grow_i(s_a, cap)
+                s_b = _grow_i(s_b, cap)
+            if j == a:  # every point right of the cut
+                s_node[top] = right_child(node)
+                s_lo[top] = p
+                s_hi[top] = hi
+                s_t[top] = t
+                s_a[top] = a
+                s_b[top] = b
+                top += 1
+            elif j > b:  # every point left of the cut
+                s_node[top] = left_child(node)
+                s_lo[top] = lo
+                s_hi[top] = p
+                s_t[top] = t
+                s_a[top] = a
+                s_b[top] = b
+                top += 1
+            else:
+                out[m, j] = t
+                if j - 1 > a:
+                    s_node[top] = left_child(node)
+                    s_lo[top] = lo
+                    s_hi[top] = p
+                    s_t[top] = t
+                    s_a[top] = a
+                    s_b[top] = j - 1
+                    top += 1
+                if b > j:
+                    s_node[top] = right_child(node)
+                    s_lo[top] = p
+                    s_hi[top] = hi
+                    s_t[top] = t
+                    s_a[top] = j
+                    s_b[top] = b
+                    top += 1
+
+
+@njit(cache=True)
+def _grow_u(x, cap):
+    y = np.empty(cap, x.dtype)
+    y[:x.shape[0]] = x
+    return y
+
+
+@njit(cache=True)
+def _grow_f(x, cap):
+    y = np.empty(cap, x.dtype)
+    y[:x.shape[0]] = x
+    return y
+
+
+@njit(cache=True)
+def _grow_i(x, cap):
+    y = np.empty(cap, x.dtype)
+    y[:x.shape[0]] = x
+    return y
+
+
+@njit(cache=True)
+def block_cuts(seed, grid, dim, lo, hi, lifetime):
+    """All cuts of the block-0 tree on ``[lo, hi)`` born at or before ``lifetime``:
+    ``(positions, times)`` in depth-first order."""
+    pos = []
+    tim = []
+    st_node = [block_root(seed, grid, dim, 0)]
+    st_lo = [lo]
+    st_hi = [hi]
+    st_t = [0.0]
+    while len(st_node) > 0:
+        node = st_node.pop()
+        a = st_lo.pop()
+        b = st_hi.pop()
+        t0 = st_t.pop()
+        t, p = node_cut(node, a, b, t0)
+        if t > lifetime:
+            continue
+        pos.append(p)
+        tim.append(t)
+        st_node.append(left_child(node))
+        st_lo.append(a)
+        st_hi.append(p)
+        st_t.append(t)
+        st_node.append(right_child(node))
+        st_lo.append(p)
+        st_hi.append(b)
+        st_t.append(t)
+    return np.array(pos, dtype=np.float64), np.array(tim, dtype=np.float64)
+
+
+@njit(cache=True)
+def locate(X, seed, n_grids, u_flat, u_off, u0, W, rl, rr, tl, tr):
+    """Where each row of ``X`` sits relative to the training coordinates, per dimension:
+    ``rl[n, d]``/``rr[n, d]`` the ranks of the left/right neighbours (-1: none; equal for an
+    exact match) and ``tl[n, m, d]``/``tr[n, m, d]`` the birth time of the first cut of grid
+    ``m`` separating the row from that neighbour (``inf`` for an exact match).  At lifetime
+    ``lambda_d`` the row shares the neighbour's interval iff ``lambda_d < t``."""
+    n, D = X.shape
+    for i in range(n):
+        for d in range(D):
+            u = u_flat[u_off[d]:u_off[d + 1]]
+            nd = u.shape[0]
+            x = X[i, d]
+            r = np.searchsorted(u, x)
+            if r < nd and u[r] == x:
+                rl[i, d] = r
+                rr[i, d] = r
+                for m in range(n_grids):
+                    tl[i, m, d] = np.inf
+                    tr[i, m, d] = np.inf
+                continue
+            rl[i, d] = r - 1 if r > 0 else -1
+            rr[i, d] = r if r < nd else -1
+            for m in range(n_grids):
+                if r > 0:
+                    tl[i, m, d] = first_cut_on_line(seed, m, d, u0[d], W[d], u[r - 1], x)
+                else:
+                    tl[i, m, d] = -np.inf
+                if r < nd:
+                    tr[i, m, d] = first_cut_on_line(seed, m, d, u0[d], W[d], x, u[r])
+                else:
+                    tr[i, m, d] = -np.inf
+
+
+@njit(cache=True, inline="always")
+def _key_hash(m, key_row):
+    h = absorb(_GOLD, m)
+    for d in range(key_row.shape[0]):
+        h = absorb(h, key_row[d] + 1)
+    return h
+
+
+@njit(cache=True)
+def build_table(f_grid, f_key, pos_id, C, size):
+    """Open-addressing hash table (linear probing) from a cell's ``(grid, interval ids)`` to
+    its feature id; ``size`` a power of two > C."""
+    slots = np.full(size, -1, np.int64)
+    mask = np.uint64(size - 1)
+    for p in range(C):
+        fid = pos_id[p]
+        h = _key_hash(f_grid[fid], f_key[fid])
+        s = np.int64(h & mask)
+        while slots[s] >= 0:
+            s = (s + 1) & (size - 1)
+        slots[s] = fid
+    return slots
+
+
+@njit(cache=True, inline="always")
+def _lookup(slots, f_grid, f_key, m, ids):
+    size = slots.shape[0]
+    s = np.int64(_key_hash(m, ids) & np.uint64(size - 1))
+    D = ids.shape[0]
+    while True:
+        fid = slots[s]
+        if fid < 0:
+            return -1
+        if f_grid[fid] == m:
+            same = True
+            for d in range(D):
+                if f_key[fid, d] != ids[d]:
+                    same = False
+                    break
+            if same:
+                return fid
+        s = (s + 1) & (size - 1)
+
+
+@njit(cache=True)
+def query_positions(rl, rr, tl, tr, lams, lb, lb_off, nd, slots, f_grid, f_key, f_pos, out):
+    """Column (position in the model) of the cell of each located row in each grid, -1 when
+    the row is in a cell without training rows (a fresh cell, or an empty one)."""
+    n, D = rl.shape
+    M = out.shape[1]
+    ids = np.empty(D, np.int64)
+    for i in range(n):
+        for m in range(M):
+            fresh = False
+            for d in range(D):
+                base = lb_off[d] + m * nd[d]
+                lam = lams[d]
+                if rl[i, d] >= 0 and lam < tl[i, m, d]:
+                    ids[d] = lb[base + rl[i, d]]
+                elif rr[i, d] >= 0 and lam < tr[i, m, d]:
+                    ids[d] = lb[base + rr[i, d]]
+                else:
+                    fresh = True
+                    break
+            if fresh:
+                out[i, m] = -1
+            else:
+                fid = _lookup(slots, f_grid, f_key, m, ids)
+                out[i, m] = f_pos[fid] if fid >= 0 else -1
+
+
+@njit(cache=True)
+def predictive(pos, w, Ainv, y_mean, delta2, prior_var, want_var, mean, var):
+    """Bayesian linear regression predictive for rows whose cells are ``pos`` (spec §1.8):
+    mean ``ybar + phi' w``; variance ``s (delta2 + delta2 phi' A^-1 phi + u / M)`` where ``u``
+    counts the grids in which the row has no training cell (its weight keeps the prior)."""
+    n, M = pos.shape
+    scale = 1.0 / np.sqrt(M)
+    for i in range(n):
+        acc = 0.0
+        unknown = 0
+        for m in range(M):
+            p = pos[i, m]
+            if p >= 0:
+                acc += w[p]
+            else:
+                unknown += 1
+        mean[i] = y_mean + acc * scale
+        if want_var:
+            q = 0.0
+            for m in range(M):
+                p = pos[i, m]
+                if p < 0:
+                    continue
+                for k in range(M):
+                    r = pos[i, k]
+                    if r >= 0:
+                        q += Ainv[p, r]
+            var[i] = prior_var * (delta2 + delta2 * q / M + unknown / M)
+
+
+@njit(cache=True)
+def inv_delete(Ainv, C, p):
+    """Drop row and column ``p`` of the inverse of a symmetric positive definite ``A`` held
+    in ``Ainv[:C, :C]``: swap with the last, then ``E - f f' / h`` (spec §1.8, [R] Lemma 4.3).
+    Returns ``h = (A^-1)_pp`` (``det`` of the reduced ``A`` is ``det A * h``)."""
+    last = C - 1
+    if p != last:
+        for k in range(C):
+            tmp = Ainv[p, k]
+            Ainv[p, k] = Ainv[last, k]
+            Ainv[last, k] = tmp
+        for k in range(C):
+            tmp = Ainv[k, p]
+            Ainv[k, p] = Ainv[k, last]
+            Ainv[k, last] = tmp
+    h = Ainv[last, last]
+    f = Ainv[last, :last].copy()
+    for i in range(last):
+        fi = f[i] / h
+        if fi != 0.0:
+            for k in range(last):
+                Ainv[i, k] -= fi * f[k]
+    return h
+
+
+@njit(cache=True)
+def inv_append(Ainv, C, idx, val, dg):
+    """Append row/column ``c`` (non-zeros ``val`` at ``idx``) and corner ``dg`` to ``A``;
+    ``Ainv[:C+1, :C+1]`` becomes the new inverse (spec §1.8, [R] Lemma 4.4 with A15).
+    Returns the Schur complement ``s`` (``det`` grows by ``s``)."""
+    u = np.zeros(C)
+    for j in range(idx.shape[0]):
+        row = idx[j]
+        v = val[j]
+        for k in range(C):
+            u[k] += Ainv[row, k] * v
+    s = dg
+    for j in range(idx.shape[0]):
+        s -= val[j] * u[idx[j]]
+    for i in range(C):
+        ui = u[i] / s
+        if ui != 0.0:
+            for k in range(C):
+                Ainv[i, k] += ui * u[k]
+    for k in range(C):
+        Ainv[C, k] = -u[k] / s
+        Ainv[k, C] = -u[k] / s
+    Ainv[C, C] = 1.0 / s
+    return s
