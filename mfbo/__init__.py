@@ -1,3 +1,20 @@
-"""mfbo: Bayesian optimization with an online Mondrian forest surrogate."""
+"""mfbo: Bayesian optimization with an online Mondrian forest surrogate.
+
+>>> import mfbo
+>>> result = mfbo.minimize(lambda x, y: (x - 1) ** 2 + y ** 2,
+...                        {"x": (-5.0, 5.0), "y": (-5.0, 5.0)}, n_calls=30,
+...                        random_state=0, progress_bar=False)       # doctest: +SKIP
+"""
+
+from .api import Objective, minimize, objective
+from .models import SURROGATES
+from .optimizer import Optimizer, StudyExhausted, Trial
+from .results import OptimizeResult, plot_convergence
+from .space import Categorical, Integer, Real, Space
+from .storage import InMemoryStorage, SQLiteStorage
 
 __version__ = "0.1.0"
+
+__all__ = ["Categorical", "Integer", "InMemoryStorage", "Objective", "OptimizeResult",
+           "Optimizer", "Real", "SQLiteStorage", "SURROGATES", "Space", "StudyExhausted",
+           "Trial", "minimize", "objective", "plot_convergence", "__version__"]

@@ -167,6 +167,65 @@ def _leaf_moments(mode, t, j, stats, bp, s2):
     return bp[t, j, POST_M], bp[t, j, POST_V] + s2
 
 
+@njit(cache=True)
+def _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2, g1,
+                   g2, out_mean, out_var, out_logpdf):
+    T = inode.shape[0]
+    log_T = math.log(T)
+    lmax = -np.inf
+    lsum = 0.0
+    yi = yq[i] if want_logpdf else 0.0
+    for t in range(T):
+        j = meta[t, ROOT]
+        shift = stats[t, j, 1]
+        tp = 0.0
+        p_ns = 1.0
+        s1 = 0.0
+        s2acc = 0.0
+        while True:
+            tau = fnode[t, j, TAU]
+            delta = tau - tp
+            eta = box_distance(box, t, j, Xq, i)
+            p = branch_off_probability(delta, eta)
+            is_leaf = inode[t, j, LEFT] < 0
+            for part in range(2):
+                if part == 0:
+                    if p <= 0.0:
+                        continue
+                    w = p_ns * p
+                    m, v = _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2,
+                                           g1, g2)
+                else:
+                    if not is_leaf:
+                        continue
+                    w = p_ns * (1.0 - p)
+                    if w <= 0.0:
+                        continue
+                    m, v = _leaf_moments(mode, t, j, stats, bp, s2)
+                dm = m - shift
+                s1 += w * dm
+                s2acc += w * (v + dm * dm)
+                if want_logpdf:
+                    r = yi - m
+                    lp = math.log(w) - log_T - 0.5 * (_LOG_2PI + math.log(v)) - 0.5 * r * r / v
+                    if lp > lmax:
+                        lsum = lsum * math.exp(lmax - lp) + 1.0
+                        lmax = lp
+                    else:
+                        lsum += math.exp(lp - lmax)
+            if is_leaf:
+                break
+            p_ns *= 1.0 - p
+            if p_ns <= 0.0:
+                break
+            j = child_containing(inode, fnode, t, j, Xq, i)
+            tp = tau
+        out_mean[i, t] = shift + s1
+        out_var[i, t] = max(s2acc - s1 * s1, 0.0)
+    if want_logpdf:
+        out_logpdf[i] = lmax + math.log(lsum)
+
+
 @njit(cache=True, parallel=True)
 def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2, g1,
                        g2, out_mean, out_var, out_logpdf):
@@ -176,59 +235,16 @@ def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, 
     If ``want_logpdf``: ``out_logpdf[i]`` = log density of ``yq[i]`` under the forest mixture
     (the average of the trees' mixtures), accumulated with a streaming log-sum-exp.
     """
-    n = Xq.shape[0]
-    T = inode.shape[0]
-    log_T = math.log(T)
-    for i in prange(n):
-        lmax = -np.inf
-        lsum = 0.0
-        yi = yq[i] if want_logpdf else 0.0
-        for t in range(T):
-            j = meta[t, ROOT]
-            shift = stats[t, j, 1]
-            tp = 0.0
-            p_ns = 1.0
-            s1 = 0.0
-            s2acc = 0.0
-            while True:
-                tau = fnode[t, j, TAU]
-                delta = tau - tp
-                eta = box_distance(box, t, j, Xq, i)
-                p = branch_off_probability(delta, eta)
-                is_leaf = inode[t, j, LEFT] < 0
-                for part in range(2):
-                    if part == 0:
-                        if p <= 0.0:
-                            continue
-                        w = p_ns * p
-                        m, v = _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2,
-                                               g1, g2)
-                    else:
-                        if not is_leaf:
-                            continue
-                        w = p_ns * (1.0 - p)
-                        if w <= 0.0:
-                            continue
-                        m, v = _leaf_moments(mode, t, j, stats, bp, s2)
-                    dm = m - shift
-                    s1 += w * dm
-                    s2acc += w * (v + dm * dm)
-                    if want_logpdf:
-                        r = yi - m
-                        lp = math.log(w) - log_T - 0.5 * (_LOG_2PI + math.log(v)) - 0.5 * r * r / v
-                        if lp > lmax:
-                            lsum = lsum * math.exp(lmax - lp) + 1.0
-                            lmax = lp
-                        else:
-                            lsum += math.exp(lp - lmax)
-                if is_leaf:
-                    break
-                p_ns *= 1.0 - p
-                if p_ns <= 0.0:
-                    break
-                j = child_containing(inode, fnode, t, j, Xq, i)
-                tp = tau
-            out_mean[i, t] = shift + s1
-            out_var[i, t] = max(s2acc - s1 * s1, 0.0)
-        if want_logpdf:
-            out_logpdf[i] = lmax + math.log(lsum)
+    for i in prange(Xq.shape[0]):
+        _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2,
+                       g1, g2, out_mean, out_var, out_logpdf)
+
+
+@njit(cache=True)
+def predict_regression_serial(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode,
+                              s2, g1, g2, out_mean, out_var, out_logpdf):
+    """:func:`predict_regression` on one thread: small batches (the local search of an
+    acquisition maximiser) do not pay for starting, and waiting on, the thread pool."""
+    for i in range(Xq.shape[0]):
+        _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2,
+                       g1, g2, out_mean, out_var, out_logpdf)

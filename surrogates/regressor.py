@@ -9,9 +9,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._forest import BaseMondrianForest
 from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP, bp_messages,
-                          heuristic_hyperparameters, predict_regression)
+                          heuristic_hyperparameters, predict_regression,
+                          predict_regression_serial)
 from ._tree import ROOT, TASK_REGRESSION
 from ._validation import check_choice, check_positive, check_target
+
+
+#: batches smaller than this are predicted on one thread (measured: below a few hundred
+#: points the thread pool costs more than it saves, and far more on a loaded machine)
+SERIAL_BELOW = 2048
 
 
 class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
@@ -208,8 +214,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         var = np.empty((n, s.n_trees))
         logpdf = np.empty(n if y is not None else 0)
         yq = y if y is not None else np.empty(0)
-        predict_regression(Xs, yq, y is not None, s.inode, s.fnode, s.box, s.stats, bp, s.meta,
-                           mode, s2, g1, g2, mean, var, logpdf)
+        kernel = predict_regression if n >= SERIAL_BELOW else predict_regression_serial
+        kernel(Xs, yq, y is not None, s.inode, s.fnode, s.box, s.stats, bp, s.meta, mode, s2, g1,
+               g2, mean, var, logpdf)
         return mean, var, logpdf
 
     # -- prediction -------------------------------------------------------------------------

@@ -1,0 +1,196 @@
+"""One-call optimization (:func:`minimize`) and the :func:`objective` decorator."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+from concurrent.futures import FIRST_COMPLETED, wait
+from typing import Callable, Iterable
+
+from .models import default_n_initial
+from .optimizer import Optimizer, StudyExhausted
+from .parallel import evaluate, make_executor
+from .results import OptimizeResult
+from .space import as_space
+
+__all__ = ["minimize", "objective", "Objective"]
+
+
+def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate="mondrian",
+             acquisition=None, candidates=None, storage=None, n_workers: int = 1, executor=None,
+             callbacks: Iterable[Callable] | None = None, progress_bar: bool = True,
+             study_name: str = "default", **optimizer_options) -> OptimizeResult:
+    """Minimise ``f(**params)`` over ``space`` with ``n_calls`` evaluations.
+
+    Parameters
+    ----------
+    f : callable
+        Called as ``f(**params)``; returns the loss as a float, or a dict with a ``"loss"`` key
+        and any extra fields (kept in the results).  An exception, NaN or inf is a failed
+        trial: recorded with its error text, never a crash of the loop.
+    space : dict or Space
+        ``name -> Real/Integer/Categorical`` (``(low, high)`` means ``Real``).
+    n_calls : int, default=50
+        The study ends when it holds this many finished trials (a resumed study counts the
+        trials already in its storage).
+    surrogate, acquisition, candidates, random_state, **optimizer_options
+        See :class:`~mfbo.Optimizer`.  Without ``n_initial`` the initial design is the
+        surrogate's default, capped at a quarter of ``n_calls`` (as SMAC3 does).
+    storage : None or path, default=None
+        ``"study.db"`` journals every trial in SQLite; calling again with the same storage
+        resumes the study.
+    n_workers : int, default=1
+        Evaluations in flight at once.  With ``n_workers > 1`` and no ``executor`` a
+        ``ProcessPoolExecutor`` is used (``f`` must then be picklable, e.g. defined at module
+        level).
+    executor : concurrent.futures.Executor, optional
+        Where evaluations run (e.g. ``distributed.Client(cluster).get_executor()``).
+    callbacks : iterable of callables, optional
+        Each is called as ``cb(trial, optimizer)`` after every finished trial; returning True
+        stops the study.
+    progress_bar : bool, default=True
+        A tqdm bar showing the best value so far.
+    """
+    if not isinstance(n_calls, numbers.Integral) or isinstance(n_calls, bool) or n_calls < 1:
+        raise ValueError(f"n_calls must be a positive integer, got {n_calls!r}.")
+    if not isinstance(n_workers, numbers.Integral) or isinstance(n_workers, bool) or n_workers < 1:
+        raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}.")
+    if not callable(f):
+        raise TypeError(f"f must be callable, got {type(f).__name__}.")
+    callbacks = list(callbacks or [])
+    for cb in callbacks:
+        if not callable(cb):
+            raise TypeError(f"callbacks must be callables, got {cb!r}.")
+    space = as_space(space)
+    if "n_initial" not in optimizer_options:
+        default = default_n_initial(surrogate, len(space))
+        optimizer_options["n_initial"] = max(1, min(default, n_calls // 4 or 1))
+    opt = Optimizer(space, surrogate=surrogate, acquisition=acquisition, candidates=candidates,
+                    random_state=random_state, storage=storage, study_name=study_name,
+                    **optimizer_options)
+    pool, owned = make_executor(int(n_workers), executor)
+    bar = None
+    if progress_bar:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=n_calls, initial=min(opt.n_finished, n_calls), desc="mfbo",
+                   unit="trial")
+    try:
+        _run(f, opt, n_calls, int(n_workers), pool, callbacks, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+        if owned:
+            pool.shutdown(wait=True, cancel_futures=True)
+        opt.close()
+    return opt.result()
+
+
+def _tell(opt, trial, res, bar):
+    t = opt.tell(trial, res["outcome"] if res["error"] is None else None, error=res["error"],
+                 start=res["start"], end=res["end"], worker=res["worker"])
+    if bar is not None:
+        best = opt.best_trial
+        bar.update(1)
+        if best is not None:
+            bar.set_postfix(best=f"{best.value:.6g}", refresh=False)
+    return t
+
+
+def _run(f, opt, n_calls, n_workers, pool, callbacks, bar):
+    in_flight = {}
+    stop = False
+    while True:
+        opt.refresh()
+        while not stop and len(in_flight) < n_workers:
+            try:
+                trial = opt.ask(max_trials=n_calls)
+            except StudyExhausted:
+                stop = True
+                break
+            if trial is None:
+                break
+            if pool is None:
+                in_flight[trial.id] = (trial, None)
+                break
+            in_flight[trial.id] = (trial, pool.submit(evaluate, f, trial.params))
+        if not in_flight:
+            if stop or opt.n_trials >= n_calls:
+                # other processes may still hold pending trials of a shared study: done here
+                return
+            continue
+        if pool is None:
+            (trial, _), = in_flight.values()
+            in_flight.clear()
+            finished = [(trial, evaluate(f, trial.params))]
+        else:
+            done, _ = wait([fu for _, fu in in_flight.values()], return_when=FIRST_COMPLETED)
+            finished = []
+            for tid, (trial, fu) in list(in_flight.items()):
+                if fu in done:
+                    del in_flight[tid]
+                    try:
+                        res = fu.result()
+                    except Exception as exc:  # the worker itself died or could not pickle f
+                        res = {"outcome": None, "error": f"{type(exc).__name__}: {exc}",
+                               "start": None, "end": None, "worker": None}
+                    finished.append((trial, res))
+        for trial, res in finished:
+            t = _tell(opt, trial, res, bar)
+            for cb in callbacks:
+                if cb(t, opt) is True:
+                    stop = True
+        if stop and not in_flight:
+            return
+
+
+class Objective:
+    """An objective function bound to its search space (made by :func:`objective`).
+
+    Calling it calls the function unchanged; :meth:`minimize` optimises it."""
+
+    def __init__(self, func: Callable, space):
+        self.func = func
+        self.space = as_space(space)
+        params = inspect.signature(func).parameters
+        takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in params.values())
+        missing = [n for n in self.space.names if n not in params and not takes_kwargs]
+        if missing:
+            raise ValueError(f"{func.__name__} has no parameter(s) {missing} of the space.")
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*args, **kwargs)
+
+    def __reduce__(self):
+        return (Objective, (self.func, self.space))
+
+    def minimize(self, n_calls: int = 50, **kwargs) -> OptimizeResult:
+        """:func:`minimize` this function over its space; keyword arguments are passed on."""
+        return minimize(self.func, self.space, n_calls=n_calls, **kwargs)
+
+    def __repr__(self):
+        return f"Objective({self.func.__name__}, {self.space!r})"
+
+
+def objective(space=None, **dimensions):
+    """Decorator binding a function to a search space.
+
+    >>> @objective(x=(-5.0, 10.0), y=(0.0, 15.0))
+    ... def f(x, y):
+    ...     return (x - 1) ** 2 + (y - 2) ** 2
+    >>> f(1.0, 2.0)          # still a normal function
+    0.0
+    >>> result = f.minimize(n_calls=20, random_state=0, progress_bar=False)  # doctest: +SKIP
+
+    The space is a dict (first argument) or keyword arguments ``name=dimension``.
+    """
+    if space is not None and dimensions:
+        raise TypeError("give the space either as a dict or as keyword arguments, not both.")
+    spec = space if space is not None else dimensions
+    if callable(spec) and not isinstance(spec, dict):
+        raise TypeError("objective needs a space: use @objective({...}) or @objective(x=...).")
+
+    def wrap(func):
+        return Objective(func, spec)
+    return wrap

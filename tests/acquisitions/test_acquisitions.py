@@ -1,0 +1,87 @@
+"""Acquisition functions against Monte Carlo / closed forms, and the maximisers."""
+
+import numpy as np
+import pytest
+
+from acquisitions import (enumerate_grid, expected_improvement, finite_size, lcb,
+                          log_expected_improvement, lognormal_expected_improvement,
+                          make_acquisition, maximize_over_candidates, maximize_random_local,
+                          probability_of_improvement, row_keys, snap)
+
+
+def test_ei_pi_match_monte_carlo():
+    rng = np.random.default_rng(0)
+    m, s, best, xi = 0.3, 0.7, 0.1, 0.05
+    y = rng.normal(m, s, 2_000_000)
+    ei_mc = np.maximum(best - xi - y, 0).mean()
+    pi_mc = (y < best - xi).mean()
+    assert expected_improvement(np.array([m]), np.array([s]), best, xi)[0] == pytest.approx(ei_mc, rel=5e-3)
+    assert probability_of_improvement(np.array([m]), np.array([s]), best, xi)[0] == pytest.approx(pi_mc, abs=2e-3)
+
+
+def test_log_ei_equals_log_of_ei_and_stays_finite_where_ei_underflows():
+    m = np.linspace(-3, 3, 50)
+    s = np.full(50, 0.8)
+    np.testing.assert_allclose(log_expected_improvement(m, s, 0.0),
+                               np.log(expected_improvement(m, s, 0.0)), rtol=1e-9)
+    far = log_expected_improvement(np.array([60.0, 80.0]), np.array([1.0, 1.0]), 0.0)
+    assert np.all(np.isfinite(far)) and far[0] > far[1]
+    # asymptotics: log EI ~ -z^2/2 - log(sqrt(2 pi)) - 2 log|z| for z -> -inf
+    z = -60.0
+    assert far[0] == pytest.approx(-0.5 * z * z - 0.5 * np.log(2 * np.pi) - 2 * np.log(-z), abs=1e-3)
+
+
+def test_lognormal_ei_matches_monte_carlo():
+    rng = np.random.default_rng(1)
+    m, s, best = -0.4, 0.5, -0.2
+    y = rng.normal(m, s, 2_000_000)
+    mc = np.maximum(np.exp(best) - np.exp(y), 0).mean()
+    assert lognormal_expected_improvement(np.array([m]), np.array([s]), best)[0] == pytest.approx(mc, rel=5e-3)
+
+
+def test_lcb_and_registry():
+    assert lcb(np.array([1.0]), np.array([2.0]), kappa=0.5)[0] == 0.0
+    a = make_acquisition("UCB", kappa=2.0)
+    assert a(np.array([1.0]), np.array([1.0]))[0] == 1.0
+    with pytest.raises(ValueError, match="acquisition"):
+        make_acquisition("nope")
+    with pytest.raises(ValueError, match="kappa"):
+        make_acquisition("ucb", kappa=-1)
+    with pytest.raises(TypeError, match="acquisition"):
+        make_acquisition(3)
+
+
+def test_enumeration_skips_unavailable_and_breaks_ties_randomly():
+    C = np.linspace(0, 1, 11)[:, None]
+    avail = np.ones(11, bool)
+    avail[7] = False
+    score = lambda U: -np.abs(U[:, 0] - 0.7)
+    assert set(maximize_over_candidates(score, C, avail, 2, np.random.default_rng(0))) == {6, 8}
+    flat = lambda U: np.zeros(len(U))
+    picks = {int(maximize_over_candidates(flat, C, avail, 1, np.random.default_rng(s))[0]) for s in range(40)}
+    assert len(picks) > 5 and 7 not in picks
+    assert maximize_over_candidates(score, C, np.zeros(11, bool)).size == 0
+
+
+def test_snap_and_grid():
+    levels = np.array([0, 3, -2])
+    U = snap(np.array([[1.3, 0.5, 0.9], [-0.1, 0.99, 0.1]]), levels)
+    np.testing.assert_allclose(U, [[1.0, 0.5, 0.75], [0.0, 5 / 6, 0.25]])
+    G = enumerate_grid(np.array([3, -2]))
+    assert G.shape == (6, 2) and len(set(row_keys(G))) == 6
+    assert finite_size(np.array([3, -2])) == 6 and finite_size(levels) == np.inf
+
+
+def test_random_local_search_finds_the_optimum_and_respects_exclusions():
+    rng = np.random.default_rng(3)
+    target = np.array([0.123, 0.877, 0.5])
+    score = lambda U: -np.sum((U[:, :2] - target[:2]) ** 2, axis=1) - np.abs(U[:, 2] - 0.5)
+    levels = [0, 0, 5]
+    best = maximize_random_local(score, levels, rng=rng, n_random=256)[0]
+    assert np.abs(best[:2] - target[:2]).max() < 2e-3 and best[2] == 0.5
+    # excluding the best discrete point forces the next one
+    ex = row_keys(np.array([[best[0], best[1], 0.5]]))
+    d = maximize_random_local(lambda U: -np.abs(U[:, 0] - 0.5), [-4], rng=rng, n_random=64,
+                              exclude=row_keys(np.array([[0.375]])))
+    assert d[0, 0] in (0.125, 0.625, 0.875) and d[0, 0] == 0.625
+    assert ex  # keys are bytes

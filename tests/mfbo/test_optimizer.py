@@ -1,0 +1,181 @@
+"""Ask/tell behaviour: online updates, candidates, discrete spaces, batches, failures, bad input."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mfbo
+from mfbo import Categorical, Integer, Optimizer, Real, StudyExhausted
+
+
+def quad(x, y):
+    return (x - 0.3) ** 2 + (y + 0.2) ** 2
+
+
+SPACE = {"x": (-1.0, 1.0), "y": (-1.0, 1.0)}
+
+
+def run(opt, f, n):
+    for _ in range(n):
+        t = opt.ask()
+        opt.tell(t, f(**t.params))
+    return opt
+
+
+def test_tell_is_one_partial_fit_never_a_refit():
+    opt = run(Optimizer(SPACE, random_state=0, n_random_candidates=256), quad, 8)
+    forest = opt.model.forest
+    calls = []
+    orig_fit, orig_pf = forest.fit, forest.partial_fit
+    forest.fit = lambda *a, **k: calls.append("fit") or orig_fit(*a, **k)
+    forest.partial_fit = lambda X, y: calls.append(("pf", len(X))) or orig_pf(X, y)
+    run(opt, quad, 4)
+    assert calls == [("pf", 1)] * 4
+    assert forest.n_samples_seen_ == 12
+
+
+def test_reproducible_and_improves_over_initial_design():
+    a = run(Optimizer(SPACE, random_state=3, n_random_candidates=512), quad, 25)
+    b = run(Optimizer(SPACE, random_state=3, n_random_candidates=512), quad, 25)
+    assert [t.params for t in a.trials] == [t.params for t in b.trials]
+    init_best = min(t.value for t in a.trials[:5])
+    assert a.best_trial.value < init_best and a.best_trial.value < 0.02
+
+
+@pytest.mark.parametrize("surrogate", ["mondrian", "rf-smac", "random"])
+def test_named_surrogates_run(surrogate):
+    opt = run(Optimizer(SPACE, surrogate=surrogate, random_state=0, n_initial=4,
+                        n_random_candidates=256), quad, 12)
+    assert opt.n_finished == 12 and opt.best_trial.value < 1.0
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_custom_estimator_surrogate():
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    opt = run(Optimizer(SPACE, surrogate=GaussianProcessRegressor(normalize_y=True),
+                        acquisition="ei", random_state=0, n_initial=4, n_random_candidates=256),
+              quad, 12)
+    assert opt.best_trial.value < 0.2
+
+
+def test_candidates_enumerated_exactly_without_repeats():
+    rng = np.random.default_rng(0)
+    cand = pd.DataFrame({"x": rng.uniform(-1, 1, 30), "y": rng.uniform(-1, 1, 30)})
+    opt = Optimizer(SPACE, candidates=cand, random_state=0, n_initial=3)
+    run(opt, quad, 30)
+    rows = [t.candidate for t in opt.trials]
+    assert sorted(rows) == list(range(30))
+    for t in opt.trials:  # params are the exact candidate values
+        assert t.params == {"x": cand.x[t.candidate], "y": cand.y[t.candidate]}
+    with pytest.raises(StudyExhausted):
+        opt.ask()
+
+
+def test_candidates_best_found_quickly():
+    rng = np.random.default_rng(1)
+    C = rng.uniform(-1, 1, (2000, 2))
+    opt = run(Optimizer(SPACE, candidates=C, random_state=1), quad, 30)
+    exact = min(quad(*c) for c in C)
+    assert opt.best_trial.value < exact + 0.01
+
+
+def test_finite_discrete_space_never_repeats():
+    space = {"a": Integer(0, 3), "b": Categorical(["p", "q", "r"])}
+    f = lambda a, b: (a - 2) ** 2 + {"p": 1.0, "q": 0.0, "r": 2.0}[b]
+    opt = run(Optimizer(space, random_state=0, n_initial=3), f, 12)
+    keys = [(t.params["a"], t.params["b"]) for t in opt.trials]
+    assert len(set(keys)) == 12
+    with pytest.raises(StudyExhausted):
+        opt.ask()
+
+
+def test_mixed_space_no_duplicate_discrete_proposals():
+    space = {"a": Integer(0, 2), "c": Categorical(["u", "v"]), "lr": Real(1e-3, 1.0, log=True)}
+    f = lambda a, c, lr: a + (c == "u") + math.log10(lr) ** 2
+    opt = run(Optimizer(space, random_state=0, n_initial=4, n_random_candidates=256), f, 20)
+    assert len({tuple(t.params.values()) for t in opt.trials}) == 20
+    for t in opt.trials:
+        opt.space.validate(t.params)
+
+
+@pytest.mark.parametrize("strategy", ["constant_liar", "thompson"])
+def test_batch_ask_distinct_points(strategy):
+    opt = run(Optimizer(SPACE, random_state=0, batch_strategy=strategy,
+                        n_random_candidates=256), quad, 10)
+    batch = opt.ask(8)
+    assert len(batch) == 8 and len({tuple(t.params.values()) for t in batch}) == 8
+    assert len(opt.pending) == 8
+    for t in batch:
+        opt.tell(t, quad(**t.params))
+    assert opt.n_finished == 18
+
+
+def test_constant_liar_does_not_touch_the_real_model():
+    opt = run(Optimizer(SPACE, random_state=0, n_random_candidates=256), quad, 10)
+    n = opt.model.forest.n_samples_seen_
+    opt.ask(5)
+    assert opt.model.forest.n_samples_seen_ == n
+
+
+def test_failures_are_recorded_and_penalised():
+    opt = Optimizer(SPACE, random_state=0, n_initial=3, n_random_candidates=256)
+    outcomes = [1.0, float("nan"), ValueError("boom"), {"loss": 0.5, "acc": 0.9}, {"acc": 1},
+                None, float("inf"), "text", np.float32(0.25)]
+    for out in outcomes:
+        opt.tell(opt.ask(), out)
+    states = [t.state for t in opt.trials]
+    assert states == ["complete", "failed", "failed", "complete", "failed", "failed", "failed",
+                      "failed", "complete"]
+    assert "ValueError: boom" in opt.trials[2].error and "loss" in opt.trials[4].error
+    assert opt.trials[3].extra == {"acc": 0.9} and opt.trials[4].extra == {"acc": 1}
+    # the surrogate saw the 3 successes and 6 failures at the worst value so far (1.0)
+    assert opt.model.forest.n_samples_seen_ == 9
+    ign = Optimizer(SPACE, random_state=0, n_initial=3, on_failure="ignore")
+    for out in outcomes:
+        ign.tell(ign.ask(), out)
+    assert ign.model.forest.n_samples_seen_ == 3
+    assert opt.best_trial.value == 0.25
+
+
+def test_tell_params_dict_and_bad_input_leaves_state_unchanged():
+    opt = run(Optimizer(SPACE, random_state=0, n_random_candidates=256), quad, 6)
+    opt.tell({"x": 0.3, "y": -0.2}, 0.0)
+    assert opt.best_trial.params == {"x": 0.3, "y": -0.2} and opt.n_trials == 7
+    t = opt.ask()
+    before = (opt.n_trials, opt.model.forest.n_samples_seen_, len(opt.storage.read("default", 0)))
+    bad = [
+        (lambda: opt.tell({"x": 0.1}, 1.0), ValueError, "missing"),
+        (lambda: opt.tell({"x": 0.1, "y": 0.0, "z": 1}, 1.0), ValueError, "unknown"),
+        (lambda: opt.tell({"x": 5.0, "y": 0.0}, 1.0), ValueError, "outside"),
+        (lambda: opt.tell({"x": "a", "y": 0.0}, 1.0), TypeError, "'x'"),
+        (lambda: opt.tell(99, 1.0), ValueError, "unknown trial"),
+        (lambda: opt.tell(0, 1.0), ValueError, "already told"),
+        (lambda: opt.tell("t", 1.0), TypeError, "trial"),
+        (lambda: opt.tell(t, 1.0, start="now"), TypeError, "start"),
+    ]
+    for call, exc, match in bad:
+        with pytest.raises(exc, match=match):
+            call()
+    after = (opt.n_trials, opt.model.forest.n_samples_seen_, len(opt.storage.read("default", 0)))
+    assert before == after and opt.trials[t.id].state == "pending"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"surrogate": "gp"}, "surrogate"), ({"acquisition": "foo"}, "acquisition"),
+    ({"batch_strategy": "x"}, "batch_strategy"), ({"n_initial": 0}, "n_initial"),
+    ({"on_failure": "x"}, "on_failure"), ({"initial_design": "grid"}, "initial_design"),
+    ({"surrogate_options": {"bogus": 1}}, "surrogate_options"), ({"surrogate": object()}, "fit"),
+    ({"candidates": np.zeros((3, 5))}, "shape"), ({"candidates": np.full((3, 2), 7.0)}, "outside"),
+])
+def test_bad_optimizer_arguments(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        Optimizer(SPACE, **kwargs)
+
+
+def test_every_acquisition_runs():
+    for acq in ("ucb", "ei", "logei", "pi", "thompson"):
+        opt = run(Optimizer(SPACE, acquisition=acq, random_state=0, n_initial=4,
+                            n_random_candidates=128), quad, 8)
+        assert opt.n_finished == 8
