@@ -1,5 +1,5 @@
 """Compiled kernels of the Mondrian grid (spec §1.16-1.17): one 1-D Mondrian process per
-(grid, dimension), cell look-up, and the O(C^2) inverse updates of the ridge model.
+(grid, dimension), cell look-up, and the in-place row/column swaps of the ridge model's inverse.
 
 The 1-D process on the whole real line is realised *lazily and exactly* from a counter-based
 random stream: the line is tiled into independent blocks (the training range ``[u0, u0 + W)``
@@ -430,51 +430,17 @@ def predictive(pos, w, Ainv, y_mean, delta2, prior_var, want_var, mean, var):
 
 
 @njit(cache=True)
-def inv_delete(Ainv, C, p):
-    """Drop row and column ``p`` of the inverse of a symmetric positive definite ``A`` held
-    in ``Ainv[:C, :C]``: swap with the last, then ``E - f f' / h`` (spec §1.8, [R] Lemma 4.3).
-    Returns ``h = (A^-1)_pp`` (``det`` of the reduced ``A`` is ``det A * h``)."""
-    last = C - 1
-    if p != last:
+def swap_positions(Ainv, C, a, b):
+    """Swap rows and columns ``a[k]`` and ``b[k]`` of the symmetric ``Ainv[:C, :C]``, in
+    place (moves features to be deleted to the end; spec §3 tip 4, swap-with-last)."""
+    for j in range(a.shape[0]):
+        p = a[j]
+        q = b[j]
         for k in range(C):
             tmp = Ainv[p, k]
-            Ainv[p, k] = Ainv[last, k]
-            Ainv[last, k] = tmp
+            Ainv[p, k] = Ainv[q, k]
+            Ainv[q, k] = tmp
         for k in range(C):
             tmp = Ainv[k, p]
-            Ainv[k, p] = Ainv[k, last]
-            Ainv[k, last] = tmp
-    h = Ainv[last, last]
-    f = Ainv[last, :last].copy()
-    for i in range(last):
-        fi = f[i] / h
-        if fi != 0.0:
-            for k in range(last):
-                Ainv[i, k] -= fi * f[k]
-    return h
-
-
-@njit(cache=True)
-def inv_append(Ainv, C, idx, val, dg):
-    """Append row/column ``c`` (non-zeros ``val`` at ``idx``) and corner ``dg`` to ``A``;
-    ``Ainv[:C+1, :C+1]`` becomes the new inverse (spec §1.8, [R] Lemma 4.4 with A15).
-    Returns the Schur complement ``s`` (``det`` grows by ``s``)."""
-    u = np.zeros(C)
-    for j in range(idx.shape[0]):
-        row = idx[j]
-        v = val[j]
-        for k in range(C):
-            u[k] += Ainv[row, k] * v
-    s = dg
-    for j in range(idx.shape[0]):
-        s -= val[j] * u[idx[j]]
-    for i in range(C):
-        ui = u[i] / s
-        if ui != 0.0:
-            for k in range(C):
-                Ainv[i, k] += ui * u[k]
-    for k in range(C):
-        Ainv[C, k] = -u[k] / s
-        Ainv[k, C] = -u[k] / s
-    Ainv[C, C] = 1.0 / s
-    return s
+            Ainv[k, p] = Ainv[k, q]
+            Ainv[k, q] = tmp
