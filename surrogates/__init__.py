@@ -5,8 +5,9 @@ Bayesian optimization.
 """
 
 from .classifier import MondrianForestClassifier
+from .grid import MondrianGrid
 from .regressor import MondrianForestRegressor
 from .smac_forest import SMACRandomForestRegressor
 
-__all__ = ["MondrianForestClassifier", "MondrianForestRegressor", "SMACRandomForestRegressor"]
+__all__ = ["MondrianForestClassifier", "MondrianGrid", "MondrianForestRegressor", "SMACRandomForestRegressor"]
 __version__ = "0.1.0"
