@@ -1,0 +1,676 @@
+"""Compiled kernels of the Mondrian kernel: truncation of stored trees at a lifetime, feature
+routing with the expected / sampled extension, relabelling after an online extension, and the
+three lifetime sweeps (exact ridge, warm-started SGD, per-tree ridge "forest").
+
+The trees themselves live in a :class:`surrogates._tree.TreeStore` grown with
+``TASK_STRUCTURE`` up to the terminal lifetime; nothing here grows trees.  The model at a
+lifetime ``lam <= store.lifetime`` contains exactly the cuts with split time ``tau <= lam``
+(spec mondrian_kernel.md §0, "piecewise-constant path"), so node ``j`` is a *cell at lam* when
+its parent is split by ``lam`` and it is not (a store leaf, or ``tau_j > lam``).
+
+Feature ids are global over the trees (``feat_of_node[t, j]``); the rows of a feature matrix
+hold one id per tree, so ``F[n, t]`` (an ``(N, T)`` int array) is the whole sparse matrix: its
+CSR form is ``indices = F.ravel()``, ``indptr = arange(0, N*T+1, T)`` (spec §1.4).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._rng import uniform
+from ._tree import FEAT, HEAD, LEFT, NNODES, RIGHT, ROOT, TAU, THRESH, box_distance
+
+# --------------------------------------------------------------------------------------------
+# truncation and routing
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def is_split_at(inode, fnode, t, j, lifetime):
+    """Node ``j`` of tree ``t`` is cut in the model at ``lifetime``."""
+    return inode[t, j, LEFT] >= 0 and fnode[t, j, TAU] <= lifetime
+
+
+@njit(cache=True)
+def number_cells(inode, fnode, meta, lifetime, feat_of_node, tree_of):
+    """Give the cells at ``lifetime`` of all trees consecutive ids (tree by tree, pre-order).
+
+    ``feat_of_node[t, j]`` is set to the id or -1 (nodes below a cell, or not a node);
+    ``tree_of[c]`` receives the tree of cell ``c`` (must have room).  Returns the cell count.
+    """
+    T = inode.shape[0]
+    c = 0
+    for t in range(T):
+        nn = meta[t, NNODES]
+        for j in range(nn):
+            feat_of_node[t, j] = -1
+        if nn == 0:
+            continue
+        stack = np.empty(nn, np.int64)
+        stack[0] = meta[t, ROOT]
+        top = 1
+        while top > 0:
+            top -= 1
+            j = stack[top]
+            if is_split_at(inode, fnode, t, j, lifetime):
+                stack[top] = inode[t, j, RIGHT]
+                top += 1
+                stack[top] = inode[t, j, LEFT]
+                top += 1
+            else:
+                feat_of_node[t, j] = c
+                tree_of[c] = t
+                c += 1
+    return c
+
+
+@njit(cache=True, inline="always")
+def _route_one(Xq, i, inode, fnode, box, meta, t, lifetime):
+    """Cell at ``lifetime`` that row ``i`` is routed to, and sum_j Delta_j eta_j(x) along the
+    path (spec §1.7 mode 3): the rate at which an extension would have split ``x`` off."""
+    j = meta[t, ROOT]
+    tp = 0.0
+    s = 0.0
+    while True:
+        tau = fnode[t, j, TAU]
+        eta = box_distance(box, t, j, Xq, i)
+        if eta > 0.0:
+            s += (min(tau, lifetime) - tp) * eta
+        if not is_split_at(inode, fnode, t, j, lifetime):
+            return j, s
+        tp = tau
+        if Xq[i, inode[t, j, FEAT]] <= fnode[t, j, THRESH]:
+            j = inode[t, j, LEFT]
+        else:
+            j = inode[t, j, RIGHT]
+
+
+@njit(cache=True, parallel=True)
+def route_expected(Xq, inode, fnode, box, meta, lifetime, feat_of_node, feat_out, p_out):
+    """Cell id and probability ``p_join`` (that no extension splits the row off) per row and
+    tree.  Rows inside every box on their path (all fitted rows) get ``p_join = 1``."""
+    n = Xq.shape[0]
+    T = inode.shape[0]
+    for i in prange(n):
+        for t in range(T):
+            j, s = _route_one(Xq, i, inode, fnode, box, meta, t, lifetime)
+            feat_out[i, t] = feat_of_node[t, j]
+            p_out[i, t] = math.exp(-s)
+
+
+@njit(cache=True, inline="always")
+def _splitmix(x):
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    z = x
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, parallel=True)
+def route_sampled(Xq, inode, fnode, box, meta, lifetime, feat_of_node, seed, fresh_offset,
+                  feat_out):
+    """Spec §1.7 mode 2: sample whether an extension splits each row off in each tree (with
+    probability ``1 - p_join``; the stream of row ``i``, tree ``t`` is fixed by ``seed``).  A
+    row split off gets the column ``fresh_offset + t`` (tree ``t``'s training-empty cell)."""
+    n = Xq.shape[0]
+    T = inode.shape[0]
+    for i in prange(n):
+        for t in range(T):
+            j, s = _route_one(Xq, i, inode, fnode, box, meta, t, lifetime)
+            key = _splitmix(seed ^ _splitmix(np.uint64(i) * np.uint64(T) + np.uint64(t)))
+            u = np.float64(key >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+            if s > 0.0 and u >= math.exp(-s):
+                feat_out[i, t] = fresh_offset + t
+            else:
+                feat_out[i, t] = feat_of_node[t, j]
+
+
+@njit(cache=True)
+def relabel_tree(inode, fnode, meta, pnext, t, lifetime, F, n_old, n_new, feat_of_node,
+                 tree_of, next_id):
+    """After rows ``n_old..n_new-1`` were inserted into tree ``t`` (conditional Mondrian), find
+    the cells at ``lifetime`` again and keep the ids of the old cells.
+
+    The extension never re-partitions old rows (spec §1.5b), but it can move an old cell to
+    another node (a new parent above it whose cut is later than ``lifetime``, or a paused leaf
+    that is re-grown).  So a cell's id is read off any old row inside it, ``F[row, t]``; a cell
+    with new rows only gets the next free id.  ``F[n_old:n_new, t]`` is filled in.  Returns the
+    next free id.
+    """
+    nn = meta[t, NNODES]
+    for j in range(nn):
+        feat_of_node[t, j] = -1
+    stack = np.empty(nn, np.int64)
+    sub = np.empty(nn, np.int64)
+    stack[0] = meta[t, ROOT]
+    top = 1
+    while top > 0:
+        top -= 1
+        j = stack[top]
+        if is_split_at(inode, fnode, t, j, lifetime):
+            stack[top] = inode[t, j, RIGHT]
+            top += 1
+            stack[top] = inode[t, j, LEFT]
+            top += 1
+            continue
+        # a cell: scan the store leaves below it for an old row, then label the new rows
+        cid = -1
+        sub[0] = j
+        st = 1
+        while st > 0 and cid < 0:
+            st -= 1
+            k = sub[st]
+            if inode[t, k, LEFT] >= 0:
+                sub[st] = inode[t, k, RIGHT]
+                st += 1
+                sub[st] = inode[t, k, LEFT]
+                st += 1
+            else:
+                q = inode[t, k, HEAD]
+                while q >= 0:
+                    if q < n_old:
+                        cid = F[q, t]
+                        break
+                    q = pnext[t, q]
+        if cid < 0:
+            cid = next_id
+            tree_of[cid] = t
+            next_id += 1
+        feat_of_node[t, j] = cid
+        sub[0] = j
+        st = 1
+        while st > 0:
+            st -= 1
+            k = sub[st]
+            if inode[t, k, LEFT] >= 0:
+                sub[st] = inode[t, k, RIGHT]
+                st += 1
+                sub[st] = inode[t, k, LEFT]
+                st += 1
+            else:
+                q = inode[t, k, HEAD]
+                while q >= 0:
+                    if q >= n_old and q < n_new:
+                        F[q, t] = cid
+                    q = pnext[t, q]
+    return next_id
+
+
+# --------------------------------------------------------------------------------------------
+# exact ridge: dense blocks from the leaf matrix; Cholesky factor updates
+#
+# Inverse updates (Sherman-Morrison, bordering) are unstable here: the cells of every tree sum
+# to the all-ones column, so Phi^T Phi has an (M-1)-dimensional null space, A^-1 has entries of
+# order 1/delta2, and each new cell's Schur complement (of order delta2) would be computed by
+# cancellation against them (measured: 8 % error after two cuts at delta2 = 1e-4).  Updates of
+# the upper Cholesky factor R (A = R^T R) are backward stable, and a Schur complement is then
+# ``dg - |R^-T a|^2``, accurate to eps * dg.  R is stored row-major, so every loop below runs
+# along rows.
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def chol_update(R, n, x):
+    """``R^T R <- R^T R + x x^T`` on ``R[:n, :n]`` (upper); ``x`` (length ``n``) is destroyed."""
+    for k in range(n):
+        xk = x[k]
+        if xk == 0.0:
+            continue
+        rkk = R[k, k]
+        r = math.hypot(rkk, xk)
+        c = r / rkk
+        s = xk / rkk
+        R[k, k] = r
+        for i in range(k + 1, n):
+            v = (R[k, i] + s * x[i]) / c
+            x[i] = c * x[i] - s * v
+            R[k, i] = v
+
+
+@njit(cache=True)
+def solve_upper_t(R, n, a):
+    """Solve ``R^T c = a`` in place (``a`` becomes ``c``), forward substitution by rows."""
+    for k in range(n):
+        ck = a[k]
+        if ck == 0.0:
+            continue
+        ck /= R[k, k]
+        a[k] = ck
+        row = R[k]
+        for i in range(k + 1, n):
+            a[i] -= row[i] * ck
+
+
+@njit(cache=True)
+def solve_upper(R, n, beta, out):
+    """Solve ``R out = beta`` (back substitution by rows)."""
+    for i in range(n - 1, -1, -1):
+        acc = beta[i]
+        row = R[i]
+        for k in range(i + 1, n):
+            acc -= row[k] * out[k]
+        out[i] = acc / R[i, i]
+
+
+@njit(cache=True)
+def chol_append(R, n, a, dg, floor):
+    """Border ``R[:n, :n]`` with the column ``a`` (destroyed: becomes ``R^-T a``) and
+    diagonal ``dg``.  The new pivot's square is clamped at ``floor`` (its exact value is at
+    least ``delta2``).  Returns the pivot."""
+    solve_upper_t(R, n, a)
+    d2 = dg
+    for k in range(n):
+        R[k, n] = a[k]
+        d2 -= a[k] * a[k]
+    d = math.sqrt(max(d2, floor))
+    R[n, n] = d
+    return d
+
+
+@njit(cache=True)
+def chol_delete(R, n, p, beta):
+    """Remove row and column ``p`` of ``A = R^T R`` (size ``n``): the rows below ``p`` take a
+    rank-one update with ``R[p, p+1:]`` and move up-left by one; ``beta = R^-T b`` follows
+    the same rotations (``b`` loses entry ``p``)."""
+    m = n - p - 1
+    x = np.empty(m)
+    for i in range(m):
+        x[i] = R[p, p + 1 + i]
+    bx = beta[p]
+    for k in range(p):
+        row = R[k]
+        for i in range(p, n - 1):
+            row[i] = row[i + 1]
+    for q in range(m):
+        k = p + 1 + q
+        src = R[k]
+        dst = R[k - 1]
+        rkk = src[k]
+        xq = x[q]
+        r = math.hypot(rkk, xq)
+        c = r / rkk
+        s = xq / rkk
+        dst[k - 1] = r
+        for i in range(q + 1, m):
+            v = (src[p + 1 + i] + s * x[i]) / c
+            x[i] = c * x[i] - s * v
+            dst[p + i] = v
+        bk = (beta[k] + s * bx) / c
+        bx = c * bx - s * bk
+        beta[k - 1] = bk
+
+
+@njit(cache=True)
+def gram_primal(F, w, C, out):
+    """``out[:C, :C] += Phi^T Phi`` for the rows ``F`` with per-row weights ``w`` (the feature
+    value is ``w[n] * M^-1/2``, so entries are ``w^2 / M``)."""
+    N, T = F.shape
+    for n in range(N):
+        v = w[n] * w[n] / T
+        for a in range(T):
+            fa = F[n, a]
+            for b in range(T):
+                out[fa, F[n, b]] += v
+
+
+@njit(cache=True, parallel=True)
+def shared_cells(Fa, Fb, out):
+    """``out[i, k] = (1/M) #{t : Fa[i, t] == Fb[k, t]}`` (the Mondrian kernel; dense)."""
+    na, T = Fa.shape
+    nb = Fb.shape[0]
+    for i in prange(na):
+        for k in range(nb):
+            c = 0
+            for t in range(T):
+                if Fa[i, t] == Fb[k, t]:
+                    c += 1
+            out[i, k] = c / T
+
+
+@njit(cache=True, parallel=True)
+def quad_forms(feat, val, Ainv, out):
+    """``out[i] = sum_{a,b} val[i,a] val[i,b] Ainv[feat[i,a], feat[i,b]]`` (features ``< 0``
+    are skipped)."""
+    n, T = feat.shape
+    for i in prange(n):
+        acc = 0.0
+        for a in range(T):
+            fa = feat[i, a]
+            if fa < 0:
+                continue
+            for b in range(T):
+                fb = feat[i, b]
+                if fb >= 0:
+                    acc += val[i, a] * val[i, b] * Ainv[fa, fb]
+        out[i] = acc
+
+
+# --------------------------------------------------------------------------------------------
+# SGD on the sparse features (scikit-learn's SGDRegressor update: squared loss, L2, invscaling)
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def sgd_epochs(F, rows, y, w, alpha, eta0, power_t, epochs, t0, rng, shuffle):
+    """``epochs`` passes of plain SGD over the rows ``rows`` of the leaf matrix ``F`` (feature
+    values M^-1/2) on ``1/N sum 1/2 (y_r - phi_r^T w)^2 + alpha/2 |w|^2``: per sample
+    ``w <- (1 - eta alpha) w - eta (phi^T w - y) phi`` with ``eta = eta0 / t^power_t`` and ``t``
+    counted from ``t0`` (scikit-learn's ``invscaling``).  ``y`` is indexed by row.  The
+    shrinkage uses a weight scale so that a step costs O(M).  Returns the next ``t``."""
+    n = rows.shape[0]
+    T = F.shape[1]
+    inv = 1.0 / math.sqrt(T)
+    order = rows.copy()
+    wscale = 1.0
+    t = t0
+    for _ in range(epochs):
+        if shuffle:
+            for i in range(n - 1, 0, -1):
+                k = min(np.int64(uniform(rng, 0) * (i + 1)), i)
+                tmp = order[i]
+                order[i] = order[k]
+                order[k] = tmp
+        for q in range(n):
+            r = order[q]
+            p = 0.0
+            for a in range(T):
+                p += w[F[r, a]]
+            p *= wscale * inv
+            eta = eta0 / t ** power_t
+            upd = -eta * (p - y[r])
+            wscale *= max(0.0, 1.0 - eta * alpha)
+            if wscale < 1e-9:  # fold the scale into the weights before it underflows
+                for a in range(w.shape[0]):
+                    w[a] *= wscale
+                wscale = 1.0
+            step = upd * inv / wscale
+            for a in range(T):
+                w[F[r, a]] += step
+            t += 1.0
+    for a in range(w.shape[0]):
+        w[a] *= wscale
+    return t
+
+
+@njit(cache=True)
+def predict_rows(F, rows, w, ybar, out):
+    """``out[k] = ybar + M^-1/2 sum_t w[F[rows[k], t]]``."""
+    T = F.shape[1]
+    inv = 1.0 / math.sqrt(T)
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        acc = 0.0
+        for a in range(T):
+            acc += w[F[r, a]]
+        out[k] = ybar + acc * inv
+
+
+# --------------------------------------------------------------------------------------------
+# the lifetime sweep: events in time order, each cell a contiguous range of a DFS row order
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def dfs_ranges(inode, meta, stats, pnext, order, start):
+    """Order the store rows of every tree depth-first so that each node's rows are the range
+    ``order[t, start[t, j] : start[t, j] + stats[t, j, 0]]`` (the left child's rows first)."""
+    T = inode.shape[0]
+    for t in range(T):
+        nn = meta[t, NNODES]
+        if nn == 0:
+            continue
+        stack = np.empty(nn, np.int64)
+        stack[0] = meta[t, ROOT]
+        top = 1
+        cur = 0
+        while top > 0:
+            top -= 1
+            j = stack[top]
+            start[t, j] = cur
+            if inode[t, j, LEFT] >= 0:
+                stack[top] = inode[t, j, RIGHT]
+                top += 1
+                stack[top] = inode[t, j, LEFT]
+                top += 1
+            else:
+                q = inode[t, j, HEAD]
+                while q >= 0:
+                    order[t, cur] = q
+                    cur += 1
+                    q = pnext[t, q]
+
+
+@njit(cache=True)
+def _child_column(F, order, t, s, e, n_tr, pos, acol, T):
+    """Column ``Phi_tr^T z_child`` (dense, by position) of the child holding the rows
+    ``order[t, s:e]``: ``1/M`` per training row and other tree.  Returns the number of
+    training rows and the first non-zero position."""
+    cnt = 0
+    first = acol.shape[0]
+    for q in range(s, e):
+        r = order[t, q]
+        if r >= n_tr:
+            continue
+        cnt += 1
+        for a in range(T):
+            if a != t:
+                p = pos[F[r, a]]
+                acol[p] += 1.0 / T
+                if p < first:
+                    first = p
+    return cnt, first
+
+
+@njit(cache=True)
+def exact_refresh(F, n_tr, pos, C, b, delta2, R, beta, what):
+    """Rebuild the Cholesky factor ``R[:C, :C]`` (by position) from the leaf matrix, then
+    ``beta = R^-T b`` and ``what = A^-1 b``; returns ``log det A``."""
+    T = F.shape[1]
+    A = np.zeros((C, C))
+    for n in range(n_tr):
+        for a in range(T):
+            pa = pos[F[n, a]]
+            for c in range(T):
+                A[pa, pos[F[n, c]]] += 1.0 / T
+    for i in range(C):
+        A[i, i] += delta2
+    L = np.linalg.cholesky(A)
+    logdet = 0.0
+    for i in range(C):
+        logdet += 2.0 * math.log(L[i, i])
+        for k in range(C):
+            R[i, k] = L[k, i]
+        beta[i] = b[i]
+    solve_upper_t(R, C, beta)
+    solve_upper(R, C, beta, what)
+    return logdet
+
+
+@njit(cache=True)
+def exact_residual(F, n_tr, pos, C, b, delta2, what):
+    """``|A w - b| / |b|`` computed sparsely as ``Phi^T (Phi w) + delta^2 w - b``."""
+    T = F.shape[1]
+    inv = 1.0 / math.sqrt(T)
+    r = np.zeros(C)
+    for n in range(n_tr):
+        acc = 0.0
+        for a in range(T):
+            acc += what[pos[F[n, a]]]
+        acc *= inv
+        for a in range(T):
+            r[pos[F[n, a]]] += acc * inv
+    num = 0.0
+    den = 0.0
+    for i in range(C):
+        v = r[i] + delta2 * what[i] - b[i]
+        num += v * v
+        den += b[i] * b[i]
+    return math.sqrt(num) / max(math.sqrt(den), 1e-300)
+
+
+@njit(cache=True)
+def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val,
+                     y, delta2, state, pos, posf, b, beta, what, R, acol, out_C, out_quad,
+                     out_logdet, out_val_sse, out_tr_sse, check_every, tol):
+    """Process the cuts ``k0..k1-1`` of the exact forward path (spec §1.9), one record each.
+
+    Features are kept in positions ``0..C-1`` of the upper Cholesky factor ``R`` of
+    ``A = Phi_tr^T Phi_tr + delta2 I`` (``pos[feature]``, ``posf[position]``).  A cut deletes
+    the parent's position (rank-one update of the rows below it, O((C-p)^2)) and appends the
+    two children at the end (forward substitution, O(C^2) each); ``beta = R^-T b`` is carried
+    along, ``what = A^-1 b`` costs one back substitution.  ``state = [C, logdet, yty,
+    n_refresh, since_check, next_id]``; ``y`` holds the centred targets of the training rows
+    ``0..n_tr-1`` and of the validation rows after them.
+    """
+    T = F.shape[1]
+    inv = 1.0 / math.sqrt(T)
+    C = np.int64(state[0])
+    yty = state[2]
+    for k in range(k0, k1):
+        t = ev_tree[k]
+        j = ev_node[k]
+        s0 = start[t, j]
+        c = F[order[t, s0], t]
+        p = pos[c]
+        # delete the parent
+        chol_delete(R, C, p, beta)
+        for q in range(p, C - 1):
+            f = posf[q + 1]
+            posf[q] = f
+            pos[f] = q
+            b[q] = b[q + 1]
+        C -= 1
+        # append the children
+        for side in range(2):
+            ch = inode[t, j, LEFT + side]
+            s = start[t, ch]
+            e = s + np.int64(stats[t, ch, 0])
+            for i in range(C):
+                acol[i] = 0.0
+            cnt, first = _child_column(F, order, t, s, e, n_tr, pos, acol, T)
+            cid = np.int64(state[5])
+            state[5] += 1.0
+            ys = 0.0
+            for q in range(s, e):
+                rr = order[t, q]
+                F[rr, t] = cid
+                if rr < n_tr:
+                    ys += y[rr]
+            bn = ys * inv
+            dg = cnt / T + delta2
+            d = chol_append(R, C, acol, dg, delta2)
+            acc = bn
+            for i in range(C):
+                acc -= acol[i] * beta[i]
+            beta[C] = acc / d
+            b[C] = bn
+            pos[cid] = C
+            posf[C] = cid
+            C += 1
+        solve_upper(R, C, beta, what)
+        # periodic residual check (O(N M)); rebuild the factor if it drifted
+        state[4] += 1.0
+        logdet = 0.0
+        if state[4] >= check_every:
+            state[4] = 0.0
+            if exact_residual(F, n_tr, pos, C, b, delta2, what) > tol:
+                exact_refresh(F, n_tr, pos, C, b, delta2, R, beta, what)
+                state[3] += 1.0
+        for i in range(C):
+            logdet += 2.0 * math.log(R[i, i])
+        # record
+        bb = 0.0
+        ww = 0.0
+        for i in range(C):
+            bb += beta[i] * beta[i]
+            ww += what[i] * what[i]
+        out_C[k] = C
+        out_quad[k] = (yty - bb) / delta2
+        out_logdet[k] = logdet
+        out_tr_sse[k] = max(yty - bb - delta2 * ww, 0.0)
+        sse = 0.0
+        for q in range(n_val):
+            rr = n_tr + q
+            acc = 0.0
+            for a in range(T):
+                acc += what[pos[F[rr, a]]]
+            e2 = acc * inv - y[rr]
+            sse += e2 * e2
+        out_val_sse[k] = sse
+    state[0] = C
+
+@njit(cache=True)
+def split_cells(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, y, w, cnt,
+                ssum, next_id, inherit):
+    """Apply cuts ``k0..k1-1`` to the leaf matrix with weight duplication (spec §1.11): both
+    children start with the parent's weight, which keeps every prediction; with
+    ``inherit=False`` a child without training rows starts at 0 instead (spec A19).  Counts
+    and target sums of the training rows are kept per feature.  Returns the next free id."""
+    for k in range(k0, k1):
+        t = ev_tree[k]
+        j = ev_node[k]
+        s0 = start[t, j]
+        c = F[order[t, s0], t]
+        for side in range(2):
+            ch = inode[t, j, LEFT + side]
+            s = start[t, ch]
+            e = s + np.int64(stats[t, ch, 0])
+            cid = next_id
+            next_id += 1
+            n = 0
+            sm = 0.0
+            for q in range(s, e):
+                rr = order[t, q]
+                F[rr, t] = cid
+                if rr < n_tr:
+                    n += 1
+                    sm += y[rr]
+            cnt[cid] = n
+            ssum[cid] = sm
+            w[cid] = w[c] if (inherit or n > 0) else 0.0
+    return next_id
+
+
+@njit(cache=True)
+def forest_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val, y,
+                      gamma2, pred, mu, cnt, ssum, next_id, sse, out_tr, out_val):
+    """Per-tree ridge "forest" of spec §1.14 on the same cuts: leaf value ``S/(n + gamma2)``,
+    prediction ``mean_t`` of the leaf values; each cut updates the predictions of the rows of
+    the split cell and the running squared errors ``sse = [train, validation]`` in O(|cell|)."""
+    T = F.shape[1]
+    for k in range(k0, k1):
+        t = ev_tree[k]
+        j = ev_node[k]
+        c = F[order[t, start[t, j]], t]
+        for side in range(2):
+            ch = inode[t, j, LEFT + side]
+            s = start[t, ch]
+            e = s + np.int64(stats[t, ch, 0])
+            cid = next_id
+            next_id += 1
+            n = 0
+            sm = 0.0
+            for q in range(s, e):
+                rr = order[t, q]
+                if rr < n_tr:
+                    n += 1
+                    sm += y[rr]
+            cnt[cid] = n
+            ssum[cid] = sm
+            mu[cid] = sm / (n + gamma2)
+            dm = (mu[cid] - mu[c]) / T
+            for q in range(s, e):
+                rr = order[t, q]
+                F[rr, t] = cid
+                if rr < n_tr + n_val:
+                    old = pred[rr] - y[rr]
+                    pred[rr] += dm
+                    new = pred[rr] - y[rr]
+                    sse[0 if rr < n_tr else 1] += new * new - old * old
+        out_tr[k] = sse[0]
+        out_val[k] = sse[1]
+    return next_id
