@@ -390,13 +390,10 @@ class _GridState:
             self._table_dirty = True
         return len(common)
 
-    def deactivate(self, d):
-        """Remove the latest cut of dimension ``d`` (spec §1.17 "decrease"): pairs of cells it
-        separated merge (two deletes + one append).  Returns the number of merges or
-        ``_NO_EVENT``."""
+    def _latest(self, d):
+        """Groups of the training rows left and right of the latest active cut of ``d``, and
+        the left-right pairs of cells it separates (same ids in every other dimension)."""
         e = self.n_act[d] - 1
-        if e < 0:
-            return _NO_EVENT
         m = int(self.ev_m[d][e])
         g = int(self.ev_g[d][e])
         base, J, nxt = self._interval(d, m, g, g)
@@ -407,28 +404,46 @@ class _GridState:
         gr = _groups(right, self.leaf[right, m])
         others = [k for k in range(self.D) if k != d]
         partner = {tuple(self.f_key[c, others]): c for c in gl}
+        pairs = [(partner.get(tuple(self.f_key[cr, others])), cr) for cr in gr]
+        return e, m, g, base, J, nxt, gl, gr, pairs
+
+    def merges_if_removed(self, d) -> int:
+        """Number of cell pairs that removing the latest cut of ``d`` would merge (no change);
+        -1 if ``d`` has no active cut."""
+        if self.n_act[d] == 0:
+            return _NO_EVENT
+        return sum(cl is not None for cl, _ in self._latest(d)[-1])
+
+    def deactivate(self, d):
+        """Remove the latest cut of dimension ``d`` (spec §1.17 "decrease"): pairs of cells it
+        separated merge (two deletes + one append).  Returns the number of merges or
+        ``_NO_EVENT``."""
+        if self.n_act[d] == 0:
+            return _NO_EVENT
+        e, m, g, base, J, nxt, gl, gr, pairs = self._latest(d)
         self.lb[base + g:base + nxt] = J
         self.n_act[d] = e
         removed, added = [], []
-        for cr, pr in gr.items():
-            cl = partner.get(tuple(self.f_key[cr, others]))
+        for cl, cr in pairs:
             self.f_key[cr, d] = J
             if cl is None:
                 continue
             removed += [cl, cr]
-            added.append((cl, np.concatenate([gl[cl], pr])))
-            self.leaf[pr, m] = cl
+            added.append((cl, np.concatenate([gl[cl], gr[cr]])))
+            self.leaf[gr[cr], m] = cl
         self._replace(m, removed, added)
-        merges = len(added)
         if gr:
             self._table_dirty = True
-        return merges
+        return len(added)
 
     def step(self, d, direction, max_cells=None) -> bool:
-        """Move ``lambda_d`` to the next cut (``direction=+1``) or before the latest one
-        (``-1``) that changes the partition of the training rows; cuts that split or merge no
-        cell are passed over (spec §1.18 "no-op cuts", A13).  Returns False, with nothing
-        changed, when there is no such cut (or it would exceed ``max_cells``)."""
+        """Move ``lambda_d`` to the next cut that changes the partition of the training rows
+        (``direction=+1``), or remove the latest such cut (``-1``); cuts that split or merge no
+        cell are passed over (spec §1.18 "no-op cuts", A13).  Either way ``lambda_d`` lands on
+        the smallest lifetime giving the new partition -- the birth time of its latest
+        effective cut, 0 if none -- so an increase and a decrease undo each other exactly.
+        Returns False, with nothing changed, when there is no such cut (or it would exceed
+        ``max_cells``)."""
         passed = 0
         while True:
             k = self.activate(d, max_cells) if direction > 0 else self.deactivate(d)
@@ -439,11 +454,11 @@ class _GridState:
             passed += 1
             if k > 0:
                 break
+        if direction < 0:  # also drop the no-op cuts that an increase would pass over
+            while self.merges_if_removed(d) == 0:
+                self.deactivate(d)
         e = self.n_act[d]
-        if direction > 0:
-            self.lams[d] = self.ev_t[d][e - 1]
-        else:
-            self.lams[d] = self.ev_t[d][e - 1] if e > 0 else 0.0
+        self.lams[d] = self.ev_t[d][e - 1] if e > 0 else 0.0
         return True
 
     def set_lifetimes(self, lams, incremental):
@@ -818,9 +833,11 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
 
     @_serial_blas
     def decrease(self, d: int) -> bool:
-        """Lower ``lifetimes_[d]`` just below the latest cut that separates training rows
-        (cells merge; the cuts removed are exactly those added last).  Returns False if
-        ``d`` has no such cut."""
+        """Remove the latest cut of dimension ``d`` that separates training rows (cells merge;
+        the cuts removed are exactly those added last) and lower ``lifetimes_[d]`` to the
+        birth time of the latest remaining one (0 if none): the smallest lifetime with this
+        partition, where :meth:`increase` would also land, so the two undo each other.
+        Returns False if ``d`` has no such cut."""
         st = self._st()
         d = self._check_dim(d)
         moved = st.step(d, -1)
