@@ -1,0 +1,123 @@
+"""minimize, the decorator, results, plots, failures, parallel executors (process pool, Dask)."""
+
+import math
+import os
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import mfbo
+from mfbo import Integer, objective
+
+SPACE = {"x": (-1.0, 1.0), "y": (-1.0, 1.0)}
+
+
+def quad(x, y):
+    return (x - 0.3) ** 2 + (y + 0.2) ** 2
+
+
+def flaky(x, y):
+    if x > 0.5:
+        raise RuntimeError("diverged")
+    if y > 0.5:
+        return float("nan")
+    return {"loss": quad(x, y), "pid": os.getpid()}
+
+
+def test_minimize_result_dataframe_and_plots(tmp_path):
+    r = mfbo.minimize(quad, SPACE, n_calls=15, random_state=0, progress_bar=False)
+    assert len(r.trials) == 15 and r.best_value == min(r.func_vals)
+    assert r.best_params == r.best_trial.params
+    df = r.to_dataframe()
+    assert list(df.columns[:6]) == ["id", "x", "y", "value", "state", "error"]
+    assert {"start", "end", "duration", "worker"} <= set(df.columns) and len(df) == 15
+    assert np.all(np.diff(r.best_so_far()) <= 0)
+    for name, fn in (("conv.png", r.plot_convergence), ("eval.png", r.plot_evaluations)):
+        path = fn(tmp_path / name)
+        with open(path, "rb") as fh:
+            assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_failures_never_stop_the_loop():
+    r = mfbo.minimize(flaky, SPACE, n_calls=20, random_state=1, progress_bar=False,
+                      n_initial=8)
+    states = [t.state for t in r.trials]
+    assert len(states) == 20 and "failed" in states and "complete" in states
+    errors = {t.error.split(":")[0] for t in r.trials if t.state == "failed"}
+    assert errors <= {"RuntimeError", "objective returned a non-finite loss (nan)"}
+    assert all("pid" in t.extra for t in r.trials if t.state == "complete")
+    assert r.n_failed == states.count("failed")
+
+
+def test_decorator():
+    @objective(x=(-1.0, 1.0), n=Integer(0, 5))
+    def f(x, n):
+        return (x - 0.1) ** 2 + (n - 2) ** 2
+
+    assert f(0.1, 2) == 0.0 and f.__name__ == "f"
+    r = f.minimize(n_calls=12, random_state=0, progress_bar=False)
+    assert r.best_value < 1.0 and set(r.best_params) == {"x", "n"}
+
+    @objective({"a": (0.0, 1.0)})
+    def g(a):
+        return a
+
+    assert g.minimize(n_calls=5, random_state=0, progress_bar=False).best_value < 0.5
+    with pytest.raises(ValueError, match="no parameter"):
+        objective(z=(0.0, 1.0))(lambda x: x)
+
+
+def test_callbacks_can_stop_and_progress_bar(capsys):
+    seen = []
+
+    def cb(trial, opt):
+        seen.append(trial.id)
+        return len(seen) >= 4
+
+    r = mfbo.minimize(quad, SPACE, n_calls=30, random_state=0, callbacks=[cb])
+    assert len(r.trials) == 4 and seen == [0, 1, 2, 3]
+    assert "best=" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_calls": 0}, "n_calls"), ({"n_workers": 0}, "n_workers"),
+    ({"callbacks": [3]}, "callbacks"), ({"executor": object()}, "executor"),
+])
+def test_minimize_bad_arguments(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        mfbo.minimize(quad, SPACE, progress_bar=False, **{"n_calls": 5, **kwargs})
+
+
+def test_process_pool_workers():
+    r = mfbo.minimize(flaky, SPACE, n_calls=16, n_workers=2, random_state=0,
+                      progress_bar=False)
+    assert len(r.trials) == 16 and all(t.state != "pending" for t in r.trials)
+    pids = {t.extra["pid"] for t in r.trials if t.state == "complete"}
+    assert os.getpid() not in pids and len(pids) >= 1
+    assert len({tuple(t.params.values()) for t in r.trials}) == 16
+
+
+def test_given_executor_is_not_shut_down():
+    with ThreadPoolExecutor(3) as ex:
+        r = mfbo.minimize(quad, SPACE, n_calls=9, executor=ex, n_workers=3, random_state=0,
+                          progress_bar=False)
+        assert ex.submit(lambda: 1).result() == 1
+    assert len(r.trials) == 9
+
+
+def test_dask_local_cluster_executor():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        r = mfbo.minimize(flaky, SPACE, n_calls=10, n_workers=2,
+                          executor=client.get_executor(), random_state=0, progress_bar=False)
+    assert len(r.trials) == 10 and all(t.state != "pending" for t in r.trials)
+    assert any(t.state == "complete" for t in r.trials)
+
+
+def test_unpicklable_objective_in_process_pool_is_a_failed_trial():
+    r = mfbo.minimize(lambda x, y: x, SPACE, n_calls=3, n_workers=2, random_state=0,
+                      progress_bar=False)
+    assert all(t.state == "failed" for t in r.trials) and "pickle" in r.trials[0].error.lower()
