@@ -51,3 +51,14 @@ def test_online_classification_experiment_on_digits(tmp_path, capsys):
     assert res["curves"]["Mondrian"]["accuracy"][-1] > 0.8
     for png in ("accuracy_vs_fraction.png", "accuracy_vs_time.png"):
         assert (tmp_path / png).stat().st_size > 5_000
+
+
+def test_bo_quick_runs_and_writes_report(tmp_path, capsys):
+    from benchmarks import bo_quick
+
+    res = bo_quick.main(["--budget", "12", "--seeds", "2", "--timing-n", "55",
+                         "--out", str(tmp_path)])
+    assert set(res) == {"mondrian", "rf-smac", "random"}
+    assert res["mondrian"]["ask_tell_median_s"][50] > 0
+    assert (tmp_path / "convergence.png").stat().st_size > 5_000
+    assert "| mondrian |" in (tmp_path / "report.md").read_text()

@@ -1,0 +1,109 @@
+"""Branin with a small budget: Mondrian BO against RF-SMAC and random search (issue 5).
+
+``python -m benchmarks.bo_quick [--problem branin] [--budget 50] [--seeds 10] [--out DIR]``
+
+For each method and seed: ``mfbo.minimize`` with that surrogate and its defaults; the best
+value after ``--budget`` evaluations is reported as mean ± sd over seeds.  Then one longer run
+per method records the optimizer's own time per ask+tell (the objective is instant) and
+reports the median over the iterations around 50 and 200 observations.  Writes
+``report.md``, ``results.json`` and ``convergence.png`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+import mfbo
+from benchmarks.problems import get_problem
+from mfbo.results import plot_convergence
+
+METHODS = ("mondrian", "rf-smac", "random")
+
+
+def run_seeds(problem, method, budget, seeds):
+    traces, bests = [], []
+    for seed in range(seeds):
+        r = mfbo.minimize(problem, problem.space, n_calls=budget, random_state=seed,
+                          surrogate=method, progress_bar=False)
+        traces.append(r.best_so_far())
+        bests.append(r.best_value)
+    return traces, bests
+
+
+def time_per_step(problem, method, n_max, seed=0):
+    """Seconds spent in ask+tell at each number of observations 0..n_max-1."""
+    opt = mfbo.Optimizer(problem.space, surrogate=method, random_state=seed)
+    out = np.empty(n_max)
+    for i in range(n_max):
+        t0 = time.perf_counter()
+        trial = opt.ask()
+        t1 = time.perf_counter()
+        value = problem(**trial.params)
+        t2 = time.perf_counter()
+        opt.tell(trial, value)
+        out[i] = (t1 - t0) + (time.perf_counter() - t2)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problem", default="branin")
+    ap.add_argument("--budget", type=int, default=50)
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--timing-n", type=int, default=200,
+                    help="observations of the timing run (0 = skip)")
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--out", default="results/bo_quick")
+    args = ap.parse_args(argv)
+    problem = get_problem(args.problem)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results, traces = {}, {}
+    for m in methods:
+        t0 = time.perf_counter()
+        tr, bests = run_seeds(problem, m, args.budget, args.seeds)
+        wall = time.perf_counter() - t0
+        results[m] = {"best_mean": float(np.mean(bests)), "best_sd": float(np.std(bests)),
+                      "bests": [float(b) for b in bests], "wall_s_per_run": wall / args.seeds}
+        traces[m] = tr
+        print(f"{m:10s} best after {args.budget}: {np.mean(bests):.4f} ± {np.std(bests):.4f} "
+              f"({wall / args.seeds:.2f} s per run)", flush=True)
+    if args.timing_n:
+        for m in methods:
+            if m == "random":
+                continue
+            steps = time_per_step(problem, m, args.timing_n)
+            at = {}
+            for n in (50, 200):
+                if n <= args.timing_n:
+                    window = steps[max(0, n - 10):n]
+                    at[n] = float(np.median(window))
+            results[m]["ask_tell_median_s"] = at
+            print(f"{m:10s} median ask+tell: " + ", ".join(
+                f"n={n}: {v * 1e3:.1f} ms" for n, v in at.items()), flush=True)
+    plot_convergence(traces, out / "convergence.png", optimum=problem.optimum, log_gap=True,
+                     title=f"{problem.name}, {args.seeds} seeds (mean ± s.e.)")
+    lines = [f"# {problem.name}, {args.budget} evaluations, {args.seeds} seeds", "",
+             "| method | best (mean ± sd) | s per run | median ask+tell at n=50 | at n=200 |",
+             "|---|---|---|---|---|"]
+    for m, r in results.items():
+        at = r.get("ask_tell_median_s", {})
+        fmt = lambda n: f"{at[n] * 1e3:.1f} ms" if n in at else ""  # noqa: E731
+        lines.append(f"| {m} | {r['best_mean']:.4f} ± {r['best_sd']:.4f} | "
+                     f"{r['wall_s_per_run']:.2f} | {fmt(50)} | {fmt(200)} |")
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    (out / "results.json").write_text(json.dumps(
+        {"problem": problem.name, "budget": args.budget, "seeds": args.seeds,
+         "results": results}, indent=1))
+    print("\n".join(lines))
+    return results
+
+
+if __name__ == "__main__":
+    main()
