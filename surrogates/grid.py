@@ -881,6 +881,16 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
         o = np.argsort(pos, kind="stable")
         return pos[o], tim[o]
 
+    def cut_times(self, d: int) -> np.ndarray:
+        """Birth times, in increasing order, of the first cut of every gap between consecutive
+        distinct training coordinates of dimension ``d``, over all grids (spec §1.17's events):
+        the lifetimes at which the partition of the training rows can change.  Configurations
+        with ``k`` of them active have ``lifetimes_[d]`` in ``[times[k-1], times[k])``."""
+        st = self._st()
+        d = self._check_dim(d)
+        t = st.ev_t[d]
+        return t[np.isfinite(t)].copy()
+
     # -- greedy search (report §5.2, poster Fig. 5; spec §1.18) ------------------------------
     @_serial_blas
     def explore(self, X_val=None, y_val=None, *, criterion: str | None = None,
