@@ -179,10 +179,10 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     S = best_random if starts is None or len(starts) == 0 else np.vstack(
         [best_random, snap(np.asarray(starts, dtype=float).reshape(-1, D), levels)])
     cur = S.copy()
-    fcur = np.asarray(score(cur), dtype=float)
+    fcur = np.asarray(score(cur), dtype=float) if len(cur) else np.empty(0)
     stall = np.zeros(cur.shape[0], dtype=np.int64)
     seen_pts, seen_scores = [R, cur], [sR, fcur]
-    for _ in range(max_rounds):
+    for _ in range(max_rounds if patience > 0 else 0):
         active = np.flatnonzero(stall < patience)
         if active.size == 0:
             break

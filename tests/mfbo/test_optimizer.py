@@ -179,3 +179,9 @@ def test_every_acquisition_runs():
         opt = run(Optimizer(SPACE, acquisition=acq, random_state=0, n_initial=4,
                             n_random_candidates=128), quad, 8)
         assert opt.n_finished == 8
+
+
+def test_without_local_search():
+    opt = run(Optimizer(SPACE, random_state=0, local_search=False, n_random_candidates=128),
+              quad, 8)
+    assert opt.n_finished == 8
