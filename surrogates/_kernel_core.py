@@ -514,8 +514,9 @@ def exact_residual(F, n_tr, pos, C, b, delta2, what):
 
 @njit(cache=True)
 def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val,
-                     y, delta2, state, pos, posf, b, beta, what, R, acol, out_C, out_quad,
-                     out_logdet, out_val_sse, out_tr_sse, check_every, tol):
+                     n_te, y, delta2, state, pos, posf, b, beta, what, R, acol, out_C,
+                     out_quad, out_logdet, out_val_sse, out_te_sse, out_tr_sse, check_every,
+                     tol):
     """Process the cuts ``k0..k1-1`` of the exact forward path (spec §1.9), one record each.
 
     Features are kept in positions ``0..C-1`` of the upper Cholesky factor ``R`` of
@@ -524,7 +525,7 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
     two children at the end (forward substitution, O(C^2) each); ``beta = R^-T b`` is carried
     along, ``what = A^-1 b`` costs one back substitution.  ``state = [C, logdet, yty,
     n_refresh, since_check, next_id]``; ``y`` holds the centred targets of the training rows
-    ``0..n_tr-1`` and of the validation rows after them.
+    ``0..n_tr-1``, then of ``n_val`` validation and ``n_te`` test rows.
     """
     T = F.shape[1]
     inv = 1.0 / math.sqrt(T)
@@ -593,14 +594,19 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
         out_logdet[k] = logdet
         out_tr_sse[k] = max(yty - bb - delta2 * ww, 0.0)
         sse = 0.0
-        for q in range(n_val):
+        sst = 0.0
+        for q in range(n_val + n_te):
             rr = n_tr + q
             acc = 0.0
             for a in range(T):
                 acc += what[pos[F[rr, a]]]
             e2 = acc * inv - y[rr]
-            sse += e2 * e2
+            if q < n_val:
+                sse += e2 * e2
+            else:
+                sst += e2 * e2
         out_val_sse[k] = sse
+        out_te_sse[k] = sst
     state[0] = C
 
 @njit(cache=True)
@@ -636,11 +642,12 @@ def split_cells(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, y
 
 
 @njit(cache=True)
-def forest_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val, y,
-                      gamma2, pred, mu, cnt, ssum, next_id, sse, out_tr, out_val):
+def forest_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val,
+                      n_te, y, gamma2, pred, mu, cnt, ssum, next_id, sse, out):
     """Per-tree ridge "forest" of spec §1.14 on the same cuts: leaf value ``S/(n + gamma2)``,
     prediction ``mean_t`` of the leaf values; each cut updates the predictions of the rows of
-    the split cell and the running squared errors ``sse = [train, validation]`` in O(|cell|)."""
+    the split cell and the running squared errors ``sse = [train, validation, test]`` in
+    O(|cell|); ``out[k]`` records them after cut ``k``."""
     T = F.shape[1]
     for k in range(k0, k1):
         t = ev_tree[k]
@@ -666,11 +673,12 @@ def forest_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n
             for q in range(s, e):
                 rr = order[t, q]
                 F[rr, t] = cid
-                if rr < n_tr + n_val:
+                if rr < n_tr + n_val + n_te:
                     old = pred[rr] - y[rr]
                     pred[rr] += dm
                     new = pred[rr] - y[rr]
-                    sse[0 if rr < n_tr else 1] += new * new - old * old
-        out_tr[k] = sse[0]
-        out_val[k] = sse[1]
+                    g = 0 if rr < n_tr else (1 if rr < n_tr + n_val else 2)
+                    sse[g] += new * new - old * old
+        for g in range(3):
+            out[k, g] = sse[g]
     return next_id

@@ -707,9 +707,10 @@ class LifetimePath:
         Cut times (0 first).
     n_features : ndarray
         Number of cells ``C`` at each lifetime.
-    train_error, val_error : ndarray
-        Relative errors ``100 |y_hat - y| / |y|`` in percent (uncentred targets).
-    train_rmse, val_rmse : ndarray
+    train_error, val_error, test_error : ndarray
+        Relative errors ``100 |y_hat - y| / |y|`` in percent (uncentred targets); the test
+        curve is NaN unless test rows were given.
+    train_rmse, val_rmse, test_rmse : ndarray
     log_ml : ndarray
         Log marginal likelihood (exact path only, NaN otherwise) with the given prior variance.
     log_ml_profile : ndarray
@@ -732,6 +733,8 @@ class LifetimePath:
     val_error: np.ndarray
     train_rmse: np.ndarray
     val_rmse: np.ndarray
+    test_error: np.ndarray
+    test_rmse: np.ndarray
     log_ml: np.ndarray
     log_ml_profile: np.ndarray
     runtime: np.ndarray
@@ -778,7 +781,8 @@ class LifetimePath:
         return model
 
 
-def _path_inputs(X, y, X_val, y_val, X_unlabeled, n_trees, max_lifetime, random_state):
+def _path_inputs(X, y, X_val, y_val, X_test, y_test, X_unlabeled, n_trees, max_lifetime,
+                 random_state):
     check_int(n_trees, "n_trees", 1)
     lam = _check_lifetime(max_lifetime, "max_lifetime")
     _check_seed(random_state)
@@ -787,9 +791,26 @@ def _path_inputs(X, y, X_val, y_val, X_unlabeled, n_trees, max_lifetime, random_
     Xv = check_X(X_val, "X_val", X.shape[1])
     yv = check_target(y_val, Xv.shape[0], "y_val")
     parts = [X, Xv]
+    if (X_test is None) != (y_test is None):
+        raise ValueError("Give both X_test and y_test, or neither.")
+    if X_test is not None:
+        Xt = check_X(X_test, "X_test", X.shape[1])
+        yt = check_target(y_test, Xt.shape[0], "y_test")
+        parts.append(Xt)
+    else:
+        yt = np.empty(0)
     if X_unlabeled is not None:
         parts.append(check_X(X_unlabeled, "X_unlabeled", X.shape[1]))
-    return X, yy, Xv, yv, np.vstack(parts), lam
+    return X, yy, Xv, yv, yt, np.vstack(parts), lam
+
+
+def _errors(sse, y):
+    """Relative error (%) and RMSE curves from sums of squared errors (NaN without rows)."""
+    sse = np.maximum(sse, 0.0)
+    if y.shape[0] == 0:
+        nan = np.full(sse.shape, np.nan)
+        return nan, nan.copy()
+    return 100.0 * np.sqrt(sse) / np.linalg.norm(y), np.sqrt(sse / y.shape[0])
 
 
 def _sweep_setup(rows, n_trees, lam, random_state):
@@ -816,7 +837,8 @@ def _sweep_setup(rows, n_trees, lam, random_state):
 
 def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
                   delta2: float | None = None, alpha: float | None = None,
-                  solver: str = "exact", lifetimes=None, X_unlabeled=None,
+                  solver: str = "exact", lifetimes=None, X_test=None, y_test=None,
+                  X_unlabeled=None,
                   max_features: int | None = None, sgd_epochs: int = 1, eta0: float = 0.01,
                   power_t: float = 0.25, empty_cell_weight: str = "inherit",
                   prior_variance: float = 1.0, random_state=None) -> LifetimePath:
@@ -848,8 +870,10 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         ``None``: record (and for SGD, train) after every cut, as [P]/[code].  An increasing
         array: record only at these lifetimes (each sees all cuts up to it); the SGD variant
         then trains only there, which is much cheaper ([P] §4.2.2, spec §3 tip 5).
+    X_test, y_test : array-like or None
+        Optional test rows: they join the partition (like [code]) and get their own curve.
     X_unlabeled : array-like or None
-        More rows for the partition (e.g. the test inputs, as [code] does); unlabelled.
+        More rows for the partition without a curve; unlabelled.
     max_features : int or None
         Stop when this many cells exist (spec §1.4 ``C_max``).
     sgd_epochs : int, default=1
@@ -867,8 +891,9 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
     -------
     LifetimePath
     """
-    X, yy, Xv, yv, rows, lam = _path_inputs(X, y, X_val, y_val, X_unlabeled, n_trees,
-                                            max_lifetime, random_state)
+    X, yy, Xv, yv, yt, rows, lam = _path_inputs(X, y, X_val, y_val, X_test, y_test,
+                                                X_unlabeled, n_trees, max_lifetime,
+                                                random_state)
     check_choice(solver, "solver", {"exact", "sgd"})
     check_choice(empty_cell_weight, "empty_cell_weight", {"inherit", "zero"})
     check_int(sgd_epochs, "sgd_epochs", 1)
@@ -883,7 +908,7 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
                 or grid[0] < 0 or grid[-1] > lam:
             raise ValueError("lifetimes must be a non-empty increasing array in "
                              "[0, max_lifetime].")
-    N, Nv = X.shape[0], Xv.shape[0]
+    N, Nv, Nt = X.shape[0], Xv.shape[0], yt.shape[0]
     d2 = _resolve_delta2(delta2, alpha, N)
     ybar = float(yy.mean())
     cmap, ev_tree, ev_node, tau, order, start, F, t0 = _sweep_setup(rows, n_trees, lam,
@@ -897,12 +922,14 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
     yc = np.zeros(s.n_points)
     yc[:N] = yy - ybar
     yc[N:N + Nv] = yv - ybar
+    yc[N + Nv:N + Nv + Nt] = yt - ybar
     yty = float(yc[:N] @ yc[:N])
     n_rec = n_ev + 1
     rec_lam = np.concatenate([[0.0], tau[:n_ev]])
     out_C = np.empty(n_rec, np.int64)
     tr_sse = np.empty(n_rec)
     val_sse = np.empty(n_rec)
+    te_sse = np.zeros(n_rec)
     quad = np.full(n_rec, np.nan)
     logdet = np.full(n_rec, np.nan)
     runtime = np.empty(n_rec)
@@ -927,14 +954,15 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         logdet[0] = ld
         tr_sse[0] = yty
         val_sse[0] = float(yc[N:N + Nv] @ yc[N:N + Nv])
+        te_sse[0] = float(yc[N + Nv:N + Nv + Nt] @ yc[N + Nv:N + Nv + Nt])
         runtime[0] = time.perf_counter() - t0
         chunk = 16
         for k0 in range(0, n_ev, chunk):
             k1 = min(n_ev, k0 + chunk)
             core.exact_path_chunk(k0, k1, ev_tree, ev_node, s.inode, s.stats, order, start, F,
-                                  N, Nv, yc, d2, state, pos, posf, b, beta, what, R, acol,
-                                  out_C[1:], quad[1:], logdet[1:], val_sse[1:], tr_sse[1:],
-                                  64.0, 1e-8)
+                                  N, Nv, Nt, yc, d2, state, pos, posf, b, beta, what, R,
+                                  acol, out_C[1:], quad[1:], logdet[1:], val_sse[1:],
+                                  te_sse[1:], tr_sse[1:], 64.0, 1e-8)
             runtime[1 + k0:1 + k1] = time.perf_counter() - t0
         n_refresh = int(state[3])
         keep = np.arange(n_rec)
@@ -947,8 +975,10 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         rng = core_rng(seed_sequence(random_state).spawn(3)[2])
         train_rows = np.arange(N, dtype=np.int64)
         val_rows = np.arange(N, N + Nv, dtype=np.int64)
+        te_rows = np.arange(N + Nv, N + Nv + Nt, dtype=np.int64)
         pred_tr = np.empty(N)
         pred_v = np.empty(Nv)
+        pred_t = np.empty(Nt)
         if grid is None:
             stops = np.arange(n_rec)  # record k has seen cuts 0..k-1
         else:
@@ -963,8 +993,10 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
                             int(sgd_epochs), 1.0, rng, True)
             core.predict_rows(F, train_rows, w, 0.0, pred_tr)
             core.predict_rows(F, val_rows, w, 0.0, pred_v)
+            core.predict_rows(F, te_rows, w, 0.0, pred_t)
             tr_sse[stop] = float(((pred_tr - yc[:N]) ** 2).sum())
             val_sse[stop] = float(((pred_v - yc[N:N + Nv]) ** 2).sum())
+            te_sse[stop] = float(((pred_t - yc[N + Nv:N + Nv + Nt]) ** 2).sum())
             out_C[stop] = T + stop
             runtime[stop] = time.perf_counter() - t0
         keep = stops
@@ -974,10 +1006,9 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         rec_lam_k = grid
     else:
         rec_lam_k = rec_lam[keep]
-    yn = float(np.linalg.norm(yy))
-    yvn = float(np.linalg.norm(yv))
-    tr = tr_sse[keep]
-    va = val_sse[keep]
+    tr_e, tr_r = _errors(tr_sse[keep], yy)
+    va_e, va_r = _errors(val_sse[keep], yv)
+    te_e, te_r = _errors(te_sse[keep], yt)
     Ck = out_C[keep]
     q = quad[keep]
     ldk = logdet[keep] + (N - Ck) * math.log(d2)  # log det(K + d2 I)
@@ -987,16 +1018,16 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
     log_ml_profile = -0.5 * N * (1.0 + np.log(2 * math.pi * s2)) - 0.5 * ldk
     ctx = dict(map=cmap, n_trees=T, delta2=d2, prior_variance=prior_variance,
                random_state=random_state, n_features_in=X.shape[1], n_train=N, y_train=yy)
-    return LifetimePath(lifetimes=rec_lam_k.copy(), n_features=Ck.copy(),
-                        train_error=100.0 * np.sqrt(tr) / yn, val_error=100.0 * np.sqrt(va) / yvn,
-                        train_rmse=np.sqrt(tr / N), val_rmse=np.sqrt(va / Nv), log_ml=log_ml,
+    return LifetimePath(lifetimes=rec_lam_k.copy(), n_features=Ck.copy(), train_error=tr_e,
+                        val_error=va_e, train_rmse=tr_r, val_rmse=va_r, test_error=te_e,
+                        test_rmse=te_r, log_ml=log_ml,
                         log_ml_profile=log_ml_profile, runtime=runtime[keep].copy(),
                         tree_time=tree_time, solver=solver, n_refresh=n_refresh, _ctx=ctx)
 
 
 def forest_lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
-                         gamma2: float = 1e-4, X_unlabeled=None,
-                         random_state=None) -> LifetimePath:
+                         gamma2: float = 1e-4, X_test=None, y_test=None,
+                         X_unlabeled=None, random_state=None) -> LifetimePath:
     """The per-tree ridge "Mondrian forest" of spec §1.14 ([P] §6) over all lifetimes.
 
     Leaf value ``sum(y - mean) / (n + gamma2)``, prediction ``mean(y) +`` the average of the
@@ -1004,10 +1035,11 @@ def forest_lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: in
     costs about as much as one fit at ``max_lifetime``.  With the same rows and
     ``random_state`` the trees are those of :func:`lifetime_path` ([P] Fig. 9).
     """
-    X, yy, Xv, yv, rows, lam = _path_inputs(X, y, X_val, y_val, X_unlabeled, n_trees,
-                                            max_lifetime, random_state)
+    X, yy, Xv, yv, yt, rows, lam = _path_inputs(X, y, X_val, y_val, X_test, y_test,
+                                                X_unlabeled, n_trees, max_lifetime,
+                                                random_state)
     gamma2 = check_positive(gamma2, "gamma2")
-    N, Nv = X.shape[0], Xv.shape[0]
+    N, Nv, Nt = X.shape[0], Xv.shape[0], yt.shape[0]
     ybar = float(yy.mean())
     cmap, ev_tree, ev_node, tau, order, start, F, t0 = _sweep_setup(rows, n_trees, lam,
                                                                      random_state)
@@ -1019,25 +1051,27 @@ def forest_lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: in
     yc = np.zeros(s.n_points)
     yc[:N] = yy - ybar
     yc[N:N + Nv] = yv - ybar
+    yc[N + Nv:N + Nv + Nt] = yt - ybar
     mu = np.zeros(Cmax)
     cnt = np.zeros(Cmax, np.int64)
     ssum = np.zeros(Cmax)
     mu[:T] = yc[:N].sum() / (N + gamma2)
     pred = np.full(s.n_points, mu[0])
-    sse = np.array([((pred[:N] - yc[:N]) ** 2).sum(), ((pred[N:N + Nv] - yc[N:N + Nv]) ** 2).sum()])
-    out_tr = np.empty(n_ev + 1)
-    out_v = np.empty(n_ev + 1)
-    out_tr[0], out_v[0] = sse
+    r = pred - yc
+    sse = np.array([r[:N] @ r[:N], r[N:N + Nv] @ r[N:N + Nv],
+                    r[N + Nv:N + Nv + Nt] @ r[N + Nv:N + Nv + Nt]])
+    out = np.empty((n_ev + 1, 3))
+    out[0] = sse
     core.forest_path_chunk(0, n_ev, ev_tree, ev_node, s.inode, s.stats, order, start, F, N, Nv,
-                           yc, gamma2, pred, mu, cnt, ssum, T, sse, out_tr[1:], out_v[1:])
+                           Nt, yc, gamma2, pred, mu, cnt, ssum, T, sse, out[1:])
     runtime = np.full(n_ev + 1, time.perf_counter() - t0)
-    tr = np.maximum(out_tr, 0.0)
-    va = np.maximum(out_v, 0.0)
+    tr_e, tr_r = _errors(out[:, 0], yy)
+    va_e, va_r = _errors(out[:, 1], yv)
+    te_e, te_r = _errors(out[:, 2], yt)
     nanv = np.full(n_ev + 1, np.nan)
     return LifetimePath(lifetimes=np.concatenate([[0.0], tau]),
-                        n_features=T + np.arange(n_ev + 1),
-                        train_error=100.0 * np.sqrt(tr) / np.linalg.norm(yy),
-                        val_error=100.0 * np.sqrt(va) / np.linalg.norm(yv),
-                        train_rmse=np.sqrt(tr / N), val_rmse=np.sqrt(va / Nv), log_ml=nanv,
+                        n_features=T + np.arange(n_ev + 1), train_error=tr_e, val_error=va_e,
+                        train_rmse=tr_r, val_rmse=va_r, test_error=te_e, test_rmse=te_r,
+                        log_ml=nanv,
                         log_ml_profile=nanv.copy(), runtime=runtime, tree_time=tree_time,
                         solver="forest", _ctx=None)

@@ -1,0 +1,37 @@
+"""The Mondrian kernel experiments script runs end to end at toy sizes (CI smoke test)."""
+
+import json
+
+import pytest
+
+from benchmarks import data
+from benchmarks import kernel_experiments as bench
+
+
+def _have_cpu_act():
+    try:
+        data.fetch_file("cpu_act.csv", download=False)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _have_cpu_act(), reason="cpu_act.csv not found: set MFBO_DATA_DIR to "
+                    "a directory holding it (CI uses ../shared/data)")
+def test_quick_kernel_experiments_write_report_json_and_pngs(tmp_path, capsys):
+    bench.main(["--quick", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    for title in ("1. Convergence", "2. Fast kernel-width", "3. Recovering", "4. Mondrian kernel vs"):
+        assert title in out
+    assert (tmp_path / "report.md").read_text().strip() == out.strip()
+    res = json.loads((tmp_path / "results.json").read_text())
+    conv = res["convergence"][0]
+    assert conv["M"] == [1, 5, 10] and 0 < conv["exact"] < conv["mean"]["fourier"][0]
+    assert len(res["width"]["curves"]) == 5
+    assert res["width"]["cost"]["ratio_exact"] > 0
+    assert set(res["forest"]["results"]) >= {"Mondrian kernel (SGD path)",
+                                             "Mondrian forest (per-tree ridge, same trees)"}
+    for png in ("convergence.png", "width_selection.png", "synthetic_lifetime.png",
+                "kernel_vs_forest.png"):
+        assert (tmp_path / png).stat().st_size > 10_000
