@@ -155,9 +155,9 @@ class Optimizer:
         Seeds the initial design, the surrogate and every proposal (proposal ``i`` uses its own
         stream, so a study is reproducible and parallel processes do not collide).
     n_initial : int or None
-        Size of the initial design; ``None``: the surrogate's default (5 for ``"mondrian"``,
-        ``10 * D`` for ``"rf-smac"`` as SMAC3; :func:`mfbo.minimize` caps it at a quarter of
-        ``n_calls`` like SMAC3).
+        Size of the initial design; ``None``: the surrogate's default (
+        ``10 * D`` as SMAC3; :func:`mfbo.minimize` caps it at a quarter of ``n_calls`` like
+        SMAC3).
     initial_design : {"sobol", "random", "lhs"}, default="sobol"
         Kind of initial design; with ``candidates`` the available row nearest to each design
         point is taken.

@@ -37,11 +37,11 @@ def test_tell_is_one_partial_fit_never_a_refit():
 
 
 def test_reproducible_and_improves_over_initial_design():
-    a = run(Optimizer(SPACE, random_state=3, n_random_candidates=512), quad, 25)
-    b = run(Optimizer(SPACE, random_state=3, n_random_candidates=512), quad, 25)
+    a = run(Optimizer(SPACE, random_state=3, n_initial=5, n_random_candidates=512), quad, 25)
+    b = run(Optimizer(SPACE, random_state=3, n_initial=5, n_random_candidates=512), quad, 25)
     assert [t.params for t in a.trials] == [t.params for t in b.trials]
     init_best = min(t.value for t in a.trials[:5])
-    assert a.best_trial.value < init_best and a.best_trial.value < 0.02
+    assert init_best > 0.3 and a.best_trial.value < 0.1
 
 
 @pytest.mark.parametrize("surrogate", ["mondrian", "rf-smac", "random"])
