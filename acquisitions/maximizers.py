@@ -58,15 +58,16 @@ def enumerate_grid(levels: np.ndarray) -> np.ndarray:
     return np.stack([m.ravel() for m in mesh], axis=1)
 
 
-def _top_unique(scores: np.ndarray, order_keys: list[bytes] | None, exclude: set, n: int,
+def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: int,
                 rng: np.random.Generator) -> np.ndarray:
-    """Indices of the ``n`` best scores, ties broken at random, skipping excluded keys."""
+    """Indices of the ``n`` best scores, ties broken at random, skipping points whose
+    :func:`row_keys` are excluded or already taken (keys are made only for the rows looked at)."""
     tie = rng.random(scores.shape[0])
     order = np.lexsort((tie, -np.nan_to_num(scores, nan=-np.inf)))
     out, seen = [], set()
     for i in order:
-        if order_keys is not None:
-            key = order_keys[i]
+        if points is not None:
+            key = np.round(points[i], 12).tobytes()
             if key in exclude or key in seen:
                 continue
             seen.add(key)
@@ -212,6 +213,5 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         stall[rows] = 0
     P = np.concatenate(seen_pts)
     F = np.concatenate(seen_scores)
-    keys = row_keys(P) if (exclude or np.any(levels != 0) or n > 1) else None
-    pick = _top_unique(F, keys, exclude, n, rng)
+    pick = _top_unique(F, np.ascontiguousarray(P), exclude, n, rng)
     return P[pick]
