@@ -222,6 +222,20 @@ def exp_width(d, quick):
             np.vstack([X, Xv]))  # [code] bins train and evaluation rows together
         return sgd_error(f.transform(X), y, f.transform(Xv), yv)
 
+    def rff_exact(lam):
+        f = RandomFourierFeatures(n_components=nnz // 2, lifetime=lam, random_state=0).fit(X)
+        return ridge_error(f.transform(X), y, f.transform(Xv), yv)
+
+    def rb_exact(lam):
+        f = RandomBinningFeatures(n_grids=nnz, lifetime=lam, random_state=0).fit(
+            np.vstack([X, Xv]))
+        return ridge_error(f.transform(X), y, f.transform(Xv), yv)
+
+    # like-for-like with the exact path: the same searches with exact ridge (delta2 = 1e-4)
+    for name, f, n in [("Fourier features (width search, exact ridge)", rff_exact, steps_ff),
+                       ("random binning (width search, exact ridge)", rb_exact, steps_rb)]:
+        lams, errs, times = select_width(f, n)
+        curves[name] = dict(time=times.tolist(), error=errs.tolist(), lifetime=lams.tolist())
     lams, errs, times = select_width(rff_eval, steps_ff)
     curves["Fourier features (width search, SGD)"] = dict(time=times.tolist(),
                                                           error=errs.tolist(),
@@ -260,7 +274,7 @@ def exp_width(d, quick):
 
 def plot_width(r, path):
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    for (name, c), mk in zip(r["curves"].items(), [".", "s", "D", "^", "o"]):
+    for (name, c), mk in zip(r["curves"].items(), [".", "s", "D", "v", "P", "^", "o"]):
         ax.scatter(np.maximum(c["time"], 1e-3), c["error"], marker=mk, s=12, label=name)
     ax.set_xscale("log")
     ax.set_ylim(0, 25)

@@ -110,9 +110,11 @@ class _CellMap:
     ``c``.  Store rows keep their order: whoever builds the map knows which rows are labelled.
     """
 
-    def __init__(self, store: TreeStore, lifetime: float):
+    def __init__(self, store: TreeStore, lifetime: float, route: bool = True):
         self.store = store
         self.lifetime = float(lifetime)
+        if not route:  # a bare holder of the trees (the sweeps number cells themselves)
+            return
         T, cap = store.n_trees, store.inode.shape[1]
         self.feat_of_node = np.empty((T, cap), np.int64)
         self.tree_of = np.empty(max(16, int(store.meta[:, NNODES].sum())), np.int64)
@@ -127,11 +129,11 @@ class _CellMap:
 
     @classmethod
     def grow(cls, X: np.ndarray, n_trees: int, lifetime: float, ss: np.random.SeedSequence,
-             store_lifetime: float | None = None) -> "_CellMap":
-        store = TreeStore(n_trees, X.shape[1], 1, store_lifetime or lifetime, 1, TASK_STRUCTURE,
-                          ss, capacity=max(16, X.shape[0]))
+             route: bool = True) -> "_CellMap":
+        store = TreeStore(n_trees, X.shape[1], 1, lifetime, 1, TASK_STRUCTURE, ss,
+                          capacity=max(16, X.shape[0]))
         store.fit(X, np.zeros(X.shape[0]))
-        return cls(store, lifetime)
+        return cls(store, lifetime, route)
 
     @property
     def n_trees(self) -> int:
@@ -817,7 +819,7 @@ def _sweep_setup(rows, n_trees, lam, random_state):
     """Grow the trees to ``lam`` on all rows and list the cuts in time order."""
     t0 = time.perf_counter()
     tree_ss = seed_sequence(random_state).spawn(2)[0]
-    cmap = _CellMap.grow(rows, n_trees, lam, tree_ss)
+    cmap = _CellMap.grow(rows, n_trees, lam, tree_ss, route=False)
     s = cmap.store
     T = s.n_trees
     nn = s.meta[:, NNODES]

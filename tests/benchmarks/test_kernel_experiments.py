@@ -28,7 +28,7 @@ def test_quick_kernel_experiments_write_report_json_and_pngs(tmp_path, capsys):
     res = json.loads((tmp_path / "results.json").read_text())
     conv = res["convergence"][0]
     assert conv["M"] == [1, 5, 10] and 0 < conv["exact"] < conv["mean"]["fourier"][0]
-    assert len(res["width"]["curves"]) == 5
+    assert len(res["width"]["curves"]) == 7
     assert res["width"]["cost"]["ratio_exact"] > 0
     assert set(res["forest"]["results"]) >= {"Mondrian kernel (SGD path)",
                                              "Mondrian forest (per-tree ridge, same trees)"}
