@@ -63,8 +63,15 @@ def cpu_split(data_home=None, seed=0, n_val=1000, quick=False):
 
 
 def ridge_error(Z, y, Zt, yt, delta2=DELTA2):
-    """Relative test error of exact ridge (sum form, centred targets, no intercept)."""
+    """Relative test error of exact ridge (sum form, centred targets, no intercept); the dual
+    form ``(Z Z^T + delta2 I)^-1`` when there are more columns than rows."""
     ybar = y.mean()
+    if Z.shape[1] > Z.shape[0]:
+        K = Z @ Z.T
+        K = K.toarray() if sp.issparse(K) else K
+        K[np.diag_indices_from(K)] += delta2
+        a = scipy.linalg.solve(K, y - ybar, assume_a="pos")
+        return relative_error(yt, ybar + Zt @ (Z.T @ a))
     if sp.issparse(Z):
         A = (Z.T @ Z).toarray()
         b = Z.T @ (y - ybar)
