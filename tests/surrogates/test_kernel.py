@@ -249,8 +249,9 @@ def _split(n=260, seed=0):
 
 def test_exact_path_equals_independent_fits_at_every_lifetime():
     X, y, Xv, yv, Xt = _split()
+    yt = _data(260, 2, seed=0)[1][200:]
     p = lifetime_path(X, y, Xv, yv, max_lifetime=12.0, n_trees=8, delta2=1e-4,
-                      X_unlabeled=Xt, random_state=0)
+                      X_test=Xt[:40], y_test=yt[:40], X_unlabeled=Xt[40:], random_state=0)
     n = len(p.lifetimes)
     assert p.lifetimes[0] == 0 and np.all(np.diff(p.lifetimes) > 0)
     np.testing.assert_array_equal(p.n_features, 8 + np.arange(n))
@@ -262,6 +263,8 @@ def test_exact_path_equals_independent_fits_at_every_lifetime():
                                    rtol=1e-9)
         np.testing.assert_allclose(relative_error(y, m.predict(X)), p.train_error[k],
                                    rtol=1e-7)
+        np.testing.assert_allclose(relative_error(yt[:40], m.predict(Xt[:40])),
+                                   p.test_error[k], rtol=1e-9)
         np.testing.assert_allclose(m.log_marginal_likelihood_, p.log_ml[k], rtol=1e-9)
     # the best lifetime and the train curve behave
     assert p.val_error[p.best_index] == p.val_error.min()
@@ -319,13 +322,20 @@ def test_sgd_path_is_close_to_the_exact_path():
 
 def test_forest_path_with_one_tree_equals_the_kernel_path():
     # M = 1: A is diagonal, the kernel's ridge is the tree's per-leaf ridge ([R] App. B)
-    X, y, Xv, yv, _ = _split()
+    X, y, Xv, yv, Xt = _split()
     k = lifetime_path(X, y, Xv, yv, max_lifetime=10.0, n_trees=1, delta2=0.3, random_state=0)
     f = forest_lifetime_path(X, y, Xv, yv, max_lifetime=10.0, n_trees=1, gamma2=0.3,
                              random_state=0)
     np.testing.assert_allclose(f.lifetimes, k.lifetimes)
     np.testing.assert_allclose(f.val_error, k.val_error, rtol=1e-9)
     np.testing.assert_allclose(f.train_error, k.train_error, rtol=1e-7)
+    assert np.all(np.isnan(f.test_error))
+    yt = _data(260, 2, seed=0)[1][200:]
+    ft = forest_lifetime_path(X, y, Xv, yv, X_test=Xt, y_test=yt, max_lifetime=10.0, n_trees=1,
+                              gamma2=0.3, random_state=0)
+    kt = lifetime_path(X, y, Xv, yv, X_test=Xt, y_test=yt, max_lifetime=10.0, n_trees=1,
+                       delta2=0.3, random_state=0)
+    np.testing.assert_allclose(ft.test_error, kt.test_error, rtol=1e-9)
 
 
 # --------------------------------------------------------------------------------------------
