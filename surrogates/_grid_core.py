@@ -444,3 +444,54 @@ def swap_positions(Ainv, C, a, b):
             tmp = Ainv[k, p]
             Ainv[k, p] = Ainv[k, q]
             Ainv[k, q] = tmp
+
+
+@njit(cache=True)
+def positions_at(X, seed, lams, u_flat, u_off, u0, W, t1, lb, lb_off, nd, slots, f_grid,
+                 f_key, f_pos, out):
+    """``locate`` + ``query_positions`` in one pass at fixed lifetimes, for prediction: a row
+    strictly inside a gap whose first cut is born after ``lambda_d`` joins both neighbours
+    without a descent; otherwise at most two descents decide its side."""
+    n, D = X.shape
+    M = out.shape[1]
+    ids = np.empty(D, np.int64)
+    ranks = np.empty(D, np.int64)
+    for i in range(n):
+        for d in range(D):
+            u = u_flat[u_off[d]:u_off[d + 1]]
+            ranks[d] = np.searchsorted(u, X[i, d])
+        for m in range(M):
+            fresh = False
+            for d in range(D):
+                u = u_flat[u_off[d]:u_off[d + 1]]
+                r = ranks[d]
+                x = X[i, d]
+                base = lb_off[d] + m * nd[d]
+                lam = lams[d]
+                if r < nd[d] and u[r] == x:
+                    ids[d] = lb[base + r]
+                elif r == 0:
+                    if lam < first_cut_on_line(seed, m, d, u0[d], W[d], x, u[0]):
+                        ids[d] = lb[base]
+                    else:
+                        fresh = True
+                elif r == nd[d]:
+                    if lam < first_cut_on_line(seed, m, d, u0[d], W[d], u[r - 1], x):
+                        ids[d] = lb[base + r - 1]
+                    else:
+                        fresh = True
+                elif lam < t1[base + r]:  # no cut in the gap yet: same interval both sides
+                    ids[d] = lb[base + r - 1]
+                elif lam < first_cut_on_line(seed, m, d, u0[d], W[d], u[r - 1], x):
+                    ids[d] = lb[base + r - 1]
+                elif lam < first_cut_on_line(seed, m, d, u0[d], W[d], x, u[r]):
+                    ids[d] = lb[base + r]
+                else:
+                    fresh = True
+                if fresh:
+                    break
+            if fresh:
+                out[i, m] = -1
+            else:
+                fid = _lookup(slots, f_grid, f_key, m, ids)
+                out[i, m] = f_pos[fid] if fid >= 0 else -1

@@ -29,7 +29,6 @@ __all__ = ["GridExploration", "MondrianGrid"]
 
 _NO_EVENT = -1      # activate/deactivate: nothing left to add/remove in this dimension
 _OVER_BUDGET = -2   # activate: the split would exceed max_cells
-_QUERY_CHUNK = 4096
 _RESIDUAL_TOL = 1e-8  # spec §3 tip 3: refresh A^-1 when |A w - b| / |b| exceeds this
 _BLAS = None
 
@@ -526,9 +525,13 @@ class _GridState:
         return out
 
     def positions(self, X):
-        parts = [self.query(self.locate(X[i:i + _QUERY_CHUNK]))
-                 for i in range(0, X.shape[0], _QUERY_CHUNK)]
-        return np.concatenate(parts) if parts else np.empty((0, self.M), np.int64)
+        """Positions ``(n, M)`` of the cells of the rows of ``X`` at the current lifetimes."""
+        self.ensure_table()
+        out = np.empty((X.shape[0], self.M), np.int64)
+        core.positions_at(X, self.seed, self.lams, self.u_flat, self.u_off, self.u0, self.W,
+                          self.t1, self.lb, self.lb_off, self.nd, self.slots, self.f_grid,
+                          self.f_key, self.f_pos, out)
+        return out
 
     def predict_positions(self, pos, prior_var, want_var):
         n = pos.shape[0]

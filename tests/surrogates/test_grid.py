@@ -104,6 +104,21 @@ def test_unseen_coordinates_join_with_laplace_probability(x, neighbour):
     assert abs(frac - p) < 4 * np.sqrt(p * (1 - p) / M) + 1e-3
 
 
+def test_prediction_path_equals_the_cached_locations_of_the_search():
+    """``predict`` decides each row in one pass at the current lifetimes; the search caches
+    lifetime-free locations instead.  Both must put every row in the same cell."""
+    X, y = _toy(12, 200)
+    rng = np.random.default_rng(3)
+    Q = np.r_[rng.uniform(-0.3, 1.3, size=(300, 3)), X[:20], [[0.5, 7.0, -4.0]]]
+    g = MondrianGrid(n_grids=4, lifetimes=0.0, random_state=1).fit(X, y)
+    st = g._state
+    loc = st.locate(Q)
+    for d in (0, 1, 0, 2, 1, 1, 0, 2, 2, 0):
+        g.increase(d)
+        np.testing.assert_array_equal(st.positions(Q), st.query(loc))
+    assert np.any(st.positions(Q) < 0) and np.any(st.positions(Q) >= 0)
+
+
 def test_implied_kernel_tends_to_the_product_of_laplace_kernels():
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(20, 2))
