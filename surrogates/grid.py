@@ -183,7 +183,7 @@ class _GridState:
 
     def refactor(self):
         """``A^-1``, ``b`` and ``log det A`` from scratch: O(N M + C^3) (spec §1.8)."""
-        C, M = self.C, self.M
+        C = self.C
         self.b = np.zeros(max(self.pos_id.shape[0], C))
         self.b[:C] = self.phi_t(self.y_c)
         if not self.model:
@@ -671,7 +671,10 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
     ``transform`` is exact for any input: a row gets a feature in grid ``m`` iff no cut
     separates it from some training row's cell; otherwise its weight keeps the prior.
     Cells with validation rows but no training rows would carry weight 0 (spec A12), so they
-    are simply not columns; predictions are the same.
+    are simply not columns; predictions are the same.  Which points define the partition
+    (spec A10) therefore does not matter: the cuts are a function of the seed and the
+    training range alone, so the inductive and the transductive (train + validation)
+    partitions agree on every shared point.
     """
 
     def __init__(self, n_grids=10, lifetimes=1.0, delta2=0.01, prior_var=1.0, max_cells=5000,
