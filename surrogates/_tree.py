@@ -30,6 +30,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ._prefetch import prefetch
 from ._rng import exponential, seed_states, uniform
 
 LEFT, RIGHT, PARENT, FEAT, HEAD, PAUSED = 0, 1, 2, 3, 4, 5
@@ -287,6 +288,18 @@ def fit_trees(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
 # --------------------------------------------------------------------------------------
 
 
+@njit(cache=True, inline="always")
+def _prefetch_node(t, j, inode, fnode, box, stats, yv, task):
+    """Prefetch the rows of node ``j`` that inserting a point of label ``yv`` reads."""
+    prefetch(inode, t, j, 0)
+    prefetch(fnode, t, j, 0)
+    for o in range(0, box.shape[2] * box.shape[3] * 8, 64):
+        prefetch(box, t, j, o)
+    prefetch(stats, t, j, 0)
+    if task == TASK_CLASSIFICATION:
+        prefetch(stats, t, j, 8 + 8 * np.int64(yv))
+
+
 @njit(cache=True)
 def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
                 min_samples_split, task):
@@ -325,6 +338,9 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
                 _grow_block(t, j, idx, 0, c, tp, X, y, inode, fnode, box, stats, pnext, meta,
                             rng, lifetime, min_samples_split, task)
             return
+        if not is_leaf:  # fetch the next node on x's path while this one is processed
+            _prefetch_node(t, child_containing(inode, fnode, t, j, X, p), inode, fnode, box,
+                           stats, yv, task)
         eta = box_distance(box, t, j, X, p)
         E = exponential(rng, t, eta)
         if tp + E < fnode[t, j, TAU]:

@@ -140,3 +140,115 @@ def test_pickle_round_trip():
     m.partial_fit(X[60:], y[60:])
     clone.partial_fit(X[60:], y[60:])
     np.testing.assert_array_equal(m.predict_proba(X), clone.predict_proba(X))
+
+
+def _reference_proba(m, X):
+    """Spec A5-A7 in plain Python straight from the store: node means derived along each
+    query's path, the branch-off terms with the closed-form expected discount."""
+    from surrogates._tree import FEAT, LEFT, RIGHT, ROOT, TAU, THRESH
+
+    s = m._store
+    K = len(m.classes_)
+    gamma = m.discount_factor * m.n_features_in_
+    Xs = m._scale(np.asarray(X, dtype=float))
+    out = np.zeros((len(Xs), K))
+    for i, x in enumerate(Xs):
+        for t in range(s.n_trees):
+            j, tp, p_ns, gpar = s.meta[t, ROOT], 0.0, 1.0, np.full(K, 1.0 / K)
+            while True:
+                n = s.stats[t, j, 1:]
+                tab = (n > 0).astype(float)
+                delta = s.fnode[t, j, TAU] - tp
+                eta = (np.maximum(s.box[t, j, 0] - x, 0) + np.maximum(x - s.box[t, j, 1], 0)).sum()
+                p = -np.expm1(-delta * eta) if eta > 0 else 0.0
+                if p > 0:
+                    dbar = expected_discount(eta, gamma, delta)
+                    if m.branch_counts == "ref":
+                        g = (n - dbar * tab + dbar * tab.sum() * gpar) / n.sum()
+                    else:
+                        g = ((1 - dbar) * tab + dbar * tab.sum() * gpar) / tab.sum()
+                    out[i] += p_ns * p * g
+                leaf = s.inode[t, j, LEFT] < 0
+                if leaf:
+                    c = n
+                else:
+                    c = ((s.stats[t, s.inode[t, j, LEFT], 1:] > 0).astype(float)
+                         + (s.stats[t, s.inode[t, j, RIGHT], 1:] > 0))
+                d = np.exp(-gamma * delta) if np.isfinite(delta) else 0.0
+                gj = (c - d * tab + d * tab.sum() * gpar) / c.sum()
+                if leaf:
+                    out[i] += p_ns * (1 - p) * gj
+                    break
+                p_ns *= 1 - p
+                if p_ns <= 0:
+                    break
+                gpar = gj
+                j = s.inode[t, j, LEFT] if x[s.inode[t, j, FEAT]] <= s.fnode[t, j, THRESH] \
+                    else s.inode[t, j, RIGHT]
+                tp = s.fnode[t, s.inode[t, j, 2], TAU]
+    return out / s.n_trees
+
+
+def _both_paths(m, X):
+    """predict_proba through the per-query path walk and through the node-mean cache."""
+    from surrogates.classifier import _ProbaCache
+
+    m._proba_cache = _ProbaCache()
+    m._proba_cache.QUERY_COST = 0  # never build: path walk
+    walk = m.predict_proba(X)
+    m._proba_cache = _ProbaCache()
+    m._proba_cache.QUERY_COST = 10**9  # always build: cache
+    cached = m.predict_proba(X)
+    assert m._proba_cache.key is not None
+    return walk, cached
+
+
+@pytest.mark.parametrize("variant", ["ikn", "ref"])
+@pytest.mark.parametrize("lifetime", [np.inf, 3.0])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_cached_prediction_equals_the_reference(variant, lifetime, seed):
+    rng = np.random.default_rng(seed)
+    n, D, K = 60, 3, 4
+    X = rng.random((n, D))
+    y = rng.integers(0, K, n)
+    X[:20, 0] = np.round(X[:20, 0], 1)  # ties: zero-width sides and repeated values
+    m = MondrianForestClassifier(n_estimators=7, lifetime=lifetime, branch_counts=variant,
+                                 min_samples_split=1 + seed, random_state=seed)
+    m.partial_fit(X[:30], y[:30], classes=np.arange(K))
+    for i in range(30, n):  # online trees: node ids are not in pre-order
+        m.partial_fit(X[i:i + 1], y[i:i + 1])
+    Q = np.r_[X, rng.random((40, D)), rng.random((10, D)) * 3 - 1, X[:5] + 1e-9, [[1e6, -1e6, 0]]]
+    ref = _reference_proba(m, Q)
+    walk, cached = _both_paths(m, Q)
+    np.testing.assert_allclose(walk, ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cached, ref, rtol=0, atol=1e-12)
+    # the cache is invalidated by an update, and rebuilt from the new trees
+    m.partial_fit(rng.random((3, D)), [0, 1, 3])
+    ref = _reference_proba(m, Q)
+    np.testing.assert_allclose(m.predict_proba(Q), ref, rtol=0, atol=1e-12)
+    m.set_params(discount_factor=2.0)  # gamma is part of the cache key
+    ref = _reference_proba(m, Q)
+    np.testing.assert_allclose(m.predict_proba(Q), ref, rtol=0, atol=1e-12)
+    m.fit(X[:25], y[:25])
+    walk, cached = _both_paths(m, Q)
+    np.testing.assert_allclose(cached, _reference_proba(m, Q), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(walk, cached, rtol=0, atol=1e-12)
+
+
+def test_cache_is_built_after_enough_queries_and_survives_pickling():
+    X, y = _blobs(200)
+    m = MondrianForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    cache = m._proba_cache
+    before = m.__dict__.copy()
+    p1 = m.predict_proba(X[:1])  # one query: the path walk, no build
+    assert cache.key is None and m.__dict__ == before
+    P = m.predict_proba(X)  # many queries: the cache is built, the estimator's dict unchanged
+    assert cache.key is not None and m.__dict__ == before
+    np.testing.assert_array_equal(p1, P[:1])
+    clone = pickle.loads(pickle.dumps(m))
+    assert clone._proba_cache.key is None and clone._proba_cache.arrays is None
+    np.testing.assert_array_equal(clone.predict_proba(X), P)
+    m.partial_fit(X[:5], y[:5])
+    assert cache.key is None
+    clone.partial_fit(X[:5], y[:5])
+    np.testing.assert_array_equal(m.predict_proba(X), clone.predict_proba(X))
