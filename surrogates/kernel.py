@@ -480,7 +480,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         else:
             self._w = np.zeros(C)
             self._alpha_sgd = d2 / N
-            self._rng = core_rng(sgd_ss)
+            self._rng = _core_rng(sgd_ss)
             yc = np.zeros(cmap.F.shape[0])
             yc[self._rows] = self._y - self.intercept_
             self._t = core.sgd_epochs(cmap.F, self._rows, yc, self._w, self._alpha_sgd,
@@ -686,7 +686,7 @@ def _weighted_shared(feat, val, Flab):
     return out / math.sqrt(T)
 
 
-def core_rng(ss: np.random.SeedSequence) -> np.ndarray:
+def _core_rng(ss: np.random.SeedSequence) -> np.ndarray:
     from ._rng import seed_states
     return seed_states(ss, 1)
 
@@ -974,7 +974,7 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         cnt = np.zeros(Cmax, np.int64)
         ssum = np.zeros(Cmax)
         alpha_sgd = d2 / N
-        rng = core_rng(seed_sequence(random_state).spawn(3)[2])
+        rng = _core_rng(seed_sequence(random_state).spawn(3)[2])
         train_rows = np.arange(N, dtype=np.int64)
         val_rows = np.arange(N, N + Nv, dtype=np.int64)
         te_rows = np.arange(N + Nv, N + Nv + Nt, dtype=np.int64)
