@@ -185,13 +185,17 @@ class Optimizer:
         trials whose process died are asked again).
     study_name : str, default="default"
         Several studies can share one storage file.
+    min_distance : float, default=0
+        In continuous and mixed spaces, skip proposals closer than this (max-norm in the unit
+        cube) to an evaluated or pending point.  Exact repeats are always excluded.  (Measured
+        on Branin, 50 evaluations: 0.01 made no significant difference, so it is off.)
     """
 
     def __init__(self, space, surrogate="mondrian", acquisition=None, candidates=None,
                  random_state=None, n_initial=None, initial_design="sobol", kappa=1.0, xi=0.0,
                  batch_strategy="constant_liar", liar="min", on_failure="worst",
                  n_random_candidates=10_000, local_search=True, surrogate_options=None,
-                 storage=None, study_name="default"):
+                 storage=None, study_name="default", min_distance=0.0):
         self.space: Space = as_space(space)
         D = len(self.space)
         if batch_strategy not in ("constant_liar", "thompson"):
@@ -218,6 +222,9 @@ class Optimizer:
         self.initial_design = initial_design
         self.n_random_candidates = int(n_random_candidates)
         self.local_search = bool(local_search)
+        if not (isinstance(min_distance, numbers.Real) and 0 <= min_distance < 1):
+            raise ValueError(f"min_distance must be in [0, 1), got {min_distance!r}.")
+        self.min_distance = float(min_distance)
         self.study_name = study_name
 
         ss = np.random.SeedSequence(random_state) if not isinstance(
@@ -461,8 +468,12 @@ class Optimizer:
             idx = np.flatnonzero(self._available)
             i = int(idx[rng.integers(idx.size)])
             return self._cand_U[i], i
+        known = np.array([t.unit for t in self.trials]) if self.trials else None
         for _ in range(1000):
             u = snap(rng.random(len(self.space)), self.space.levels)
+            if known is not None and self.min_distance > 0 and \
+                    np.abs(known - u).max(axis=1).min() < self.min_distance:
+                continue
             if self._params_key(self.space.from_unit(u)[0]) not in self._seen_keys:
                 return u, None
         return None, None
@@ -514,7 +525,10 @@ class Optimizer:
             n_random=self.n_random_candidates, starts=starts,
             n_local=10 if self.local_search else 0,
             patience=10 if self.local_search else 0, exclude=exclude)
+        known = np.array([t.unit for t in self.trials])
         for u in pts:
+            if self.min_distance > 0 and np.abs(known - u).max(axis=1).min() < self.min_distance:
+                continue
             if self._params_key(self.space.from_unit(u)[0]) not in self._seen_keys:
                 return u, None, lied
         unit, cand = self._random_point(rng)

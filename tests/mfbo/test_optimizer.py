@@ -185,3 +185,13 @@ def test_without_local_search():
     opt = run(Optimizer(SPACE, random_state=0, local_search=False, n_random_candidates=128),
               quad, 8)
     assert opt.n_finished == 8
+
+
+def test_min_distance_keeps_proposals_apart():
+    opt = run(Optimizer(SPACE, random_state=0, n_initial=4, min_distance=0.05,
+                        n_random_candidates=256), quad, 20)
+    U = np.array([t.unit for t in opt.trials])
+    d = np.abs(U[:, None, :] - U[None, :, :]).max(axis=2) + np.eye(len(U))
+    assert d[4:].min() >= 0.05 - 1e-12
+    with pytest.raises(ValueError, match="min_distance"):
+        Optimizer(SPACE, min_distance=2.0)
