@@ -26,6 +26,7 @@ store only needs ``C >= 2N`` and grows by doubling outside the kernels.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from numba import njit, prange
@@ -75,11 +76,10 @@ def box_distance(box, t, j, X, i):
     """L1 distance from row ``X[i]`` to node ``j``'s box: eta_j(x) of spec A3/A7."""
     eta = 0.0
     for d in range(box.shape[3]):
+        # branch-free (which side a query falls on is unpredictable); at most one term is
+        # non-zero, so the sum is the same as adding only that one
         v = X[i, d]
-        if v < box[t, j, 0, d]:
-            eta += box[t, j, 0, d] - v
-        elif v > box[t, j, 1, d]:
-            eta += v - box[t, j, 1, d]
+        eta += max(box[t, j, 0, d] - v, 0.0) + max(v - box[t, j, 1, d], 0.0)
     return eta
 
 
@@ -532,6 +532,39 @@ def preorder(inode, meta, t):
 # --------------------------------------------------------------------------------------
 
 
+class _SmallBatchKernel:
+    """Chooses between the serial and the threaded extend kernel for small batches.
+
+    One thread per tree halves the time of a one-point update on an idle two-core machine,
+    but a parallel region can stall for milliseconds when other processes hold the cores.
+    Both kernels grow identical trees, so the choice is only about speed: the one with the
+    lower moving average of seconds per point, the other being re-timed every ``EXPLORE``
+    calls.  (The first call of each kernel in a process, which may load or compile it, is
+    not timed.)
+    """
+
+    EXPLORE = 32
+    _warm = [False, False]
+
+    def __init__(self):
+        self.cost = [0.0, 0.0]
+        self.calls = 0
+
+    def pick(self) -> int:
+        self.calls += 1
+        if self.cost[0] == 0.0 or self.cost[1] == 0.0:
+            return self.calls % 2
+        k = int(self.cost[1] < self.cost[0])
+        return 1 - k if self.calls % self.EXPLORE == 0 else k
+
+    def record(self, k: int, seconds_per_point: float) -> None:
+        if not _SmallBatchKernel._warm[k]:
+            _SmallBatchKernel._warm[k] = True
+            return
+        c = self.cost[k]
+        self.cost[k] = seconds_per_point if c == 0.0 else 0.75 * c + 0.25 * seconds_per_point
+
+
 class TreeStore:
     """All trees of one forest as flat arrays, plus the (scaled) training points they index.
 
@@ -631,12 +664,17 @@ class TreeStore:
             name, row = ("X", bad) if bad < b else ("y", bad - b)
             raise ValueError(f"Input {name} contains NaN or infinity (sample {row}).")
         self.n_points = start + b
-        # threads only pay off for batches: for one point their wake-up dominates, and under
-        # load (other processes on the cores) a parallel region can stall for milliseconds
-        if b >= 16 and self.n_trees >= 2:
-            extend_trees_parallel(start, start + b, *self._args())
-        else:
-            extend_trees(start, start + b, *self._args())
+        if b >= 16 or self.n_trees < 2:
+            kernel = extend_trees_parallel if self.n_trees >= 2 else extend_trees
+            kernel(start, start + b, *self._args())
+            return
+        chooser = self.__dict__.get("_small_batches")
+        if chooser is None:
+            chooser = self._small_batches = _SmallBatchKernel()
+        k = chooser.pick()
+        t0 = time.perf_counter()
+        (extend_trees_parallel if k else extend_trees)(start, start + b, *self._args())
+        chooser.record(k, (time.perf_counter() - t0) / b)
 
     # -- introspection ----------------------------------------------------------------
     def apply(self, Xq):

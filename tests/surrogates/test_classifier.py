@@ -252,3 +252,29 @@ def test_cache_is_built_after_enough_queries_and_survives_pickling():
     assert cache.key is None
     clone.partial_fit(X[:5], y[:5])
     np.testing.assert_array_equal(m.predict_proba(X), clone.predict_proba(X))
+
+
+@pytest.mark.parametrize("lifetime", [np.inf, 2.0])
+def test_serial_and_threaded_small_batch_kernels_grow_identical_trees(lifetime):
+    """One-point updates go to whichever extend kernel is timed faster: both must agree."""
+    from surrogates._tree import NNODES, _SmallBatchKernel
+
+    X, y = _blobs(90, seed=4)
+    models = []
+    for k in (0, 1):
+        m = MondrianForestClassifier(n_estimators=6, lifetime=lifetime, random_state=3)
+        m.partial_fit(X[:3], y[:3], classes=[0, 1, 2])
+        chooser = m._store._small_batches = _SmallBatchKernel()
+        chooser.pick = lambda k=k: k
+        for i in range(3, 90):
+            m.partial_fit(X[i:i + 1], y[i:i + 1])
+        check_invariants(m._store)
+        models.append(m)
+    a, b = models[0]._store, models[1]._store
+    np.testing.assert_array_equal(a.meta, b.meta)
+    np.testing.assert_array_equal(a.rng, b.rng)
+    for t in range(a.n_trees):
+        nn = a.meta[t, NNODES]
+        for f in ("inode", "fnode", "box", "stats"):
+            np.testing.assert_array_equal(getattr(a, f)[t, :nn], getattr(b, f)[t, :nn])
+    np.testing.assert_array_equal(models[0].predict_proba(X), models[1].predict_proba(X))
