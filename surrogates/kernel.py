@@ -448,6 +448,11 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
                  delta2: float | None = None) -> None:
         """Solve on given cells; ``rows_lab`` are the labelled store rows, ``y`` their targets."""
         N = rows_lab.shape[0]
+        C = cmap.n_cells
+        if self.solver == "primal" or (self.solver == "auto" and C <= N):
+            _check_dense(C, "solver='primal'")  # before any state changes
+        elif self.solver != "sgd":
+            _check_dense(N, "solver='dual'")
         self._map = cmap
         self._rows = np.asarray(rows_lab, np.int64).copy()
         self._y = np.asarray(y, np.float64).copy()
@@ -502,6 +507,10 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         cmap = self._map
         n_old = cmap.store.n_points
         C_old = cmap.n_cells
+        if self.solver_ == "primal":  # refuse before any state changes
+            _check_dense(C_old + cmap.n_trees * X.shape[0], "solver='primal'")
+        elif self.solver_ == "dual":
+            _check_dense(self._rows.shape[0] + X.shape[0], "solver='dual'")
         cmap.extend(X)  # validates finiteness before touching anything
         new_rows = np.arange(n_old, n_old + X.shape[0])
         C = cmap.n_cells
