@@ -10,7 +10,7 @@ from sklearn.utils.validation import column_or_1d
 
 from ._classification import WALK_DTYPE, build_cache, predict_proba_cached, predict_proba_trees
 from ._forest import BaseMondrianForest
-from ._tree import NNODES, TASK_CLASSIFICATION
+from ._tree import NNODES, TASK_CLASSIFICATION, fresh_array
 from ._validation import check_choice, check_positive
 
 
@@ -72,8 +72,8 @@ class _ProbaCache:
             # a little headroom, so that a growing forest does not re-allocate every time
             cap = max(nn, int(1.25 * arrays[0].shape[1]) if arrays is not None else 0)
             self.arrays = arrays = None  # free the old buffers first
-            arrays = (np.empty((T, cap), WALK_DTYPE), np.empty((T, cap), np.int32),
-                      np.empty((T, cap)), np.empty((T, cap)), np.empty((T, cap, K)))
+            arrays = (fresh_array((T, cap), WALK_DTYPE), fresh_array((T, cap), np.int32),
+                      fresh_array((T, cap)), fresh_array((T, cap)), fresh_array((T, cap, K)))
         build_cache(store.inode, store.fnode, store.stats, store.meta, gamma, *arrays)
         self.arrays = arrays
         self.key = gamma
