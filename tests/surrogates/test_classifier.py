@@ -239,6 +239,7 @@ def test_cache_is_built_after_enough_queries_and_survives_pickling():
     X, y = _blobs(200)
     m = MondrianForestClassifier(n_estimators=10, random_state=0).fit(X, y)
     cache = m._proba_cache
+    cache.QUERY_COST = m._store.meta[:, 1].max() / 2  # build from the second query on
     before = m.__dict__.copy()
     p1 = m.predict_proba(X[:1])  # one query: the path walk, no build
     assert cache.key is None and m.__dict__ == before
