@@ -279,3 +279,16 @@ def test_serial_and_threaded_small_batch_kernels_grow_identical_trees(lifetime):
         for f in ("inode", "fnode", "box", "stats"):
             np.testing.assert_array_equal(getattr(a, f)[t, :nn], getattr(b, f)[t, :nn])
     np.testing.assert_array_equal(models[0].predict_proba(X), models[1].predict_proba(X))
+
+
+def test_fresh_array_large_is_a_plain_writable_array():
+    from surrogates._tree import fresh_array
+    from surrogates._classification import WALK_DTYPE
+
+    for shape, dtype in [((600, 1000), np.float64), ((3, 200000), WALK_DTYPE), (10, np.int64)]:
+        a = fresh_array(shape, dtype)
+        assert a.shape == (shape if isinstance(shape, tuple) else (shape,)) and a.dtype == dtype
+        assert a.flags.c_contiguous and a.flags.writeable
+        a[...] = np.zeros((), dtype)
+        b = pickle.loads(pickle.dumps(a))
+        np.testing.assert_array_equal(a, b)
