@@ -16,7 +16,7 @@ import time
 import uuid
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -468,15 +468,20 @@ class Optimizer:
             idx = np.flatnonzero(self._available)
             i = int(idx[rng.integers(idx.size)])
             return self._cand_U[i], i
-        known = np.array([t.unit for t in self.trials]) if self.trials else None
+        known = np.array([t.unit for t in self.trials])
         for _ in range(1000):
             u = snap(rng.random(len(self.space)), self.space.levels)
-            if known is not None and self.min_distance > 0 and \
-                    np.abs(known - u).max(axis=1).min() < self.min_distance:
-                continue
-            if self._params_key(self.space.from_unit(u)[0]) not in self._seen_keys:
+            if self._is_new(u, known):
                 return u, None
         return None, None
+
+    def _is_new(self, u: np.ndarray, known: np.ndarray) -> bool:
+        """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
+        asked point (``known``: their unit-cube rows)."""
+        if self.min_distance > 0 and len(known) and \
+                np.abs(known - u).max(axis=1).min() < self.min_distance:
+            return False
+        return self._params_key(self.space.from_unit(u)[0]) not in self._seen_keys
 
     def _score_fn(self, model: Model, rng):
         acq = self.acquisition
@@ -497,7 +502,7 @@ class Optimizer:
 
     def _acquire(self, rng, lied):
         model = self.model
-        pending = [t for t in self.trials if t.state == "pending"]
+        pending = self.pending
         if pending and self.batch_strategy == "constant_liar":
             y = np.asarray(self._y)
             lie = {"min": y.min(), "mean": y.mean(), "max": y.max()}[self.liar]
@@ -515,21 +520,17 @@ class Optimizer:
                 return None, None, lied
             i = int(idx[0])
             return self._cand_U[i], i, lied
-        done = [i for i in np.argsort(self._y)[:10]]
-        starts = np.asarray(self._X)[done] if self.local_search and done else None
+        starts = np.asarray(self._X)[np.argsort(self._y)[:10]] if self.local_search else None
         # evaluated and pending points are never proposed again (an evaluated point often
         # keeps the best score: its predictive std is not zero)
-        exclude = row_keys(np.array([t.unit for t in self.trials]))
+        known = np.array([t.unit for t in self.trials])
         pts = maximize_random_local(
             score, self.space.levels, n=10, rng=rng,
             n_random=self.n_random_candidates, starts=starts,
             n_local=10 if self.local_search else 0,
-            patience=10 if self.local_search else 0, exclude=exclude)
-        known = np.array([t.unit for t in self.trials])
+            patience=10 if self.local_search else 0, exclude=row_keys(known))
         for u in pts:
-            if self.min_distance > 0 and np.abs(known - u).max(axis=1).min() < self.min_distance:
-                continue
-            if self._params_key(self.space.from_unit(u)[0]) not in self._seen_keys:
+            if self._is_new(u, known):
                 return u, None, lied
         unit, cand = self._random_point(rng)
         return unit, cand, lied

@@ -13,6 +13,9 @@ import numbers
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from scipy.stats import qmc
+
+from acquisitions import snap
 
 __all__ = ["Real", "Integer", "Categorical", "Space", "as_space"]
 
@@ -91,11 +94,12 @@ class Real(Dimension):
 
 
 class Integer(Dimension):
-    """An integer in ``[low, high]`` (both included); ``log=True`` spaces levels by ``log(x)``.
+    """An integer in ``[low, high]`` (both included).
 
     Each integer is one level of an ordinal coordinate, so a finite space is enumerated
-    exactly and never proposed twice.  With ``log=True`` the levels keep their order but the
-    unit-cube position of level ``x`` is that of ``log(x)`` (so small values are resolved finer).
+    exactly and never proposed twice.  With ``log=True`` the coordinate is continuous in
+    ``log(x)`` and rounded to the nearest integer on the way out (small values are resolved
+    finer); repeats are then excluded by comparing parameters.
     """
 
     def __init__(self, low: int, high: int, log: bool = False):
@@ -312,10 +316,6 @@ class Space:
 
     def sample(self, n: int, rng: np.random.Generator, kind: str = "random") -> np.ndarray:
         """``n`` unit-cube points: ``"random"``, ``"sobol"`` (scrambled) or ``"lhs"``."""
-        from scipy.stats import qmc
-
-        from acquisitions import snap
-
         D = len(self)
         if kind == "random":
             U = rng.random((n, D))

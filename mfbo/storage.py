@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import sqlite3
 import threading
@@ -218,7 +217,3 @@ def as_storage(storage) -> Storage:
             path = path[len("sqlite:///"):]
         return SQLiteStorage(path)
     raise TypeError(f"storage must be None, a file path or a Storage, got {type(storage).__name__}.")
-
-
-def finite_or_none(v) -> float | None:
-    return float(v) if v is not None and math.isfinite(v) else None

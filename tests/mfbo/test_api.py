@@ -1,8 +1,7 @@
 """minimize, the decorator, results, plots, failures, parallel executors (process pool, Dask)."""
 
-import math
 import os
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest

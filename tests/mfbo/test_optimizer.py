@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import mfbo
 from mfbo import Categorical, Integer, Optimizer, Real, StudyExhausted
 
 

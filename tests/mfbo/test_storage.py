@@ -9,7 +9,6 @@ import sys
 import textwrap
 import time
 
-import numpy as np
 import pytest
 
 import mfbo
