@@ -2,28 +2,61 @@
 
 A problem is a :class:`Problem`: a search space, a vectorised function on the problem's own
 coordinates, the known optimum and HPOlib's budget.  Register a new one in ``PROBLEMS``.
+
+Three kinds:
+
+* continuous (``branin``, ``hartmann6``, ...): the box is searched freely;
+* random-grid (``branin-grid``, ``hartmann6-grid``), :class:`RandomGridProblem`: the same function
+  restricted to 250,000 uniform random points of the box, as in the papers (three different
+  grids x five runs: run ``seed`` uses grid ``seed % 3``, and grid ``g`` is
+  ``base.random_grid(250_000, seed=g)``);
+* table (``lda-grid``, ``svm-grid``), :class:`TableProblem`: exact look-up of a measured grid
+  (``benchmarks.data``); the log-scaled axes are ``Real(..., log=True)`` and the table rows are
+  the candidate set.
+
+When a run counts as having reached the optimum (:meth:`Problem.target`): table problems need
+the exact table minimum; continuous problems need ``f* + 1e-3 |f*|`` (``1e-3`` when
+``f* = 0``); random-grid problems need the easier of that and the grid's own minimum (the best
+a method restricted to the grid can do), so methods that search the box and methods that
+enumerate the grid are judged by one threshold.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["Problem", "PROBLEMS", "branin", "hartmann6", "hartmann3", "rosenbrock", "ackley",
-           "levy", "get_problem"]
+from mfbo import Real
+
+__all__ = ["Problem", "RandomGridProblem", "TableProblem", "PROBLEMS", "branin", "hartmann6",
+           "hartmann3", "rosenbrock", "ackley", "levy", "get_problem", "TARGET_RTOL"]
+
+#: relative tolerance within which a continuous problem's optimum counts as reached
+TARGET_RTOL = 1e-3
+
+
+def _bounds_of(dim) -> tuple[float, float]:
+    return (float(dim.low), float(dim.high)) if hasattr(dim, "low") else tuple(map(float, dim))
 
 
 @dataclass
 class Problem:
-    """``f(X)`` on an ``(n, D)`` array in the order of ``space``'s names."""
+    """``f(X)`` on an ``(n, D)`` array in the order of ``space``'s names.
+
+    ``space`` maps names to ``(low, high)`` (or to ``mfbo`` dimensions); ``optimum`` is the
+    known minimum; ``budget`` HPOlib's number of evaluations.
+    """
 
     name: str
     space: dict
     f: Callable[[np.ndarray], np.ndarray]
     optimum: float
     budget: int
+
+    kind = "continuous"
 
     @property
     def names(self) -> list[str]:
@@ -35,7 +68,22 @@ class Problem:
         return float(self.f(x)[0])
 
     def bounds(self) -> np.ndarray:
-        return np.array([[lo, hi] for lo, hi in self.space.values()], dtype=float)
+        return np.array([_bounds_of(d) for d in self.space.values()], dtype=float)
+
+    def candidate_set(self, seed: int):
+        """``(candidates, grid index)`` for run ``seed``: ``(None, None)`` (the box is searched)."""
+        return None, None
+
+    @property
+    def continuous(self) -> "Problem":
+        """The problem on the continuous box (itself here; a random-grid problem's base)."""
+        return self
+
+    def target(self, seed: int) -> float:
+        """The best-so-far value at or below which run ``seed`` has reached the optimum:
+        ``optimum + 1e-3 |optimum|`` (``optimum + 1e-3`` when the optimum is 0)."""
+        tol = TARGET_RTOL * abs(self.optimum) if self.optimum != 0 else TARGET_RTOL
+        return float(self.optimum + tol)
 
     def random_grid(self, n: int, seed: int) -> np.ndarray:
         """``n`` uniform random points of the box (the papers' 250,000-point candidate grids)."""
@@ -94,6 +142,130 @@ def levy(X):
             + (w[:, -1] - 1) ** 2 * (1 + np.sin(2 * np.pi * w[:, -1]) ** 2))
 
 
+@dataclass
+class RandomGridProblem(Problem):
+    """A continuous problem restricted to ``n_grids`` fixed sets of ``n_points`` uniform random
+    points of its box; run ``seed`` searches grid ``seed % n_grids`` (the papers: 3 grids of
+    250,000 points, 5 runs each).  Grid ``g`` is ``base.random_grid(n_points, seed=g)``."""
+
+    base: Problem | None = None
+    n_points: int = 250_000
+    n_grids: int = 3
+    _grids: dict = field(default_factory=dict, repr=False, compare=False)
+
+    kind = "random-grid"
+
+    def grid_index(self, seed: int) -> int:
+        return int(seed) % self.n_grids
+
+    def grid(self, g: int) -> np.ndarray:
+        """Grid ``g`` as an ``(n_points, D)`` array (built once, then cached)."""
+        if g not in self._grids:
+            X = self.base.random_grid(self.n_points, seed=g)
+            self._grids[g] = (X, float(np.min(self.f(X))))
+        return self._grids[g][0]
+
+    def grid_minimum(self, g: int) -> float:
+        self.grid(g)
+        return self._grids[g][1]
+
+    def candidate_set(self, seed: int):
+        g = self.grid_index(seed)
+        return self.grid(g), g
+
+    @property
+    def continuous(self) -> Problem:
+        return self.base
+
+    def target(self, seed: int) -> float:
+        return max(super().target(seed), self.grid_minimum(self.grid_index(seed)))
+
+
+@dataclass
+class TableProblem(Problem):
+    """Exact look-up in a measured grid (a CSV file of :mod:`benchmarks.data`).
+
+    ``columns`` maps the file's axis columns to the space's names; ``value_column`` holds the
+    loss, multiplied by ``scale``.  A configuration's value is looked up by all its coordinates
+    exactly; any other point raises ``ValueError``.  The table is read on first use, from
+    ``data_home`` (see :func:`benchmarks.data.fetch_file`).
+    """
+
+    file: str = ""
+    columns: dict = field(default_factory=dict)
+    value_column: str = ""
+    scale: float = 1.0
+    data_home: str | os.PathLike | None = None
+    _table: tuple | None = field(default=None, repr=False, compare=False)
+
+    kind = "table"
+
+    def __post_init__(self):
+        if self.f is None:
+            self.f = self._lookup
+
+    def load(self, data_home: str | os.PathLike | None = None) -> "TableProblem":
+        """Read the table (once); ``FileNotFoundError`` says where to put a missing file."""
+        if self._table is None:
+            import pandas as pd
+
+            from benchmarks.data import fetch_file
+
+            path = fetch_file(self.file, data_home if data_home is not None else self.data_home)
+            frame = pd.read_csv(path)
+            X = frame[list(self.columns)].to_numpy(dtype=float)
+            # rounding keeps e.g. 0.2411 * 100 at the decimal 24.11
+            y = np.round(frame[self.value_column].to_numpy(dtype=float) * self.scale, 10)
+            for j, name in enumerate(self.names):
+                lo, hi = _bounds_of(self.space[name])
+                if X[:, j].min() != lo or X[:, j].max() != hi:
+                    raise ValueError(f"{path}: column {list(self.columns)[j]!r} spans "
+                                     f"[{X[:, j].min()}, {X[:, j].max()}], the space of "
+                                     f"{self.name!r} expects [{lo}, {hi}].")
+            index = {tuple(row): i for i, row in enumerate(X.tolist())}
+            if len(index) != len(X):
+                raise ValueError(f"{path}: duplicated grid cells.")
+            if float(y.min()) != self.optimum:
+                raise ValueError(f"{path}: minimum {y.min()} differs from the registered "
+                                 f"optimum {self.optimum} of {self.name!r}.")
+            self._table = (X, y, index)
+        return self
+
+    @property
+    def cells(self) -> np.ndarray:
+        """The grid cells, one row per configuration, columns in the order of ``names``."""
+        return self.load()._table[0]
+
+    @property
+    def values(self) -> np.ndarray:
+        """The loss of every cell (rows of :attr:`cells`)."""
+        return self.load()._table[1]
+
+    def axes(self) -> dict[str, list[float]]:
+        """Each axis' distinct values, sorted (the peers' ordinal choices)."""
+        return {n: sorted(set(self.cells[:, j].tolist())) for j, n in enumerate(self.names)}
+
+    def _lookup(self, X) -> np.ndarray:
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        _, y, index = self.load()._table
+        out = np.empty(len(X))
+        for i, row in enumerate(X.tolist()):
+            j = index.get(tuple(row))
+            if j is None:
+                raise ValueError(f"{dict(zip(self.names, row))} is not a cell of the "
+                                 f"{self.name} table.")
+            out[i] = y[j]
+        return out
+
+    def candidate_set(self, seed: int):
+        import pandas as pd
+
+        return pd.DataFrame(self.cells, columns=self.names), None
+
+    def target(self, seed: int) -> float:
+        return float(self.optimum)
+
+
 PROBLEMS: dict[str, Problem] = {
     "branin": Problem("branin", {"x1": (-5.0, 10.0), "x2": (0.0, 15.0)}, branin, 0.397887, 200),
     "hartmann6": Problem("hartmann6", {f"x{i}": (0.0, 1.0) for i in range(1, 7)}, hartmann6,
@@ -106,9 +278,27 @@ PROBLEMS: dict[str, Problem] = {
                        0.0, 200),
     "levy4": Problem("levy4", {f"x{i}": (-10.0, 10.0) for i in range(1, 5)}, levy, 0.0, 200),
 }
+for _name in ("branin", "hartmann6"):
+    _p = PROBLEMS[_name]
+    PROBLEMS[f"{_name}-grid"] = RandomGridProblem(f"{_name}-grid", _p.space, _p.f, _p.optimum,
+                                                  _p.budget, base=_p)
+# LDA: kappa linear, tau0 and minibatch size S log-scaled; minimise perplexity (50 evaluations)
+PROBLEMS["lda-grid"] = TableProblem(
+    "lda-grid", {"kappa": Real(0.5, 1.0), "tau0": Real(1.0, 1024.0, log=True),
+                 "S": Real(1.0, 16384.0, log=True)}, None, 1266.167382, 50,
+    file="lda_on_grid.csv", columns={"kappa": "kappa", "tau0": "tau0", "S_minibatch": "S"},
+    value_column="perplexity")
+# SVM: C, alpha, epsilon log-scaled; minimise the error in percent (100 evaluations)
+PROBLEMS["svm-grid"] = TableProblem(
+    "svm-grid", {"C": Real(0.1, 1e6, log=True), "alpha": Real(0.1, 5.0, log=True),
+                 "epsilon": Real(1e-4, 0.1, log=True)}, None, 24.11, 100,
+    file="svm_on_grid.csv", columns={"C": "C", "alpha": "alpha", "epsilon": "epsilon"},
+    value_column="error", scale=100.0)
 
 
 def get_problem(name: str) -> Problem:
+    """The registered problem ``name``; ``ValueError`` lists the known names otherwise."""
     if name not in PROBLEMS:
-        raise ValueError(f"problem must be one of {sorted(PROBLEMS)}, got {name!r}.")
+        raise ValueError(f"unknown problem {name!r}; problem must be one of "
+                         f"{sorted(PROBLEMS)}.")
     return PROBLEMS[name]

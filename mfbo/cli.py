@@ -1,11 +1,30 @@
-"""The ``mfbo`` command."""
+"""The ``mfbo`` command.
+
+Subcommands are plug-ins: every entry point of the group ``mfbo.commands`` (declared in a
+distribution's ``pyproject.toml``) is a function ``register(subparsers)`` that adds one parser
+to the ``argparse`` subparsers action and sets its default ``handler``, a function
+``handler(args) -> int`` (the exit code).  This keeps the layering: ``mfbo`` knows no
+subcommand, the ``benchmarks`` package registers ``bench`` and ``report``.  A plug-in that
+fails to load is reported as a warning and left out; the other commands keep working.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
+from importlib.metadata import entry_points
 
 from . import __version__
+
+COMMAND_GROUP = "mfbo.commands"
+
+
+def _command_entry_points() -> list:
+    seen: dict[str, object] = {}
+    for ep in entry_points(group=COMMAND_GROUP):
+        seen.setdefault(ep.name, ep)  # the same plug-in may be visible twice on sys.path
+    return [seen[name] for name in sorted(seen)]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -14,14 +33,26 @@ def build_parser() -> argparse.ArgumentParser:
         description="Bayesian optimization with online Mondrian forest surrogates.",
     )
     parser.add_argument("--version", action="version", version=f"mfbo {__version__}")
+    eps = _command_entry_points()
+    if eps:
+        subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+        for ep in eps:
+            try:
+                ep.load()(subparsers)
+            except Exception as exc:  # a broken plug-in must not break the others
+                warnings.warn(f"mfbo: command {ep.name!r} ({ep.value}) is unavailable: "
+                              f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    parser.parse_args(argv)
-    parser.print_help()
-    return 0
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    return int(handler(args) or 0)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,265 @@
+"""Run benchmark problems x methods x seeds, one JSON line per run, the harness of issue 6.
+
+``mfbo bench --problem branin,lda-grid --method mondrian,rf-smac,random --seeds 10
+--out results.jsonl`` (or ``python -m benchmarks.bench ...``), then ``mfbo report``.
+
+Every finished run is appended to the output file and flushed at once, so a killed benchmark
+loses at most the run in progress; calling again with the same file skips every
+(problem, method, seed, budget) already in it.  A line holds:
+
+``problem``, ``method``, ``seed``, ``budget``, ``kind`` (continuous / random-grid / table),
+``grid`` (the random grid's index, ``seed % 3``, else null), ``continuous`` (the method searched
+the continuous box rather than the problem's candidate set: always for peers on random-grid
+problems), ``n_evals``, ``n_failed``, ``values`` (objective value of every evaluation, null when
+it failed), ``trace`` (best so far after each evaluation), ``best``, ``optimum``, ``target``
+(the best-so-far value that counts as reaching the optimum, see
+:meth:`benchmarks.problems.Problem.target`), ``reached``, ``evals_to_target``, ``wall_s``,
+``objective_time_s``, ``optimizer_time_s`` (wall time outside the objective), ``finished_at``
+and ``versions``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import warnings
+from pathlib import Path
+from typing import Iterable
+
+DESCRIPTION = """\
+Run every (problem, method, seed) with a budget of evaluations and append one JSON line per
+run to --out (flushed as soon as the run ends). Runs already in the file, same problem,
+method, seed and budget, are skipped, so an interrupted benchmark resumes where it stopped.
+Peers (smac, optuna, skopt-forest, skopt-gp) need the peers extra: pip install "mfbo[peers]".
+Summarise the file with: mfbo report FILE --out DIR."""
+
+__all__ = ["run", "run_one", "read_records", "record_key", "add_arguments", "run_from_args",
+           "main"]
+
+
+def _as_names(value) -> list[str]:
+    if isinstance(value, str):
+        value = value.split(",")
+    names = [v.strip() for v in value if v and v.strip()]
+    if not names:
+        raise ValueError("give at least one name.")
+    return list(dict.fromkeys(names))
+
+
+def _as_seeds(seeds) -> list[int]:
+    if isinstance(seeds, bool):
+        raise TypeError(f"seeds must be a count or a list of ints, got {seeds!r}.")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise ValueError(f"seeds must be a positive count, got {seeds}.")
+        return list(range(seeds))
+    out = [int(s) for s in seeds]
+    if not out:
+        raise ValueError("seeds must not be empty.")
+    return list(dict.fromkeys(out))
+
+
+def record_key(record: dict) -> tuple:
+    """What identifies a run: ``(problem, method, seed, budget)``."""
+    return (record["problem"], record["method"], int(record["seed"]), int(record["budget"]))
+
+
+def read_records(path: str | os.PathLike) -> list[dict]:
+    """The records of a JSONL results file (missing file: none).  A line that does not parse
+    (e.g. cut off by a kill) is skipped with a warning."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                record_key(rec)
+            except (ValueError, KeyError, TypeError):
+                warnings.warn(f"{path}:{number}: not a complete result line; ignored.",
+                              stacklevel=2)
+                continue
+            out.append(rec)
+    return out
+
+
+def _versions(method) -> dict:
+    import numpy
+
+    import mfbo
+
+    return {"mfbo": mfbo.__version__, "python": platform.python_version(),
+            "numpy": numpy.__version__, **method.versions()}
+
+
+def run_one(problem, method, seed: int, budget: int | None = None) -> dict:
+    """Run one (problem, method, seed) and return its record (see the module docstring).
+
+    ``problem`` and ``method`` are names or :class:`~benchmarks.problems.Problem` /
+    :class:`~benchmarks.methods.Method` objects; ``budget`` defaults to the problem's.
+    """
+    from benchmarks.methods import Method, get_method, run_method
+    from benchmarks.problems import get_problem
+
+    p = get_problem(problem) if isinstance(problem, str) else problem
+    m = method if isinstance(method, Method) else get_method(method)
+    budget = int(budget if budget is not None else p.budget)
+    r = run_method(m, p, budget, int(seed))
+    trace, best = [], None
+    for v in r.values:
+        if v is not None and (best is None or v < best):
+            best = v
+        trace.append(best)
+    target = p.target(int(seed))
+    hit = next((i + 1 for i, b in enumerate(trace) if b is not None and b <= target), None)
+    return {
+        "problem": p.name, "method": m.name, "seed": int(seed), "budget": budget,
+        "kind": p.kind, "grid": r.grid, "continuous": r.continuous,
+        "n_evals": len(r.values), "n_failed": sum(v is None for v in r.values),
+        "best": best, "optimum": p.optimum, "target": target, "reached": hit is not None,
+        "evals_to_target": hit, "optimizer_time_s": r.optimizer_time_s, "wall_s": r.wall_s,
+        "objective_time_s": r.objective_time_s, "trace": trace, "values": r.values,
+        "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"),
+        "versions": _versions(m),
+    }
+
+
+def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int | None = None,
+        seeds: int | Iterable[int] = 10, out: str | os.PathLike = "results.jsonl",
+        progress: bool = True, data_home: str | os.PathLike | None = None) -> list[dict]:
+    """Run every (problem, method, seed) not yet in ``out``, appending one JSON line each.
+
+    Parameters
+    ----------
+    problems, methods : str or iterable of str
+        Names (a comma-separated string or a list) from ``benchmarks.problems.PROBLEMS`` and
+        ``benchmarks.methods.METHODS``.
+    budget : int or None, default=None
+        Evaluations per run; ``None``: each problem's own (HPOlib's: Branin and Hartmann6 200,
+        LDA grid 50, SVM grid 100).
+    seeds : int or iterable of int, default=10
+        A count ``n`` (seeds ``0..n-1``) or the seeds themselves.
+    out : path, default="results.jsonl"
+        The results file; existing lines with the same (problem, method, seed, budget) are
+        kept and those runs skipped.
+    progress : bool, default=True
+        A tqdm bar over the runs (on stderr).
+    data_home : path or None, default=None
+        Where the grid tables are looked for first (then ``$MFBO_DATA_DIR``, then the cache).
+
+    Returns
+    -------
+    list of dict
+        The records of every requested run, from the file or just made, in the order
+        problems x methods x seeds.
+
+    Raises
+    ------
+    ValueError
+        An unknown problem or method name (before anything runs).
+    benchmarks.methods.PeerUnavailable
+        A peer method whose package is not installed (before anything runs).
+    FileNotFoundError
+        A table problem's data file is missing (the message says where to put it).
+    """
+    from tqdm.auto import tqdm
+
+    from benchmarks.methods import get_method
+    from benchmarks.problems import get_problem
+
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
+                               or budget < 1):
+        raise ValueError(f"budget must be a positive integer or None, got {budget!r}.")
+    probs = [get_problem(n) for n in _as_names(problems)]
+    meths = [get_method(n) for n in _as_names(methods)]
+    seed_list = _as_seeds(seeds)
+    for m in meths:
+        m.check_available()
+    for p in probs:
+        if p.kind == "table":
+            p.load(data_home)
+    jobs = [(p, m, s, budget if budget is not None else p.budget)
+            for p in probs for m in meths for s in seed_list]
+    out = Path(out)
+    done = {record_key(r): r for r in read_records(out)}
+    todo = [j for j in jobs if (j[0].name, j[1].name, j[2], j[3]) not in done]
+    if out.parent != Path(""):
+        out.parent.mkdir(parents=True, exist_ok=True)
+    if todo and out.exists() and out.stat().st_size:
+        with open(out, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":  # a line cut off by a kill: start a fresh one
+                with open(out, "a", encoding="utf-8") as g:
+                    g.write("\n")
+    bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="run", disable=not progress,
+               file=sys.stderr, desc="bench")
+    try:
+        for p, m, s, b in todo:
+            bar.set_postfix_str(f"{p.name} {m.name} seed={s}", refresh=True)
+            rec = run_one(p, m, s, b)
+            with open(out, "a", encoding="utf-8") as f:
+                f.write(json.dumps(rec) + "\n")
+                f.flush()
+            done[record_key(rec)] = rec
+            bar.update(1)
+    finally:
+        bar.close()
+    return [done[(p.name, m.name, s, b)] for p, m, s, b in jobs]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``mfbo bench`` / ``python -m benchmarks.bench``."""
+    from benchmarks.methods import METHODS
+    from benchmarks.problems import PROBLEMS
+
+    parser.add_argument("--problem", "--problems", dest="problem", default="branin",
+                        help="comma-separated problems (default: branin); one of: "
+                             + ", ".join(PROBLEMS))
+    parser.add_argument("--method", "--methods", dest="method", default="mondrian,rf-smac,random",
+                        help="comma-separated methods (default: mondrian,rf-smac,random); one "
+                             "of: " + ", ".join(METHODS))
+    parser.add_argument("--budget", type=int, default=None,
+                        help="evaluations per run (default: the problem's, HPOlib's: branin "
+                             "and hartmann6 200, lda-grid 50, svm-grid 100)")
+    parser.add_argument("--seeds", type=int, default=10,
+                        help="runs per problem and method, seeds 0..N-1 (default: 10)")
+    parser.add_argument("--out", default="results.jsonl",
+                        help="JSONL results file, appended to; finished runs in it are "
+                             "skipped (default: results.jsonl)")
+    parser.add_argument("--data-home", default=None,
+                        help="directory holding lda_on_grid.csv / svm_on_grid.csv (default: "
+                             "$MFBO_DATA_DIR, then the user cache)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def run_from_args(args: argparse.Namespace, prog: str = "mfbo bench") -> int:
+    """Run the harness from parsed arguments; errors are printed, not raised (exit code 2)."""
+    from benchmarks.methods import PeerUnavailable
+
+    try:
+        records = run(args.problem, args.method, budget=args.budget, seeds=args.seeds,
+                      out=args.out, progress=not args.no_progress, data_home=args.data_home)
+    except (ValueError, TypeError, PeerUnavailable, FileNotFoundError) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    print(f"{len(records)} runs in {args.out}; summarise them with: mfbo report {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench", description=DESCRIPTION)
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv), prog="python -m benchmarks.bench")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""The methods the benchmark harness compares, by name (register a new one in ``METHODS``).
+
+mfbo's own methods (always available):
+
+* ``mondrian``: online Mondrian forest, UCB with kappa = 1 (the papers' setting);
+* ``mondrian-ei``: the same forest with expected improvement;
+* ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
+* ``random``: random search.
+
+On a problem with a candidate set (random grids, measured tables) they enumerate its rows
+exactly (``candidates=``).
+
+Peers (the ``peers`` extra: ``pip install "mfbo[peers]"``), adapters in :mod:`benchmarks.peers`,
+imported only when used: ``smac`` (SMAC3 HyperparameterOptimizationFacade), ``optuna`` (TPE,
+default settings, seeded), ``skopt-forest`` and ``skopt-gp`` (scikit-optimize
+``forest_minimize`` / ``gp_minimize``).  Peers cannot take a candidate set: on a random-grid
+problem they search the continuous box (the run is marked ``continuous``); on a table problem
+each axis is an ordinal choice among the table's values, so every proposal is a grid cell.
+
+A run returns the objective value of every evaluation in order (``None`` for a failed one) and
+times: ``wall_s`` of the whole run, ``objective_time_s`` spent inside the objective, and
+``optimizer_time_s``, the difference.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
+           "get_method", "run_method"]
+
+
+class PeerUnavailable(ImportError):
+    """A peer method's package is not installed."""
+
+
+class TimedObjective:
+    """Wraps a problem: records every value (``None`` if the call raised) and the time spent
+    inside it."""
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.values: list[float | None] = []
+        self.time = 0.0
+
+    def __call__(self, **params) -> float:
+        t0 = time.perf_counter()
+        try:
+            value = float(self.problem(**params))
+        except Exception:
+            self.values.append(None)
+            raise
+        finally:
+            self.time += time.perf_counter() - t0
+        self.values.append(value)
+        return value
+
+
+@dataclass
+class MethodRun:
+    """What one run of a method on a problem produced."""
+
+    values: list
+    wall_s: float
+    objective_time_s: float
+    grid: int | None
+    continuous: bool
+
+    @property
+    def optimizer_time_s(self) -> float:
+        return max(0.0, self.wall_s - self.objective_time_s)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named method.
+
+    ``runner(objective, problem, budget, seed)`` minimises ``objective`` (a
+    :class:`TimedObjective` of ``problem``) with ``budget`` evaluations and returns
+    ``(grid index or None, continuous)``, where ``continuous`` says whether the box was
+    searched instead of a finite candidate set.  ``packages`` are the distributions it needs
+    besides mfbo (their versions go into the results).
+    """
+
+    name: str
+    description: str
+    runner: Callable
+    packages: tuple = field(default=())
+
+    def check_available(self) -> None:
+        """Raise :class:`PeerUnavailable` (naming the ``peers`` extra) if a package is missing."""
+        for dist in self.packages:
+            module = _MODULE_OF.get(dist, dist)
+            try:
+                importlib.import_module(module)
+            except ImportError as err:
+                raise PeerUnavailable(
+                    f"method {self.name!r} needs the package {dist!r}, which cannot be imported "
+                    f"({err}). Install the peers extra: pip install \"mfbo[peers]\" (or pip "
+                    f"install {' '.join(self.packages)}).") from err
+
+    def versions(self) -> dict:
+        out = {}
+        for dist in self.packages:
+            try:
+                out[dist] = importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                out[dist] = None
+        return out
+
+
+_MODULE_OF = {"scikit-optimize": "skopt", "ConfigSpace": "ConfigSpace"}
+
+
+def _mfbo(surrogate: str, acquisition: str | None = None, **options) -> Callable:
+    def runner(objective, problem, budget, seed):
+        import mfbo
+
+        candidates, grid = problem.candidate_set(seed)
+        mfbo.minimize(objective, problem.space, n_calls=budget, random_state=seed,
+                      surrogate=surrogate, acquisition=acquisition, candidates=candidates,
+                      progress_bar=False, **options)
+        return grid, candidates is None
+    return runner
+
+
+def _peer(function: str) -> Callable:
+    def runner(objective, problem, budget, seed):
+        from benchmarks import peers
+
+        return getattr(peers, function)(objective, problem, budget, seed)
+    return runner
+
+
+METHODS: dict[str, Method] = {m.name: m for m in [
+    Method("mondrian", "mfbo: online Mondrian forest, UCB kappa=1 (the papers')",
+           _mfbo("mondrian", "ucb", kappa=1.0)),
+    Method("mondrian-ei", "mfbo: online Mondrian forest, expected improvement",
+           _mfbo("mondrian", "ei")),
+    Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
+    Method("random", "mfbo: random search", _mfbo("random")),
+    Method("smac", "SMAC3 HyperparameterOptimizationFacade (random forest)", _peer("run_smac"),
+           ("smac", "ConfigSpace")),
+    Method("optuna", "Optuna TPESampler (defaults, seeded)", _peer("run_optuna"), ("optuna",)),
+    Method("skopt-forest", "scikit-optimize forest_minimize", _peer("run_skopt_forest"),
+           ("scikit-optimize",)),
+    Method("skopt-gp", "scikit-optimize gp_minimize", _peer("run_skopt_gp"),
+           ("scikit-optimize",)),
+]}
+
+
+def get_method(name: str) -> Method:
+    """The registered method ``name``; ``ValueError`` lists the known names otherwise."""
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; method must be one of {sorted(METHODS)}.")
+    return METHODS[name]
+
+
+def run_method(method: str | Method, problem, budget: int, seed: int) -> MethodRun:
+    """Run ``method`` on ``problem`` once with ``budget`` evaluations and seed ``seed``."""
+    m = method if isinstance(method, Method) else get_method(method)
+    m.check_available()
+    objective = TimedObjective(problem)
+    t0 = time.perf_counter()
+    grid, continuous = m.runner(objective, problem, int(budget), int(seed))
+    wall = time.perf_counter() - t0
+    return MethodRun(values=list(objective.values), wall_s=wall,
+                     objective_time_s=objective.time, grid=grid, continuous=bool(continuous))

@@ -1,0 +1,235 @@
+"""Summarise benchmark results (JSONL) as markdown tables and convergence plots.
+
+The input is what :mod:`benchmarks.bench` writes.
+
+``mfbo report results.jsonl [more.jsonl ...] --out DIR`` (or ``python -m benchmarks.report``)
+writes ``DIR/report.md`` (also printed) and one convergence plot per problem,
+``DIR/<problem>.png`` (``DIR/<problem>_<budget>.png`` when a problem was run with several
+budgets).
+
+One table per problem and budget, one row per method:
+
+* **runs**: the number of seeds (a run found in several files counts once, the last one read);
+* **best**: mean ± standard deviation over the runs of the final best value (sample sd,
+  ``ddof=1``; 0 for a single run);
+* **at optimum**: the runs whose best reached the problem's target: the exact table minimum
+  on ``lda-grid``/``svm-grid``; ``f* + 1e-3 |f*|`` on continuous problems (``f* + 1e-3`` when
+  ``f* = 0``); on ``branin-grid``/``hartmann6-grid`` the easier of that and the minimum of the
+  run's random grid, so grid and continuous searches face one threshold (the ``target`` field of
+  each record);
+* **median evals to optimum**: over all runs, a run that never reaches the target counting as
+  infinitely many, so "—" unless more than half the runs reach it;
+* **optimizer s/run**: mean wall time per run spent outside the objective.
+
+A method marked "(continuous box)" searched the continuous box of a random-grid problem (peers
+cannot take a candidate set).  The plots show the mean ± standard error over runs of the gap
+``best so far - f*``, on a log scale (a curve stops where its mean gap reaches 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from benchmarks.bench import read_records, record_key
+
+DESCRIPTION = """\
+Read one or more JSONL results files of mfbo bench and write DIR/report.md (also printed):
+one table per problem with, per method, the runs, mean +- sd of the final best value, the runs
+that reached the optimum (the exact table minimum on lda-grid/svm-grid; f* + 1e-3|f*| on
+continuous problems; on random grids the easier of that and the grid's minimum), the median
+number of evaluations to reach it and the mean optimizer time per run; and DIR/<problem>.png,
+the mean +- s.e. of the gap best-so-far - optimum against the evaluation, log scale."""
+
+__all__ = ["load_records", "summarize", "to_markdown", "plot_problem", "report",
+           "add_arguments", "run_from_args", "main"]
+
+
+def load_records(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[dict]:
+    """Every record of the files, in order; a (problem, method, seed, budget) seen twice keeps
+    the last.  ``FileNotFoundError`` for a missing file."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    by_key: dict[tuple, dict] = {}
+    for path in paths:
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"no results file {os.fspath(path)!r}.")
+        for rec in read_records(path):
+            by_key.pop(record_key(rec), None)
+            by_key[record_key(rec)] = rec
+    return list(by_key.values())
+
+
+def _label(rec: dict) -> str:
+    if rec.get("continuous") and rec.get("kind") == "random-grid":
+        return f"{rec['method']} (continuous box)"
+    return rec["method"]
+
+
+def _groups(records: list[dict]) -> dict[tuple, dict[str, list[dict]]]:
+    """``(problem, budget) -> label -> records sorted by seed``, in order of appearance."""
+    out: dict[tuple, dict[str, list[dict]]] = {}
+    for rec in records:
+        out.setdefault((rec["problem"], int(rec["budget"])), {}).setdefault(
+            _label(rec), []).append(rec)
+    for methods in out.values():
+        for runs in methods.values():
+            runs.sort(key=lambda r: r["seed"])
+    return out
+
+
+def summarize(runs: list[dict]) -> dict:
+    """The row of one method: n, mean and sd of best, runs at the optimum, median evaluations
+    to the optimum (inf when not reached by more than half), mean optimizer time."""
+    best = np.array([r["best"] if r["best"] is not None else np.nan for r in runs], dtype=float)
+    hits = [r.get("evals_to_target") for r in runs]
+    evals = np.array([h if h is not None else np.inf for h in hits], dtype=float)
+    n = len(runs)
+    return {"n": n, "best_mean": float(np.nanmean(best)) if np.isfinite(best).any() else None,
+            "best_sd": float(np.nanstd(best, ddof=1)) if np.isfinite(best).sum() > 1 else 0.0,
+            "reached": sum(h is not None for h in hits),
+            "median_evals": float(np.median(evals)),
+            "optimizer_time_s": float(np.mean([r["optimizer_time_s"] for r in runs]))}
+
+
+def _fmt(x: float | None, digits: int = 6) -> str:
+    return "—" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
+
+
+def to_markdown(records: list[dict]) -> str:
+    """The markdown report of a list of records."""
+    lines = ["# Benchmark results", "",
+             "Best = final best value, mean ± sd over runs.  At optimum = runs whose best "
+             "reached the target (exact table minimum on the measured grids; f* + 1e-3·|f*| on "
+             "continuous problems; on random grids the easier of that and the grid's minimum).  "
+             "Median evals = median number of evaluations to reach the target over all runs "
+             "(— when half or more never reach it).  Optimizer s/run = mean wall time outside "
+             "the objective.  \"(continuous box)\": a peer that searched the continuous box of "
+             "a random-grid problem.", ""]
+    for (problem, budget), methods in _groups(records).items():
+        first = next(iter(methods.values()))[0]
+        targets = sorted({r["target"] for runs in methods.values() for r in runs})
+        target = (_fmt(targets[0], 10) if len(targets) == 1
+                  else f"{_fmt(targets[0], 10)} to {_fmt(targets[-1], 10)} (per grid)")
+        lines += [f"## {problem}, {budget} evaluations", "",
+                  f"Optimum f* = {_fmt(first['optimum'], 10)}; target {target}.", "",
+                  "| method | runs | best (mean ± sd) | at optimum | median evals to optimum | "
+                  "optimizer s/run |", "|---|---|---|---|---|---|"]
+        for label, runs in methods.items():
+            s = summarize(runs)
+            med = s["median_evals"]
+            lines.append(f"| {label} | {s['n']} | {_fmt(s['best_mean'])} ± "
+                         f"{_fmt(s['best_sd'], 3)} | {s['reached']}/{s['n']} | "
+                         f"{_fmt(med, 4)} | {s['optimizer_time_s']:.3g} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_problem(methods: dict[str, list[dict]], path: str | os.PathLike,
+                 title: str | None = None) -> str:
+    """Mean ± s.e. over runs of the gap ``best so far - optimum`` against the evaluation, one
+    curve per method, log scale where the gap is positive; a PNG at ``path``."""
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    positive = []
+    for label, runs in methods.items():
+        L = max(int(r["budget"]) for r in runs)
+        M = np.full((len(runs), L), np.nan)
+        for i, r in enumerate(runs):
+            t = np.array([v if v is not None else np.nan for v in r["trace"]], dtype=float)
+            t = np.maximum(t - r["optimum"], 0.0)
+            M[i, :t.size] = t[:L]
+            if 0 < t.size < L:
+                M[i, t.size:] = t[-1]  # a run that ended early keeps its best
+        counts = np.isfinite(M).sum(axis=0)
+        with warnings.catch_warnings():  # columns before any run's first success are all nan
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = np.nanmean(M, axis=0)
+            se = np.nanstd(M, axis=0, ddof=1) / np.sqrt(counts.clip(1))
+        se = np.where(counts > 1, se, 0.0)
+        x = np.arange(1, L + 1)
+        shown = np.where(mean > 0, mean, np.nan)
+        (line,) = ax.plot(x, shown, label=f"{label} ({len(runs)})")
+        positive.append(mean[mean > 0])
+        lo = np.where(mean - se > 0, mean - se, np.nan)
+        ax.fill_between(x, np.where(np.isfinite(lo), lo, shown), shown + se,
+                        color=line.get_color(), alpha=0.2, linewidth=0)
+    if any(p.size for p in positive):
+        ax.set_yscale("log")
+    ax.set_xlabel("evaluation")
+    ax.set_ylabel("best so far − optimum (mean ± s.e.)")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return os.fspath(path)
+
+
+def report(paths: str | os.PathLike | Iterable[str | os.PathLike],
+           out: str | os.PathLike = "report", plots: bool = True) -> str:
+    """Write ``out/report.md`` and ``out/<problem>.png`` from result files; return the markdown.
+
+    ``ValueError`` when the files hold no result."""
+    records = load_records(paths)
+    if not records:
+        raise ValueError("the results files hold no complete run.")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    text = to_markdown(records)
+    (out / "report.md").write_text(text + "\n", encoding="utf-8")
+    if plots:
+        groups = _groups(records)
+        budgets: dict[str, int] = {}
+        for problem, _ in groups:
+            budgets[problem] = budgets.get(problem, 0) + 1
+        for (problem, budget), methods in groups.items():
+            name = problem if budgets[problem] == 1 else f"{problem}_{budget}"
+            n = max(len(runs) for runs in methods.values())
+            plot_problem(methods, out / f"{name}.png",
+                         title=f"{problem}, {budget} evaluations, up to {n} runs")
+    return text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``mfbo report`` / ``python -m benchmarks.report``."""
+    parser.add_argument("results", nargs="+", help="JSONL results file(s) of mfbo bench")
+    parser.add_argument("--out", default="report",
+                        help="directory for report.md and the <problem>.png plots "
+                             "(default: report)")
+    parser.add_argument("--no-plots", action="store_true", help="write only report.md")
+    return parser
+
+
+def run_from_args(args: argparse.Namespace, prog: str = "mfbo report") -> int:
+    """Write the report from parsed arguments; errors are printed (exit code 2)."""
+    try:
+        text = report(args.results, args.out, plots=not args.no_plots)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
+    print(text)
+    print(f"written to {Path(args.out) / 'report.md'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.report",
+                                     description=DESCRIPTION)
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv), prog="python -m benchmarks.report")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
