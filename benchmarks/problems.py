@@ -201,7 +201,8 @@ class TableProblem(Problem):
     kind = "table"
 
     def __post_init__(self):
-        if self.f is None:
+        # f is this table's look-up (also in a dataclasses.replace copy, never the original's)
+        if self.f is None or getattr(self.f, "__func__", None) is TableProblem._lookup:
             self.f = self._lookup
 
     def load(self, data_home: str | os.PathLike | None = None) -> "TableProblem":

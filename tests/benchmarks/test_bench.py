@@ -1,0 +1,241 @@
+"""The benchmark harness: grid problems, methods, resumable runs, report, ``mfbo bench``."""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mfbo
+from benchmarks import bench, data, methods, report
+from benchmarks.problems import PROBLEMS, get_problem
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUIRED = {"problem", "method", "seed", "budget", "best", "trace", "optimizer_time_s",
+            "values", "grid", "wall_s", "versions", "continuous", "target", "reached",
+            "evals_to_target"}
+
+
+def _table(name):
+    try:
+        return data.fetch_file(name, download=False)
+    except FileNotFoundError:
+        pytest.skip(f"{name} not found: set MFBO_DATA_DIR to a directory holding it "
+                    "(CI uses ../shared/data)")
+
+
+def _have(name):
+    try:
+        data.fetch_file(name, download=False)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+# -- problems ---------------------------------------------------------------------------------
+def test_lda_grid_is_an_exact_table_lookup():
+    raw = pd.read_csv(_table("lda_on_grid.csv"))
+    p = get_problem("lda-grid")
+    assert p.optimum == 1266.167382 and p.budget == 50 and p.kind == "table"
+    assert p(kappa=0.5, tau0=16, S=16384) == 1266.167382
+    assert p(kappa=0.5, tau0=1024, S=64) == 1520.06445  # the source's duplicated key, later value
+    got = p.f(raw[["kappa", "tau0", "S_minibatch"]].to_numpy(dtype=float))
+    np.testing.assert_array_equal(got, raw["perplexity"].to_numpy())
+    assert p.values.min() == p.optimum == p.target(0)
+    with pytest.raises(ValueError, match="not a cell"):
+        p(kappa=0.55, tau0=16, S=16384)
+    cands, grid = p.candidate_set(3)
+    assert grid is None and list(cands.columns) == ["kappa", "tau0", "S"] and len(cands) == 288
+
+
+def test_svm_grid_is_error_in_percent():
+    raw = pd.read_csv(_table("svm_on_grid.csv"))
+    p = get_problem("svm-grid")
+    assert p.optimum == 24.11 and p.budget == 100
+    assert p(C=6000, alpha=0.1, epsilon=0.001) == 24.11
+    got = p.f(raw[["C", "alpha", "epsilon"]].to_numpy(dtype=float))
+    np.testing.assert_allclose(got, 100 * raw["error"].to_numpy(), rtol=0, atol=1e-9)
+    assert p.values.min() == 24.11 and int((p.values == 24.11).sum()) == 1
+    assert p(C=1e6, alpha=0.1, epsilon=0.1) == 50.0  # the failure plateau
+    with pytest.raises(ValueError, match="not a cell"):
+        p(C=6000, alpha=0.1, epsilon=0.002)
+
+
+def test_grid_axes_named_log_scaled_are_log_scaled():
+    lda, svm = get_problem("lda-grid"), get_problem("svm-grid")
+    assert [d.log for d in lda.space.values()] == [False, True, True]
+    assert [d.log for d in svm.space.values()] == [True, True, True]
+    _table("lda_on_grid.csv")
+    # tau0 = 1, 4, ..., 1024 and S = 1, 4, ..., 16384 are evenly spaced in the unit cube
+    U = mfbo.Space(lda.space).array_to_unit(lda.cells)
+    np.testing.assert_allclose(np.unique(U[:, 1]), np.linspace(0, 1, 6), atol=1e-12)
+    np.testing.assert_allclose(np.unique(U[:, 2]), np.linspace(0, 1, 8), atol=1e-12)
+    np.testing.assert_allclose(np.unique(U[:, 0]), np.linspace(0, 1, 6), atol=1e-12)
+    assert {k: len(v) for k, v in lda.axes().items()} == {"kappa": 6, "tau0": 6, "S": 8}
+
+
+def test_missing_table_says_where_to_put_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(data.ENV_VAR, str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fresh = dataclasses.replace(PROBLEMS["svm-grid"], _table=None)
+    with pytest.raises(FileNotFoundError, match=data.ENV_VAR):
+        fresh(C=6000, alpha=0.1, epsilon=0.001)
+
+
+def test_random_grids_are_seed_mod_3_and_reproducible():
+    p = get_problem("branin-grid")
+    assert p.kind == "random-grid" and p.continuous is get_problem("branin")
+    X0, g0 = p.candidate_set(0)
+    X3, g3 = p.candidate_set(3)
+    X1, g1 = p.candidate_set(1)
+    assert (g0, g1, g3, p.candidate_set(5)[1]) == (0, 1, 0, 2)
+    assert X0.shape == (250_000, 2) and X3 is X0 and not np.array_equal(X0, X1)
+    np.testing.assert_array_equal(X0, get_problem("branin").random_grid(250_000, seed=0))
+    fresh = dataclasses.replace(p, _grids={})  # built anew, same points
+    np.testing.assert_array_equal(fresh.candidate_set(6)[0], X0)
+    b = p.bounds()
+    assert np.all((X1 >= b[:, 0]) & (X1 <= b[:, 1]))
+    # the target is the easier of f* + 1e-3|f*| and the grid's own minimum
+    grid_min = float(p.f(X1).min())
+    assert p.target(1) == pytest.approx(max(grid_min, 0.397887 * (1 + 1e-3)), rel=1e-12)
+    assert get_problem("hartmann6-grid").budget == 200
+
+
+def test_unknown_names_are_clear_errors(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(ValueError, match="unknown problem 'nope'.*branin-grid"):
+        bench.run("nope", "random", budget=3, seeds=1, out=out)
+    with pytest.raises(ValueError, match="unknown method 'nope'.*mondrian"):
+        bench.run("branin", "random,nope", budget=3, seeds=1, out=out)
+    assert not out.exists()
+    missing = methods.Method("fake", "", None, ("surely-not-installed-xyz",))
+    with pytest.raises(methods.PeerUnavailable, match=r"mfbo\[peers\]"):
+        missing.check_available()
+
+
+# -- runs, resume, report -----------------------------------------------------------------------
+def test_run_records_and_resume_skips_finished_runs(tmp_path, monkeypatch):
+    out = tmp_path / "r.jsonl"
+    calls = []
+    real = methods.run_method
+
+    def counting(method, problem, budget, seed):
+        calls.append((problem.name, method.name, seed))
+        return real(method, problem, budget, seed)
+
+    monkeypatch.setattr(methods, "run_method", counting)
+    recs = bench.run("branin", "random", budget=5, seeds=2, out=out, progress=False)
+    assert len(calls) == 2 and len(out.read_text().splitlines()) == 2
+    for r in recs:
+        assert REQUIRED <= set(r)
+        assert r["n_evals"] == len(r["values"]) == len(r["trace"]) == 5
+        assert r["trace"] == list(np.minimum.accumulate(r["values"]))
+        assert r["best"] == min(r["values"]) and r["optimizer_time_s"] >= 0
+    # the same call again: nothing runs, the records come from the file
+    again = bench.run("branin", "random", budget=5, seeds=2, out=out, progress=False)
+    assert len(calls) == 2 and again == recs
+    # a line cut off by a kill is ignored; a new run starts on a fresh line
+    with open(out, "a") as f:
+        f.write('{"problem": "branin", "meth')
+    with pytest.warns(UserWarning, match="not a complete result line"):
+        more = bench.run("branin", "random", budget=5, seeds=3, out=out, progress=False)
+    assert len(calls) == 3 and [r["seed"] for r in more] == [0, 1, 2]
+    lines = out.read_text().splitlines()
+    assert len(lines) == 4 and json.loads(lines[-1])["seed"] == 2
+    # another budget is another run
+    with pytest.warns(UserWarning, match="not a complete result line"):
+        bench.run("branin", "random", budget=4, seeds=1, out=out, progress=False)
+    assert len(calls) == 4
+
+
+def _record(method, seed, best, hit, problem="toy", budget=3, optimum=0.0):
+    trace = [best + 1.0] * (budget - 1) + [best]
+    return {"problem": problem, "method": method, "seed": seed, "budget": budget,
+            "best": best, "optimum": optimum, "target": optimum, "trace": trace,
+            "values": trace, "evals_to_target": hit, "optimizer_time_s": 0.5,
+            "continuous": False, "kind": "table", "grid": None}
+
+
+def test_report_statistics(tmp_path):
+    recs = [_record("a", s, b, h) for s, (b, h) in enumerate([(0.0, 3), (0.0, 1), (2.0, None)])]
+    recs += [_record("b", s, b, h) for s, (b, h) in enumerate([(0.0, 2), (1.0, None)])]
+    s = report.summarize(recs[:3])
+    assert s["n"] == 3 and s["reached"] == 2 and s["median_evals"] == 3
+    assert s["best_mean"] == pytest.approx(2 / 3) and s["best_sd"] == pytest.approx(
+        np.std([0, 0, 2], ddof=1))
+    assert report.summarize(recs[3:])["median_evals"] == np.inf  # half never reach it
+    text = report.to_markdown(recs)
+    assert "| a | 3 | 0.666667 ± 1.15 | 2/3 | 3 | 0.5 |" in text
+    assert "| b | 2 | 0.5 ± 0.707 | 1/2 | — | 0.5 |" in text
+    # a run found in two files counts once, the later one
+    f1, f2 = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    f1.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    f2.write_text(json.dumps(_record("b", 1, 0.0, 3)) + "\n")
+    assert report.summarize([r for r in report.load_records([f1, f2])
+                             if r["method"] == "b"])["reached"] == 2
+    with pytest.raises(FileNotFoundError):
+        report.load_records(tmp_path / "none.jsonl")
+
+
+def _cli(*args, cwd):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "mfbo", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=300)
+
+
+def test_mfbo_bench_and_report_commands(tmp_path):
+    problems = "branin,lda-grid" if _have("lda_on_grid.csv") else "branin"
+    n_problems = len(problems.split(","))
+    res = _cli("bench", "--problem", problems, "--method", "mondrian,random", "--budget", "6",
+               "--seeds", "2", "--out", "r.jsonl", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    assert len(lines) == n_problems * 2 * 2
+    for line in lines:
+        r = json.loads(line)
+        assert REQUIRED <= set(r) and r["budget"] == 6 and len(r["trace"]) == 6
+        assert r["method"] in ("mondrian", "random") and r["seed"] in (0, 1)
+    # resumed: nothing more to run, the file is unchanged
+    before = (tmp_path / "r.jsonl").read_bytes()
+    res = _cli("bench", "--problem", problems, "--method", "mondrian,random", "--budget", "6",
+               "--seeds", "2", "--out", "r.jsonl", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0 and (tmp_path / "r.jsonl").read_bytes() == before
+
+    assert report.main([str(tmp_path / "r.jsonl"),
+                        "--out", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## branin, 6 evaluations" in md and "| mondrian | 2 |" in md
+    assert (tmp_path / "rep" / "branin.png").stat().st_size > 5_000
+
+
+def test_cli_errors_are_clear(tmp_path):
+    res = _cli("bench", "--problem", "nope", "--method", "random", "--out", "r.jsonl",
+               cwd=tmp_path)
+    assert res.returncode == 2 and "unknown problem 'nope'" in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "r.jsonl").exists()
+    assert bench.main(["--method", "nope", "--out", str(tmp_path / "r.jsonl")]) == 2
+    assert report.main([str(tmp_path / "missing.jsonl"), "--out", str(tmp_path)]) == 2
+
+
+# -- peers (only when installed) ---------------------------------------------------------------
+PEERS = {"smac": "smac", "optuna": "optuna", "skopt-forest": "skopt", "skopt-gp": "skopt"}
+
+
+@pytest.mark.parametrize("name", sorted(PEERS))
+def test_peer_on_a_random_grid_searches_the_box_and_on_a_table_the_cells(name):
+    pytest.importorskip(PEERS[name])
+    r = methods.run_method(name, get_problem("branin-grid"), 5, 0)
+    assert len(r.values) == 5 and None not in r.values
+    assert r.continuous and r.grid is None and r.optimizer_time_s >= 0
+    if _have("lda_on_grid.csv"):
+        lda = get_problem("lda-grid")
+        r = methods.run_method(name, lda, 5, 1)
+        # every proposal was a table cell (an off-grid point would have failed the look-up)
+        assert len(r.values) == 5 and None not in r.values and not r.continuous
+        assert set(r.values) <= set(lda.values.tolist())
