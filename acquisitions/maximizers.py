@@ -58,47 +58,126 @@ def enumerate_grid(levels: np.ndarray) -> np.ndarray:
     return np.stack([m.ravel() for m in mesh], axis=1)
 
 
+def _min_distances(P: np.ndarray, data: np.ndarray, block: int = 4096) -> np.ndarray:
+    """Euclidean distance of every row of ``P`` to its nearest row of ``data``."""
+    out = np.empty(P.shape[0])
+    sq = (data * data).sum(axis=1)
+    for a in range(0, P.shape[0], block):
+        B = P[a:a + block]
+        d2 = (B * B).sum(axis=1)[:, None] + sq[None, :] - 2.0 * B @ data.T
+        out[a:a + block] = np.sqrt(np.maximum(d2.min(axis=1), 0.0))
+    return out
+
+
+#: scores within this relative distance of the best score form the plateau of tied best points
+TIE_RTOL = 1e-9
+#: at most this many plateau points are ranked by their distance to the data (a random subset)
+MAX_PLATEAU = 20_000
+
+
 def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: int,
-                rng: np.random.Generator) -> np.ndarray:
-    """Indices of the ``n`` best scores, ties broken at random, skipping points whose
-    :func:`row_keys` are excluded or already taken (keys are made only for the rows looked at)."""
-    tie = rng.random(scores.shape[0])
-    order = np.lexsort((tie, -np.nan_to_num(scores, nan=-np.inf)))
-    out, seen = [], set()
-    for i in order:
-        if points is not None:
-            key = np.round(points[i], 12).tobytes()
-            if key in exclude or key in seen:
-                continue
-            seen.add(key)
-        out.append(i)
-        if len(out) == n:
-            break
-    return np.asarray(out, dtype=np.int64)
+                rng: np.random.Generator, far_from: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the ``n`` best scores, skipping points whose :func:`row_keys` are excluded or
+    already taken (keys are made only for the rows looked at).
+
+    Ties are broken at random; with ``far_from`` (evaluated points), the points tied with the
+    best score (within :data:`TIE_RTOL`) come farthest-from-``far_from`` first.  A forest's
+    acquisition is piecewise constant: a whole region can share the best score, and the model
+    then has no reason to prefer the spot next to an evaluated point over the rest of it.
+    Only the best few scores are sorted (a partial selection), so 250,000 candidates cost
+    little more than the scoring.
+    """
+    s = -np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)
+    N = s.shape[0]
+    if N == 0 or n <= 0:
+        return np.empty(0, dtype=np.int64)
+    tie_rank = None  # plateau members' order: farthest from the data first
+    if far_from is not None and len(far_from) and points is not None:
+        top = s.min()
+        if np.isfinite(top):
+            plateau = np.flatnonzero(s <= top + TIE_RTOL * (1.0 + abs(top)))
+            if plateau.size > 1:
+                s = s.copy()
+                s[plateau] = top
+                ranked = plateau if plateau.size <= MAX_PLATEAU else rng.choice(
+                    plateau, MAX_PLATEAU, replace=False)
+                dist = _min_distances(np.asarray(points, dtype=float)[ranked],
+                                      np.asarray(far_from, dtype=float).reshape(
+                                          -1, points.shape[1]))
+                tie_rank = (ranked, dist)
+    k = min(N, max(1024, 16 * n))
+    while True:
+        if k < N:
+            thr = np.partition(s, k - 1)[k - 1]
+            part = np.flatnonzero(s <= thr)  # every row tied with the k-th is kept
+        else:
+            part = np.arange(N)
+        tie = rng.random(part.size)
+        if tie_rank is not None:
+            # plateau rows are exactly the rows of the best score; rank them by distance
+            pos = np.full(N, np.nan)
+            pos[tie_rank[0]] = -tie_rank[1] - 1.0  # below every random tie (in [0, 1))
+            p = pos[part]
+            tie = np.where(np.isnan(p), tie, p)
+        order = part[np.lexsort((tie, s[part]))]
+        out, seen = [], set()
+        for i in order:
+            if points is not None:
+                key = np.round(points[i], 12).tobytes()
+                if key in exclude or key in seen:
+                    continue
+                seen.add(key)
+            out.append(i)
+            if len(out) == n:
+                break
+        if len(out) == n or k >= N:
+            return np.asarray(out, dtype=np.int64)
+        k = min(N, 8 * k)
 
 
 def maximize_over_candidates(score: ScoreFn, candidates: np.ndarray, available: np.ndarray,
-                             n: int = 1, rng: np.random.Generator | None = None) -> np.ndarray:
+                             n: int = 1, rng: np.random.Generator | None = None,
+                             far_from: np.ndarray | None = None) -> np.ndarray:
     """Indices (into ``candidates``) of the ``n`` best available rows, by exact enumeration.
 
     ``available`` is a boolean mask (False for rows already evaluated or pending).  Ties are
-    broken uniformly at random so that a flat acquisition does not always pick the first row.
+    broken uniformly at random so that a flat acquisition does not always pick the first row;
+    with ``far_from`` (the evaluated points) rows tied with the best score come
+    farthest-from-the-data first.
     """
     rng = np.random.default_rng() if rng is None else rng
     idx = np.flatnonzero(available)
     if idx.size == 0:
         return np.empty(0, dtype=np.int64)
     s = np.asarray(score(candidates[idx]), dtype=float)
-    best = _top_unique(s, None, set(), min(n, idx.size), rng)
+    if far_from is None:
+        best = _top_unique(s, None, set(), min(n, idx.size), rng)
+    else:
+        best = _top_unique(s, candidates[idx], set(), min(n, idx.size), rng, far_from)
     return idx[best]
 
 
 def _neighbours(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, step: float,
-                n_cont: int) -> tuple[np.ndarray, np.ndarray]:
-    """One-exchange neighbours of every row of ``U``; returns (points, owner row index)."""
+                n_cont: int, joint: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbours of every row of ``U``; returns (points, owner row index).
+
+    One-exchange (SMAC): each neighbour changes one coordinate.  ``joint``: the continuous
+    coordinates instead move together, ``n_cont * (number of continuous coordinates)``
+    Gaussian steps per row, so that a search can follow a valley that is not axis-aligned.
+    """
     m, D = U.shape
     blocks, owners = [], []
+    cont = np.flatnonzero(levels == 0)
+    if joint and cont.size:
+        k = n_cont * cont.size
+        V = np.repeat(U, k, axis=0)
+        V[:, cont] = np.clip(V[:, cont] + step * rng.standard_normal((V.shape[0], cont.size)),
+                             0.0, 1.0)
+        blocks.append(V)
+        owners.append(np.repeat(np.arange(m), k))
     for d in range(D):
+        if joint and levels[d] == 0:
+            continue
         k = int(levels[d])
         if k == 0:
             V = np.repeat(U, n_cont, axis=0)
@@ -135,7 +214,9 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
                           sampler: str = "sobol", starts: np.ndarray | None = None,
                           n_local: int = 10, patience: int = 10, step: float = 0.2,
                           n_cont_neighbours: int = 4, exclude: Iterable[bytes] = (),
-                          max_rounds: int = 100) -> np.ndarray:
+                          max_rounds: int = 100,
+                          far_from: np.ndarray | None = None,
+                          neighbourhood: str = "one-exchange") -> np.ndarray:
     """The ``n`` best distinct points found by random/Sobol sampling plus local search.
 
     Parameters
@@ -162,8 +243,18 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     exclude : iterable of bytes
         :func:`row_keys` of points that must not be returned (evaluated or pending points of
         a discrete space).
+    neighbourhood : {"one-exchange", "joint"}, default="one-exchange"
+        Local-search moves: SMAC's one coordinate at a time, or all continuous coordinates
+        at once (see :func:`_neighbours`).
+    far_from : array of shape (m, D) or None
+        Evaluated points: among points tied with the best score, the farthest from these
+        come first (see :func:`_top_unique`).
     """
     rng = np.random.default_rng() if rng is None else rng
+    if neighbourhood not in ("one-exchange", "joint"):
+        raise ValueError(f"neighbourhood must be 'one-exchange' or 'joint', got "
+                         f"{neighbourhood!r}.")
+    joint = neighbourhood == "joint"
     levels = np.asarray(list(levels), dtype=np.int64)
     D = levels.size
     exclude = set(exclude)
@@ -189,7 +280,8 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
             break
         V, own = [], []
         for scale in (1.0, 0.1, 0.01):
-            Vi, oi = _neighbours(cur[active], levels, rng, step * scale, n_cont_neighbours)
+            Vi, oi = _neighbours(cur[active], levels, rng, step * scale, n_cont_neighbours,
+                                 joint)
             V.append(Vi)
             own.append(oi)
         V = np.concatenate(V)
@@ -213,5 +305,5 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         stall[rows] = 0
     P = np.concatenate(seen_pts)
     F = np.concatenate(seen_scores)
-    pick = _top_unique(F, np.ascontiguousarray(P), exclude, n, rng)
+    pick = _top_unique(F, np.ascontiguousarray(P), exclude, n, rng, far_from)
     return P[pick]

@@ -25,11 +25,11 @@ from mfbo.results import plot_convergence
 METHODS = ("mondrian", "rf-smac", "random")
 
 
-def run_seeds(problem, method, budget, seeds):
+def run_seeds(problem, method, budget, seeds, **options):
     traces, bests = [], []
     for seed in range(seeds):
         r = mfbo.minimize(problem, problem.space, n_calls=budget, random_state=seed,
-                          surrogate=method, progress_bar=False)
+                          surrogate=method, progress_bar=False, **options)
         traces.append(r.best_so_far())
         bests.append(r.best_value)
     return traces, bests
@@ -59,7 +59,16 @@ def main(argv=None):
                     help="observations of the timing run (0 = skip)")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--out", default="results/bo_quick")
+    ap.add_argument("--n-initial", type=int, default=None,
+                    help="initial design size (default: the surrogate's, capped at budget/4)")
+    ap.add_argument("--surrogate-options", type=json.loads, default=None,
+                    help='JSON dict passed as surrogate_options, e.g. \'{"y_transform": null}\'')
     args = ap.parse_args(argv)
+    options = {}
+    if args.n_initial is not None:
+        options["n_initial"] = args.n_initial
+    if args.surrogate_options:
+        options["surrogate_options"] = args.surrogate_options
     problem = get_problem(args.problem)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     out = Path(args.out)
@@ -67,7 +76,7 @@ def main(argv=None):
     results, traces = {}, {}
     for m in methods:
         t0 = time.perf_counter()
-        tr, bests = run_seeds(problem, m, args.budget, args.seeds)
+        tr, bests = run_seeds(problem, m, args.budget, args.seeds, **options)
         wall = time.perf_counter() - t0
         results[m] = {"best_mean": float(np.mean(bests)), "best_sd": float(np.std(bests)),
                       "bests": [float(b) for b in bests], "wall_s_per_run": wall / args.seeds}

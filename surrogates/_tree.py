@@ -528,6 +528,42 @@ def preorder(inode, meta, t):
     return order[:c]
 
 
+@njit(cache=True, parallel=True)
+def restat_regression(y, inode, pnext, stats, meta):
+    """Recompute every node's regression statistics ``(n, mean, M2)`` from targets ``y``.
+
+    Leaves accumulate their points (Welford); internal nodes merge their children (Chan et
+    al.'s pairwise update), children before parents.  The partition is untouched.
+    """
+    for t in prange(inode.shape[0]):
+        order = preorder(inode, meta, t)
+        for k in range(order.shape[0] - 1, -1, -1):
+            j = order[k]
+            a = inode[t, j, LEFT]
+            if a < 0:
+                n = 0.0
+                mean = 0.0
+                m2 = 0.0
+                q = inode[t, j, HEAD]
+                while q >= 0:
+                    n += 1.0
+                    delta = y[q] - mean
+                    mean += delta / n
+                    m2 += delta * (y[q] - mean)
+                    q = pnext[t, q]
+            else:
+                b = inode[t, j, RIGHT]
+                na = stats[t, a, 0]
+                nb = stats[t, b, 0]
+                n = na + nb
+                delta = stats[t, b, 1] - stats[t, a, 1]
+                mean = stats[t, a, 1] + delta * nb / n
+                m2 = stats[t, a, 2] + stats[t, b, 2] + delta * delta * na * nb / n
+            stats[t, j, 0] = n
+            stats[t, j, 1] = mean
+            stats[t, j, 2] = m2
+
+
 # --------------------------------------------------------------------------------------
 # the store (Python side: allocation, growth, pickling)
 # --------------------------------------------------------------------------------------
@@ -693,6 +729,13 @@ class TreeStore:
         t0 = time.perf_counter()
         (extend_trees_parallel if k else extend_trees)(start, start + b, *self._args())
         chooser.record(k, (time.perf_counter() - t0) / b)
+
+    def set_targets(self, y):
+        """Replace the targets of all stored points (regression) and recompute the node
+        statistics; the trees' partitions do not depend on the targets and are kept."""
+        n = self.n_points
+        self.y[:n] = y
+        restat_regression(self.y, self.inode, self.pnext, self.stats, self.meta)
 
     # -- introspection ----------------------------------------------------------------
     def apply(self, Xq):

@@ -160,6 +160,33 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         state["_bp_key"] = None
         return state
 
+    def refit_targets(self, y):
+        """Replace the targets of all samples seen so far, keeping the trees' partitions.
+
+        A Mondrian partition of regression data never depends on the targets (only on the
+        inputs and the trees' random streams), so this gives exactly the forest that
+        ``fit``/``partial_fit`` calls with the same inputs, order and ``random_state`` would
+        have grown on the new targets.  Only the node statistics are recomputed:
+        O(n_samples * depth) per tree, no tree is re-grown.  Used for output transforms that
+        change with the data (e.g. log-scaled losses in Bayesian optimization).  Feature weights
+        computed from the targets of the first fit (``feature_weights="mutual_info"``) are kept.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples_seen_,)
+            The new targets, in the order the samples were given.
+        """
+        check_is_fitted(self, "_store")
+        n = self._store.n_points
+        yy = np.asarray(y) if not isinstance(y, (str, bytes)) else y
+        if getattr(yy, "ndim", 0) == 1 and yy.shape[0] != n:
+            raise ValueError(f"Input y has {yy.shape[0]} targets, but the forest has seen {n} "
+                             f"samples.")
+        yy = check_target(y, n, "y")
+        self._store.set_targets(yy)
+        self._after_update()
+        return self
+
     # -- hyper-parameters and messages ------------------------------------------------------
     def _hyper(self):
         s = self._store

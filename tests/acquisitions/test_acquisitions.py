@@ -85,3 +85,50 @@ def test_random_local_search_finds_the_optimum_and_respects_exclusions():
                               exclude=row_keys(np.array([[0.375]])))
     assert d[0, 0] in (0.125, 0.625, 0.875) and d[0, 0] == 0.625
     assert ex  # keys are bytes
+
+
+def test_plateau_ties_go_to_the_point_farthest_from_the_data():
+    C = np.linspace(0, 1, 101)[:, None]
+    avail = np.ones(101, bool)
+    plateau = lambda U: np.where(U[:, 0] < 0.5, 1.0, 0.0)  # [0, 0.5) all tie for the best
+    data = np.array([[0.05], [0.3]])
+    for s in range(5):
+        i = maximize_over_candidates(plateau, C, avail, 1, np.random.default_rng(s), far_from=data)
+        assert np.isclose(C[i[0], 0], 0.49)
+    # without data, ties are random
+    picks = {int(maximize_over_candidates(plateau, C, avail, 1, np.random.default_rng(s))[0])
+             for s in range(30)}
+    assert len(picks) > 5 and max(picks) < 50
+
+
+def test_partial_selection_equals_a_full_sort():
+    from acquisitions.maximizers import _top_unique
+
+    rng = np.random.default_rng(0)
+    for trial in range(20):
+        N = int(rng.integers(1, 5000))
+        s = np.round(rng.normal(size=N), 1)  # many exact ties
+        P = rng.random((N, 2))
+        excl = set(row_keys(P[rng.choice(N, size=min(N, 40), replace=False)]))
+        n = int(rng.integers(1, 30))
+        got = _top_unique(s, P, excl, n, np.random.default_rng(trial))
+        keep = [i for i in range(N) if row_keys(P[i:i + 1])[0] not in excl]
+        ref = sorted(keep, key=lambda i: -s[i])[:n]
+        # same multiset of scores (ties may be broken differently), none excluded
+        assert sorted(s[got]) == sorted(s[ref])
+        assert not set(row_keys(P[got])) & excl
+
+
+def test_joint_neighbourhood_moves_all_continuous_coordinates():
+    from acquisitions.maximizers import _neighbours
+
+    U = np.full((3, 3), 0.5)
+    V, own = _neighbours(U, np.array([0, 0, 4]), np.random.default_rng(0), 0.1, 4, joint=True)
+    moved = V != 0.5
+    cont = moved[:, :2].all(axis=1)
+    assert cont.sum() == 3 * 8 and np.all(moved[cont][:, 2] == False)  # noqa: E712
+    assert np.bincount(own).tolist() == [10, 10, 10]  # 8 joint + 2 ordinal levels each
+    one, _ = _neighbours(U, np.array([0, 0, 4]), np.random.default_rng(0), 0.1, 4)
+    assert ((one != 0.5).sum(axis=1) == 1).all()
+    with pytest.raises(ValueError, match="neighbourhood"):
+        maximize_random_local(lambda U: U[:, 0], [0], neighbourhood="diagonal")

@@ -194,3 +194,49 @@ def test_min_distance_keeps_proposals_apart():
     assert d[4:].min() >= 0.05 - 1e-12
     with pytest.raises(ValueError, match="min_distance"):
         Optimizer(SPACE, min_distance=2.0)
+
+
+@pytest.mark.parametrize("transform", ["log", "smac-log", "rank", None])
+def test_mondrian_output_transform_tracks_all_losses(transform):
+    from mfbo.models import MondrianModel
+
+    opt = Optimizer(SPACE, random_state=0, n_initial=4, n_random_candidates=256,
+                    surrogate_options={"y_transform": transform})
+    forest = opt.model.forest
+    refits = []
+    orig = forest.refit_targets
+    forest.refit_targets = lambda y: refits.append(len(y)) or orig(y)
+    run(opt, quad, 30)
+    y = np.array([t.value for t in opt.trials])
+    n = forest.n_samples_seen_
+    # the forest holds every loss on the model's current scale
+    np.testing.assert_allclose(forest._store.y[:n], opt.model._transform(y), atol=1e-9)
+    if transform is None:
+        assert refits == []
+    else:  # re-derived only after a new best loss or a doubling of the data
+        best = np.minimum.accumulate(y)
+        new_best = sum(1 for i in range(1, 30) if y[i] < best[i - 1])
+        assert 0 < len(refits) <= new_best + 5
+    if transform == "log":  # losses well above 0: exactly log(loss)
+        model = MondrianModel(2, 0)
+        rng = np.random.default_rng(0)
+        X, yy = rng.random((20, 2)), 1.0 + rng.random(20)
+        model.observe(X[:10], yy[:10], 10)
+        model.observe(X, yy, 10)
+        np.testing.assert_allclose(model.forest._store.y[:20], np.log(yy), atol=1e-12)
+    with pytest.raises(ValueError, match="y_transform"):
+        MondrianModel(2, 0, y_transform="sqrt")
+
+
+def test_acquisition_std_excludes_observation_noise_by_default():
+    opt = run(Optimizer(SPACE, random_state=1, n_initial=4, n_random_candidates=256), quad, 15)
+    m = opt.model
+    X = np.asarray(opt._X)
+    _, s_latent = m.predict(X)
+    _, s_full = m.forest.predict(X, return_std=True)
+    s2 = m.forest.hyperparameters_["noise_var"]
+    np.testing.assert_allclose(s_latent ** 2, np.maximum(s_full ** 2 - s2, 0), atol=1e-12)
+    # at an evaluated point every tree predicts its own leaf: no spread, no exploration bonus
+    assert s_latent.max() < 1e-6 < s2
+    m.noise_in_std = True
+    np.testing.assert_allclose(m.predict(X)[1], s_full)

@@ -402,3 +402,39 @@ def test_bad_fit_and_predict_input():
     with pytest.raises(ValueError):
         m.fit(X, np.full(50, np.nan))
     np.testing.assert_array_equal(pred, m.predict(X))
+
+
+@pytest.mark.parametrize("posterior", ["empirical", "bp"])
+def test_refit_targets_equals_growing_on_the_new_targets(posterior):
+    from surrogates._tree import check_invariants
+
+    rng = np.random.default_rng(1)
+    X = rng.random((300, 3))
+    y1, y2 = rng.normal(size=300), np.exp(rng.normal(size=300))
+
+    def grow(y):
+        f = MondrianForestRegressor(n_estimators=4, min_samples_split=2, posterior=posterior,
+                                    random_state=3)
+        f.fit(X[:20], y[:20])
+        for i in range(20, 300, 7):
+            f.partial_fit(X[i:i + 7], y[i:i + 7])
+        return f
+
+    a, b = grow(y1), grow(y2)
+    a.refit_targets(list(y2))
+    check_invariants(a._store)
+    Q = rng.random((400, 3))
+    for (ma, sa), (mb, sb) in [(a.predict(Q, return_std=True), b.predict(Q, return_std=True))]:
+        np.testing.assert_allclose(ma, mb, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(sa, sb, rtol=0, atol=1e-10)
+    # bad input names the argument and changes nothing
+    before = a.predict(Q)
+    with pytest.raises(ValueError, match="y has 5 targets"):
+        a.refit_targets(y2[:5])
+    bad = y2.copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        a.refit_targets(bad)
+    np.testing.assert_array_equal(a.predict(Q), before)
+    with pytest.raises(Exception, match="not fitted"):
+        MondrianForestRegressor().refit_targets([1.0])
