@@ -102,7 +102,7 @@ class MondrianModel(Model):
         evaluations, 10 initial points, seeds 0-19 (``python -m benchmarks.bo_quick --methods
         mondrian --seeds 20 --n-initial 10 --surrogate-options '{"y_transform": ...}'``):
         ``"log"`` 0.428 +/- 0.080, ``None`` 0.93 +/- 0.83, ``"smac-log"`` 1.38 +/- 1.26,
-        ``"rank"`` 1.83 +/- 1.50 -- the last two pull the search into ever smaller steps next
+        ``"rank"`` 1.89 +/- 1.44 -- the last two pull the search into ever smaller steps next
         to the incumbent.
     noise_in_std : bool, default=False
         Whether the std handed to the acquisition includes the forest's observation noise
