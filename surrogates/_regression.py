@@ -167,6 +167,64 @@ def _leaf_moments(mode, t, j, stats, bp, s2):
     return bp[t, j, POST_M], bp[t, j, POST_V] + s2
 
 
+#: a path walk stops once the weight left below the current node is under this (the dropped
+#: components change the moments by less than ~1e-13 of the label spread)
+_MIN_PATH_WEIGHT = 1e-14
+
+
+@njit(cache=True, inline="always")
+def _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode, fnode, box, stats, bp,
+                  meta, mode, s2, g1, g2):
+    """Walk tree ``t`` for query ``Xq[i]`` (spec A11): the mixture's mean and variance, and
+    with ``want_logpdf`` the streaming log-sum-exp state ``(lmax, lsum)`` updated by the
+    tree's components evaluated at ``yi``."""
+    j = meta[t, ROOT]
+    shift = stats[t, j, 1]
+    tp = 0.0
+    p_ns = 1.0
+    s1 = 0.0
+    s2acc = 0.0
+    while True:
+        tau = fnode[t, j, TAU]
+        delta = tau - tp
+        eta = box_distance(box, t, j, Xq, i)
+        p = branch_off_probability(delta, eta)
+        is_leaf = inode[t, j, LEFT] < 0
+        for part in range(2):
+            if part == 0:
+                if p <= 0.0:
+                    continue
+                w = p_ns * p
+                m, v = _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2,
+                                       g1, g2)
+            else:
+                if not is_leaf:
+                    continue
+                w = p_ns * (1.0 - p)
+                if w <= 0.0:
+                    continue
+                m, v = _leaf_moments(mode, t, j, stats, bp, s2)
+            dm = m - shift
+            s1 += w * dm
+            s2acc += w * (v + dm * dm)
+            if want_logpdf:
+                r = yi - m
+                lp = math.log(w) - log_T - 0.5 * (_LOG_2PI + math.log(v)) - 0.5 * r * r / v
+                if lp > lmax:
+                    lsum = lsum * math.exp(lmax - lp) + 1.0
+                    lmax = lp
+                else:
+                    lsum += math.exp(lp - lmax)
+        if is_leaf:
+            break
+        p_ns *= 1.0 - p
+        if p_ns <= _MIN_PATH_WEIGHT:
+            break
+        j = child_containing(inode, fnode, t, j, Xq, i)
+        tp = tau
+    return shift + s1, max(s2acc - s1 * s1, 0.0), lmax, lsum
+
+
 @njit(cache=True)
 def _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2, g1,
                    g2, out_mean, out_var, out_logpdf):
@@ -176,54 +234,61 @@ def _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, m
     lsum = 0.0
     yi = yq[i] if want_logpdf else 0.0
     for t in range(T):
-        j = meta[t, ROOT]
-        shift = stats[t, j, 1]
-        tp = 0.0
-        p_ns = 1.0
-        s1 = 0.0
-        s2acc = 0.0
-        while True:
-            tau = fnode[t, j, TAU]
-            delta = tau - tp
-            eta = box_distance(box, t, j, Xq, i)
-            p = branch_off_probability(delta, eta)
-            is_leaf = inode[t, j, LEFT] < 0
-            for part in range(2):
-                if part == 0:
-                    if p <= 0.0:
-                        continue
-                    w = p_ns * p
-                    m, v = _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2,
-                                           g1, g2)
-                else:
-                    if not is_leaf:
-                        continue
-                    w = p_ns * (1.0 - p)
-                    if w <= 0.0:
-                        continue
-                    m, v = _leaf_moments(mode, t, j, stats, bp, s2)
-                dm = m - shift
-                s1 += w * dm
-                s2acc += w * (v + dm * dm)
-                if want_logpdf:
-                    r = yi - m
-                    lp = math.log(w) - log_T - 0.5 * (_LOG_2PI + math.log(v)) - 0.5 * r * r / v
-                    if lp > lmax:
-                        lsum = lsum * math.exp(lmax - lp) + 1.0
-                        lmax = lp
-                    else:
-                        lsum += math.exp(lp - lmax)
-            if is_leaf:
-                break
-            p_ns *= 1.0 - p
-            if p_ns <= 0.0:
-                break
-            j = child_containing(inode, fnode, t, j, Xq, i)
-            tp = tau
-        out_mean[i, t] = shift + s1
-        out_var[i, t] = max(s2acc - s1 * s1, 0.0)
+        m, v, lmax, lsum = _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode,
+                                         fnode, box, stats, bp, meta, mode, s2, g1, g2)
+        out_mean[i, t] = m
+        out_var[i, t] = v
     if want_logpdf:
         out_logpdf[i] = lmax + math.log(lsum)
+
+
+#: queries per block of the forest-moments kernel: a block meets one tree at a time, so that
+#: tree's nodes stay in the nearest cache
+_BLOCK = 256
+
+
+@njit(cache=True, inline="always")
+def _forest_block(b, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, out_mean,
+                  out_var):
+    n = Xq.shape[0]
+    T = inode.shape[0]
+    c = stats[0, meta[0, ROOT], 1]  # moments about the root mean: no cancellation
+    lo = b * _BLOCK
+    hi = min(n, lo + _BLOCK)
+    for i in range(lo, hi):
+        out_mean[i] = 0.0
+        out_var[i] = 0.0
+    for t in range(T):
+        for i in range(lo, hi):
+            m, v, _, _ = _tree_mixture(i, t, Xq, 0.0, False, 0.0, 0.0, 0.0, inode, fnode, box,
+                                       stats, bp, meta, mode, s2, g1, g2)
+            dm = m - c
+            out_mean[i] += dm
+            out_var[i] += v + dm * dm
+    for i in range(lo, hi):
+        e = out_mean[i] / T
+        out_mean[i] = c + e
+        out_var[i] = max(out_var[i] / T - e * e, 0.0)
+
+
+@njit(cache=True, parallel=True)
+def predict_forest_moments(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
+                           out_mean, out_var):
+    """The forest predictive's mean and variance (the equal-weight mixture of the trees'
+    mixtures: ``E = mean_t E_t``, ``Var = mean_t (Var_t + E_t^2) - E^2``) without per-tree
+    output arrays; queries in blocks, each block meeting one tree at a time."""
+    for b in prange((Xq.shape[0] + _BLOCK - 1) // _BLOCK):
+        _forest_block(b, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, out_mean,
+                      out_var)
+
+
+@njit(cache=True)
+def predict_forest_moments_serial(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
+                                  out_mean, out_var):
+    """:func:`predict_forest_moments` on one thread (small batches: no thread-pool wait)."""
+    for b in range((Xq.shape[0] + _BLOCK - 1) // _BLOCK):
+        _forest_block(b, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, out_mean,
+                      out_var)
 
 
 @njit(cache=True, parallel=True)

@@ -9,7 +9,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._forest import BaseMondrianForest
 from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP, bp_messages,
-                          heuristic_hyperparameters, predict_regression,
+                          heuristic_hyperparameters, predict_forest_moments,
+                          predict_forest_moments_serial, predict_regression,
                           predict_regression_serial)
 from ._tree import ROOT, TASK_REGRESSION
 from ._validation import check_choice, check_positive, check_target
@@ -258,12 +259,16 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         The forest predictive is the equal-weight mixture of the trees' mixtures; its moments
         are ``E = mean_t E_t`` and ``Var = mean_t (Var_t + (E_t - E)^2)``.
         """
-        mean_t, var_t, _ = self._run(self._checked_query(X))
-        mean = mean_t.mean(axis=1)
+        Xs = self._checked_query(X)
+        mode, (mu, g1, g2, s2), bp = self._prepare()
+        s = self._store
+        n = Xs.shape[0]
+        mean = np.empty(n)
+        var = np.empty(n)
+        kernel = predict_forest_moments if n >= SERIAL_BELOW else predict_forest_moments_serial
+        kernel(Xs, s.inode, s.fnode, s.box, s.stats, bp, s.meta, mode, s2, g1, g2, mean, var)
         if not return_std:
             return mean
-        dev = mean_t - mean[:, None]
-        var = (var_t + dev * dev).mean(axis=1)
         return mean, np.sqrt(var)
 
     def predictive_log_pdf(self, X, y) -> np.ndarray:

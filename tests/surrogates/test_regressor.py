@@ -438,3 +438,24 @@ def test_refit_targets_equals_growing_on_the_new_targets(posterior):
     np.testing.assert_array_equal(a.predict(Q), before)
     with pytest.raises(Exception, match="not fitted"):
         MondrianForestRegressor().refit_targets([1.0])
+
+
+@pytest.mark.parametrize("posterior", ["empirical", "bp"])
+def test_fused_forest_moments_equal_the_per_tree_mixture(posterior):
+    from surrogates import regressor
+
+    rng = np.random.default_rng(4)
+    X = rng.random((150, 3))
+    y = 1000.0 + 50 * np.sin(6 * X).sum(axis=1)  # large offset: no cancellation allowed
+    f = MondrianForestRegressor(n_estimators=6, min_samples_split=2, posterior=posterior,
+                                random_state=0).fit(X, y)
+    Q = np.vstack([rng.random((3000, 3)), rng.random((300, 3)) * 3 - 1])  # far points too
+    mt, vt = f.predict_per_tree(Q)
+    E = mt.mean(axis=1)
+    V = (vt + (mt - E[:, None]) ** 2).mean(axis=1)
+    m, s = f.predict(Q, return_std=True)  # >= SERIAL_BELOW: the threaded kernel
+    np.testing.assert_allclose(m, E, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(s, np.sqrt(V), rtol=1e-9, atol=1e-9)
+    m1, s1 = f.predict(Q[:regressor.SERIAL_BELOW - 1], return_std=True)  # the serial kernel
+    np.testing.assert_allclose(m1, m[:regressor.SERIAL_BELOW - 1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(s1, s[:regressor.SERIAL_BELOW - 1], rtol=0, atol=1e-12)
