@@ -91,7 +91,7 @@ def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: 
     N = s.shape[0]
     if N == 0 or n <= 0:
         return np.empty(0, dtype=np.int64)
-    tie_rank = None  # plateau members' order: farthest from the data first
+    tie_rank = None  # per row: distance rank on the plateau, nan elsewhere
     if far_from is not None and len(far_from) and points is not None:
         top = s.min()
         if np.isfinite(top):
@@ -104,7 +104,9 @@ def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: 
                 dist = _min_distances(np.asarray(points, dtype=float)[ranked],
                                       np.asarray(far_from, dtype=float).reshape(
                                           -1, points.shape[1]))
-                tie_rank = (ranked, dist)
+                # plateau rows sort before every random tie (in [0, 1)), farthest first
+                tie_rank = np.full(N, np.nan)
+                tie_rank[ranked] = -dist - 1.0
     k = min(N, max(1024, 16 * n))
     while True:
         if k < N:
@@ -114,10 +116,7 @@ def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: 
             part = np.arange(N)
         tie = rng.random(part.size)
         if tie_rank is not None:
-            # plateau rows are exactly the rows of the best score; rank them by distance
-            pos = np.full(N, np.nan)
-            pos[tie_rank[0]] = -tie_rank[1] - 1.0  # below every random tie (in [0, 1))
-            p = pos[part]
+            p = tie_rank[part]
             tie = np.where(np.isnan(p), tie, p)
         order = part[np.lexsort((tie, s[part]))]
         out, seen = [], set()
@@ -149,11 +148,10 @@ def maximize_over_candidates(score: ScoreFn, candidates: np.ndarray, available: 
     idx = np.flatnonzero(available)
     if idx.size == 0:
         return np.empty(0, dtype=np.int64)
-    s = np.asarray(score(candidates[idx]), dtype=float)
-    if far_from is None:
-        best = _top_unique(s, None, set(), min(n, idx.size), rng)
-    else:
-        best = _top_unique(s, candidates[idx], set(), min(n, idx.size), rng, far_from)
+    C = candidates[idx]
+    s = np.asarray(score(C), dtype=float)
+    best = _top_unique(s, None if far_from is None else C, set(), min(n, idx.size), rng,
+                       far_from)
     return idx[best]
 
 

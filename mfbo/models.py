@@ -141,8 +141,7 @@ class MondrianModel(Model):
             shift = max(abs(lo), 1e-3 * (hi - lo), 1e-12)
             self._tf = (lo - shift, 1.0, y.shape[0], lo)
         elif self.y_transform == "smac-log":
-            shifted_min = lo - (float(np.percentile(y, 5)) - lo) - 1e-10
-            self._tf = (shifted_min, max(hi - shifted_min, 1e-10), y.shape[0], lo)
+            self._tf = (*_smac_log_constants(y), y.shape[0], lo)
         else:
             self._tf = (np.sort(y), None, y.shape[0], lo)
 
@@ -170,7 +169,7 @@ class MondrianModel(Model):
             self.forest.fit(X, self._transform(y))
         elif self.y_transform is not None and (
                 new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2]):
-            # a new best loss, a loss below the shift, or twice the data: re-derive min'
+            # a new best loss or twice the data: re-derive the transform
             self._set_transform(y)
             self.forest.partial_fit(X[-n_new:], self._transform(new))
             self.forest.refit_targets(self._transform(y))
@@ -202,11 +201,15 @@ def smac_log_transform(y: np.ndarray, values: np.ndarray | None = None) -> np.nd
     """
     y = np.asarray(y, dtype=float)
     v = y if values is None else np.asarray(values, dtype=float)
-    lo, hi = float(y.min()), float(y.max())
-    p5 = float(np.percentile(y, 5))
-    shifted_min = lo - (p5 - lo) - 1e-10
-    denom = max(hi - shifted_min, 1e-10)
+    shifted_min, denom = _smac_log_constants(y)
     return np.log(np.maximum(v - shifted_min, 1e-300) / denom)
+
+
+def _smac_log_constants(y: np.ndarray) -> tuple[float, float]:
+    """``(min', max - min')`` of :func:`smac_log_transform` for losses ``y``."""
+    lo, hi = float(y.min()), float(y.max())
+    shifted_min = lo - (float(np.percentile(y, 5)) - lo) - 1e-10
+    return shifted_min, max(hi - shifted_min, 1e-10)
 
 
 class SMACForestModel(Model):

@@ -493,11 +493,6 @@ class Optimizer:
             return False
         return self._params_key(self.space.from_unit(u)[0]) not in self._seen_keys
 
-    def _spread_from(self) -> np.ndarray:
-        """Asked points (evaluated and pending), unit cube: ties of the acquisition are broken
-        away from them."""
-        return np.array([t.unit for t in self.trials]).reshape(-1, len(self.space))
-
     def _score_fn(self, model: Model, rng):
         acq = self.acquisition
         thompson = acq.thompson or self.batch_strategy == "thompson" and self.pending
@@ -529,17 +524,17 @@ class Optimizer:
             lied._lies = len(pending)
             model = lied
         score = self._score_fn(model, rng)
+        # asked points (evaluated and pending): never proposed again, and ties of the
+        # acquisition are broken away from them
+        known = np.array([t.unit for t in self.trials]).reshape(-1, len(self.space))
         if self._cand_U is not None:
             idx = maximize_over_candidates(score, self._cand_U, self._available, 1, rng,
-                                           far_from=self._spread_from())
+                                           far_from=known)
             if idx.size == 0:
                 return None, None, lied
             i = int(idx[0])
             return self._cand_U[i], i, lied
         starts = np.asarray(self._X)[np.argsort(self._y)[:10]] if self.local_search else None
-        # evaluated and pending points are never proposed again (an evaluated point often
-        # keeps the best score: its predictive std is not zero)
-        known = np.array([t.unit for t in self.trials])
         pts = maximize_random_local(
             score, self.space.levels, n=10, rng=rng,
             n_random=self.n_random_candidates, starts=starts,
