@@ -1,4 +1,4 @@
-"""The ``mfbo bench`` and ``mfbo report`` subcommands.
+"""The ``mfbo bench``, ``mfbo report`` and ``mfbo scale`` subcommands.
 
 ``mfbo`` finds them through the entry-point group ``mfbo.commands`` (see :mod:`mfbo.cli`):
 each entry point is a function that adds one subparser and sets its ``handler`` default, so
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["bench_command", "report_command"]
+__all__ = ["bench_command", "report_command", "scale_command"]
 
 
 def _add(subparsers, name: str, module) -> argparse.ArgumentParser:
@@ -34,3 +34,10 @@ def report_command(subparsers) -> argparse.ArgumentParser:
     from benchmarks import report
 
     return _add(subparsers, "report", report)
+
+
+def scale_command(subparsers) -> argparse.ArgumentParser:
+    """``mfbo scale``: optimizer overhead, scoring, memory and cold start against n."""
+    from benchmarks import scaling
+
+    return _add(subparsers, "scale", scaling)

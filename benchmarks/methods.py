@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
-           "get_method", "run_method"]
+           "get_method", "optimizer_settings", "run_method"]
 
 
 class PeerUnavailable(ImportError):
@@ -117,14 +117,16 @@ _MODULE_OF = {"scikit-optimize": "skopt", "ConfigSpace": "ConfigSpace"}
 
 
 def _mfbo(surrogate: str, acquisition: str | None = None, **options) -> Callable:
+    settings = dict(surrogate=surrogate, acquisition=acquisition, **options)
+
     def runner(objective, problem, budget, seed):
         import mfbo
 
         candidates, grid = problem.candidate_set(seed)
         mfbo.minimize(objective, problem.space, n_calls=budget, random_state=seed,
-                      surrogate=surrogate, acquisition=acquisition, candidates=candidates,
-                      progress_bar=False, **options)
+                      candidates=candidates, progress_bar=False, **settings)
         return grid, candidates is None
+    runner.optimizer_settings = settings
     return runner
 
 
@@ -158,6 +160,16 @@ def get_method(name: str) -> Method:
     if name not in METHODS:
         raise ValueError(f"unknown method {name!r}; method must be one of {sorted(METHODS)}.")
     return METHODS[name]
+
+
+def optimizer_settings(method: str | Method) -> dict:
+    """The :class:`mfbo.Optimizer` keyword arguments (``surrogate``, ``acquisition``, options) of
+    one of mfbo's own methods; ``ValueError`` for a peer."""
+    m = method if isinstance(method, Method) else get_method(method)
+    settings = getattr(m.runner, "optimizer_settings", None)
+    if settings is None:
+        raise ValueError(f"method {m.name!r} is not one of mfbo's own methods.")
+    return dict(settings)
 
 
 def run_method(method: str | Method, problem, budget: int, seed: int) -> MethodRun:
