@@ -214,7 +214,8 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
                           n_cont_neighbours: int = 4, exclude: Iterable[bytes] = (),
                           max_rounds: int = 100,
                           far_from: np.ndarray | None = None,
-                          neighbourhood: str = "one-exchange") -> np.ndarray:
+                          neighbourhood: str = "one-exchange",
+                          min_improvement: float = 0.0) -> np.ndarray:
     """The ``n`` best distinct points found by random/Sobol sampling plus local search.
 
     Parameters
@@ -247,6 +248,10 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     far_from : array of shape (m, D) or None
         Evaluated points: among points tied with the best score, the farthest from these
         come first (see :func:`_top_unique`).
+    min_improvement : float, default=0
+        A local-search move must raise the score by more than this fraction of the spread
+        of the random points' scores (max - median); smaller gains count as no improvement,
+        so that a search on a smooth slope does not creep on in negligible steps.
     """
     rng = np.random.default_rng() if rng is None else rng
     if neighbourhood not in ("one-exchange", "joint"):
@@ -255,7 +260,7 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     joint = neighbourhood == "joint"
     levels = np.asarray(list(levels), dtype=np.int64)
     D = levels.size
-    exclude = set(exclude)
+    exclude = exclude if isinstance(exclude, (set, frozenset)) else set(exclude)
     if sampler == "sobol":
         m = int(2 ** np.ceil(np.log2(max(n_random, 2))))
         R = qmc.Sobol(D, scramble=True, seed=rng).random(m)[:n_random]
@@ -265,6 +270,8 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         raise ValueError(f"sampler must be 'sobol' or 'random', got {sampler!r}.")
     R = snap(R, levels)
     sR = np.asarray(score(R), dtype=float)
+    finite = sR[np.isfinite(sR)]
+    tol = float(min_improvement) * (finite.max() - np.median(finite)) if finite.size else 0.0
     best_random = R[np.argsort(-np.nan_to_num(sR, nan=-np.inf), kind="stable")[:n_local]]
     S = best_random if starts is None or len(starts) == 0 else np.vstack(
         [best_random, snap(np.asarray(starts, dtype=float).reshape(-1, D), levels)])
@@ -295,7 +302,7 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         first[1:] = own[order][1:] != own[order][:-1]
         bi = order[first]
         owners = own[bi]
-        improved = fV[bi] > fcur[active[owners]]
+        improved = fV[bi] > fcur[active[owners]] + tol
         stall[active] += 1
         rows = active[owners[improved]]
         cur[rows] = V[bi[improved]]

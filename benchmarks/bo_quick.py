@@ -63,8 +63,12 @@ def main(argv=None):
                     help="initial design size (default: the surrogate's, capped at budget/4)")
     ap.add_argument("--surrogate-options", type=json.loads, default=None,
                     help='JSON dict passed as surrogate_options, e.g. \'{"y_transform": null}\'')
+    ap.add_argument("--optimizer-options", type=json.loads, default=None,
+                    help='JSON dict of further mfbo.minimize arguments, e.g. '
+                         '\'{"n_random_candidates": 10000, "local_search": {"patience": 10, '
+                         '"min_improvement": 0}}\'')
     args = ap.parse_args(argv)
-    options = {}
+    options = dict(args.optimizer_options or {})
     if args.n_initial is not None:
         options["n_initial"] = args.n_initial
     if args.surrogate_options:

@@ -100,6 +100,32 @@ def _owner_alive(owner: str | None) -> bool:
     return _pid_alive(pid)
 
 
+class _Rows:
+    """Unit-cube rows and one value per row, appended one at a time (amortised O(1)); ``X``
+    and ``y`` are views of the filled part (rows never change once written)."""
+
+    def __init__(self, n_dims: int):
+        self._X = np.empty((16, n_dims))
+        self._y = np.empty(16)
+        self.n = 0
+
+    def append(self, unit: np.ndarray, value: float = np.nan) -> None:
+        if self.n == self._y.shape[0]:
+            self._X = np.concatenate([self._X, np.empty_like(self._X)])
+            self._y = np.concatenate([self._y, np.empty_like(self._y)])
+        self._X[self.n] = unit
+        self._y[self.n] = value
+        self.n += 1
+
+    @property
+    def X(self) -> np.ndarray:
+        return self._X[:self.n]
+
+    @property
+    def y(self) -> np.ndarray:
+        return self._y[:self.n]
+
+
 def _is_number(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
@@ -171,11 +197,16 @@ class Optimizer:
     on_failure : {"worst", "ignore"}, default="worst"
         What the surrogate sees for a failed trial: the worst loss observed so far (so the
         region is avoided, like SMAC's crash cost) or nothing.
-    n_random_candidates : int, default=10000
+    n_random_candidates : int or None, default=None
         Random/Sobol points scored per proposal in continuous or mixed spaces before local
-        search (SMAC3: 10,000).
-    local_search : bool, default=True
-        Refine the best random points by local search.
+        search.  None: the surrogate's choice (SMAC3's 10,000 for RF-SMAC; 2,000 for the
+        Mondrian forest, whose local searches also stop once their gains are negligible --
+        see :class:`mfbo.models.MondrianModel`).
+    local_search : bool or dict, default=True
+        Refine the best random points by local search.  A dict sets the stopping rule:
+        ``{"patience": k, "min_improvement": r}`` stops a search after ``k`` rounds whose gain
+        is at most ``r`` times the random points' score spread; missing keys take the
+        surrogate's values (RF-SMAC: SMAC3's 10 rounds, any gain; Mondrian: 3 rounds, 1e-3).
     surrogate_options : dict, optional
         Keyword arguments for a named surrogate (e.g. ``{"posterior": "bp"}``,
         ``{"n_estimators": 20}``, ``{"retrain_after": 1}``).
@@ -199,7 +230,7 @@ class Optimizer:
     def __init__(self, space, surrogate="mondrian", acquisition=None, candidates=None,
                  random_state=None, n_initial=None, initial_design="sobol", kappa=1.0, xi=0.0,
                  batch_strategy="constant_liar", liar="min", on_failure="worst",
-                 n_random_candidates=10_000, local_search=True, surrogate_options=None,
+                 n_random_candidates=None, local_search=True, surrogate_options=None,
                  storage=None, study_name="default", min_distance=0.0,
                  neighbourhood=None):
         self.space: Space = as_space(space)
@@ -217,8 +248,10 @@ class Optimizer:
         if n_initial is not None and (not isinstance(n_initial, numbers.Integral)
                                       or isinstance(n_initial, bool) or n_initial < 1):
             raise ValueError(f"n_initial must be a positive integer or None, got {n_initial!r}.")
-        if not isinstance(n_random_candidates, numbers.Integral) or n_random_candidates < 1:
-            raise ValueError(f"n_random_candidates must be a positive integer, got "
+        if n_random_candidates is not None and (
+                not isinstance(n_random_candidates, numbers.Integral)
+                or isinstance(n_random_candidates, bool) or n_random_candidates < 1):
+            raise ValueError(f"n_random_candidates must be a positive integer or None, got "
                              f"{n_random_candidates!r}.")
         if not isinstance(study_name, str) or not study_name:
             raise ValueError(f"study_name must be a non-empty string, got {study_name!r}.")
@@ -226,8 +259,25 @@ class Optimizer:
         self.liar = liar
         self.on_failure = on_failure
         self.initial_design = initial_design
-        self.n_random_candidates = int(n_random_candidates)
-        self.local_search = bool(local_search)
+        if isinstance(local_search, Mapping):
+            unknown = set(local_search) - {"patience", "min_improvement"}
+            if unknown:
+                raise ValueError(f"local_search has unknown key(s) {sorted(unknown)}; expected "
+                                 f"'patience' and/or 'min_improvement'.")
+            p = local_search.get("patience", 1)
+            r = local_search.get("min_improvement", 0.0)
+            if not isinstance(p, numbers.Integral) or isinstance(p, bool) or p < 1:
+                raise ValueError(f"local_search['patience'] must be a positive integer, got "
+                                 f"{p!r}.")
+            if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r < np.inf:
+                raise ValueError(f"local_search['min_improvement'] must be a finite number "
+                                 f">= 0, got {r!r}.")
+            self._local_search_options = dict(local_search)
+        elif isinstance(local_search, bool):
+            self._local_search_options = {}
+        else:
+            raise TypeError(f"local_search must be a bool or a dict, got {local_search!r}.")
+        self.local_search = local_search is not False
         if not (isinstance(min_distance, numbers.Real) and 0 <= min_distance < 1):
             raise ValueError(f"min_distance must be in [0, 1), got {min_distance!r}.")
         self.min_distance = float(min_distance)
@@ -246,6 +296,8 @@ class Optimizer:
         if (self.acquisition.thompson or batch_strategy == "thompson") and \
                 self.model.is_informative and not hasattr(self.model, "predict_per_tree"):
             raise ValueError("Thompson sampling needs a surrogate with predict_per_tree.")
+        self.n_random_candidates = int(self.model.n_random_candidates if
+                                       n_random_candidates is None else n_random_candidates)
         if n_initial is None:
             n_initial = type(self.model).default_n_initial(D)
         self.n_initial = int(n_initial)
@@ -266,8 +318,9 @@ class Optimizer:
 
         self.trials: list[Trial] = []
         self._last_event = 0
-        self._X: list[np.ndarray] = []
-        self._y: list[float] = []
+        self._obs = _Rows(D)  # what the surrogate is fed: complete (and failed) trials
+        self._asked = _Rows(D)  # every asked trial's unit point, in trial order
+        self._asked_keys: set[bytes] = set()  # their row_keys
         self._fed = 0
         self._seen_keys: set[bytes] = set()
         self._init_U: np.ndarray | None = None
@@ -335,6 +388,8 @@ class Optimizer:
                       candidate=p.get("candidate"), unit=unit)
             assert t.id == len(self.trials), "journal out of order"
             self.trials.append(t)
+            self._asked.append(unit)
+            self._asked_keys.add(row_keys(unit[None, :])[0])
             if t.candidate is not None and self._cand_U is not None:
                 self._available[t.candidate] = False
             self._seen_keys.add(self._params_key(t.params))
@@ -345,18 +400,16 @@ class Optimizer:
             t.state, t.value, t.extra, t.error = p["state"], p["value"], p["extra"], p["error"]
             t.start, t.end, t.worker = p.get("start"), p.get("end"), p.get("worker")
             if t.state == "complete":
-                self._X.append(t.unit)
-                self._y.append(float(t.value))
-            elif self.on_failure == "worst" and self._y:
-                self._X.append(t.unit)
-                self._y.append(max(self._y))
+                self._obs.append(t.unit, float(t.value))
+            elif self.on_failure == "worst" and self._obs.n:
+                self._obs.append(t.unit, float(self._obs.y.max()))
         else:  # pragma: no cover - written by a newer version
             raise ValueError(f"unknown journal event {kind!r}")
 
     def _feed_model(self) -> None:
-        n = len(self._y)
+        n = self._obs.n
         if n > self._fed:
-            self.model.observe(np.asarray(self._X), np.asarray(self._y), n - self._fed)
+            self.model.observe(self._obs.X, self._obs.y, n - self._fed)
             self._fed = n
 
     @staticmethod
@@ -478,7 +531,7 @@ class Optimizer:
             idx = np.flatnonzero(self._available)
             i = int(idx[rng.integers(idx.size)])
             return self._cand_U[i], i
-        known = np.array([t.unit for t in self.trials])
+        known = self._asked.X
         for _ in range(1000):
             u = snap(rng.random(len(self.space)), self.space.levels)
             if self._is_new(u, known):
@@ -503,7 +556,7 @@ class Optimizer:
             def score(U):
                 return -model.predict_per_tree(U)[0][:, tree]
             return score
-        best = model.incumbent(np.asarray(self._y)) if acq.needs_best else None
+        best = model.incumbent(self._obs.y) if acq.needs_best else None
 
         def score(U):
             m, s = model.predict(U)
@@ -514,9 +567,8 @@ class Optimizer:
         model = self.model
         pending = self.pending
         if pending and self.batch_strategy == "constant_liar":
-            y = np.asarray(self._y)
+            X, y = self._obs.X, self._obs.y
             lie = {"min": y.min(), "mean": y.mean(), "max": y.max()}[self.liar]
-            X = np.asarray(self._X)
             if lied is not None and lied._lies == len(pending) - 1:
                 lied.add_lies(pending[-1].unit, lie)  # the trial proposed just before
             elif lied is None or lied._lies != len(pending):
@@ -526,7 +578,7 @@ class Optimizer:
         score = self._score_fn(model, rng)
         # asked points (evaluated and pending): never proposed again, and ties of the
         # acquisition are broken away from them
-        known = np.array([t.unit for t in self.trials]).reshape(-1, len(self.space))
+        known = self._asked.X
         if self._cand_U is not None:
             idx = maximize_over_candidates(score, self._cand_U, self._available, 1, rng,
                                            far_from=known)
@@ -534,12 +586,18 @@ class Optimizer:
                 return None, None, lied
             i = int(idx[0])
             return self._cand_U[i], i, lied
-        starts = np.asarray(self._X)[np.argsort(self._y)[:10]] if self.local_search else None
+        starts = None
+        if self.local_search:
+            y = self._obs.y
+            best = np.argpartition(y, 10)[:10] if y.size > 10 else np.arange(y.size)
+            starts = self._obs.X[best[np.argsort(y[best], kind="stable")]]
         pts = maximize_random_local(
             score, self.space.levels, n=10, rng=rng,
             n_random=self.n_random_candidates, starts=starts,
             n_local=10 if self.local_search else 0,
-            patience=10 if self.local_search else 0, exclude=row_keys(known),
+            **{**self.model.local_search_options, **self._local_search_options,
+               **({} if self.local_search else {"patience": 0})},
+            exclude=self._asked_keys,
             far_from=known, neighbourhood=self._neighbourhood or self.model.neighbourhood)
         for u in pts:
             if self._is_new(u, known):

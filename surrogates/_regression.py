@@ -134,7 +134,7 @@ def truncated_exp_mean(eta, delta):
     return 1.0 / eta - delta / math.expm1(x)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2, g1, g2):
     if mode == MODE_EMPIRICAL or mode == MODE_BP_F:
         n = stats[t, j, 0]
@@ -159,7 +159,7 @@ def _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2, g1, g2):
     return m, v + (g1 - Vb) + s2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _leaf_moments(mode, t, j, stats, bp, s2):
     if mode == MODE_EMPIRICAL:
         n = stats[t, j, 0]
@@ -170,6 +170,17 @@ def _leaf_moments(mode, t, j, stats, bp, s2):
 #: a path walk stops once the weight left below the current node is under this (the dropped
 #: components change the moments by less than ~1e-13 of the label spread)
 _MIN_PATH_WEIGHT = 1e-14
+
+
+@njit(cache=True, inline="always")
+def _logsumexp_add(lmax, lsum, w, m, v, yi, log_T):
+    """Add the component ``w N(m, v)`` (of one tree among ``exp(log_T)``) evaluated at ``yi``
+    to the streaming log-sum-exp state ``(lmax, lsum)``."""
+    r = yi - m
+    lp = math.log(w) - log_T - 0.5 * (_LOG_2PI + math.log(v)) - 0.5 * r * r / v
+    if lp > lmax:
+        return lp, lsum * math.exp(lmax - lp) + 1.0
+    return lmax, lsum + math.exp(lp - lmax)
 
 
 @njit(cache=True, inline="always")
@@ -190,32 +201,23 @@ def _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode, fnode, bo
         eta = box_distance(box, t, j, Xq, i)
         p = branch_off_probability(delta, eta)
         is_leaf = inode[t, j, LEFT] < 0
-        for part in range(2):
-            if part == 0:
-                if p <= 0.0:
-                    continue
-                w = p_ns * p
-                m, v = _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2,
-                                       g1, g2)
-            else:
-                if not is_leaf:
-                    continue
-                w = p_ns * (1.0 - p)
-                if w <= 0.0:
-                    continue
-                m, v = _leaf_moments(mode, t, j, stats, bp, s2)
+        if p > 0.0:  # the component of a cut inserted above node j
+            w = p_ns * p
+            m, v = _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2, g1, g2)
             dm = m - shift
             s1 += w * dm
             s2acc += w * (v + dm * dm)
             if want_logpdf:
-                r = yi - m
-                lp = math.log(w) - log_T - 0.5 * (_LOG_2PI + math.log(v)) - 0.5 * r * r / v
-                if lp > lmax:
-                    lsum = lsum * math.exp(lmax - lp) + 1.0
-                    lmax = lp
-                else:
-                    lsum += math.exp(lp - lmax)
-        if is_leaf:
+                lmax, lsum = _logsumexp_add(lmax, lsum, w, m, v, yi, log_T)
+        if is_leaf:  # the leaf's own component
+            w = p_ns * (1.0 - p)
+            if w > 0.0:
+                m, v = _leaf_moments(mode, t, j, stats, bp, s2)
+                dm = m - shift
+                s1 += w * dm
+                s2acc += w * (v + dm * dm)
+                if want_logpdf:
+                    lmax, lsum = _logsumexp_add(lmax, lsum, w, m, v, yi, log_T)
             break
         p_ns *= 1.0 - p
         if p_ns <= _MIN_PATH_WEIGHT:

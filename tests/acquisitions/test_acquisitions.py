@@ -132,3 +132,23 @@ def test_joint_neighbourhood_moves_all_continuous_coordinates():
     assert ((one != 0.5).sum(axis=1) == 1).all()
     with pytest.raises(ValueError, match="neighbourhood"):
         maximize_random_local(lambda U: U[:, 0], [0], neighbourhood="diagonal")
+
+
+def test_local_search_stops_on_negligible_gains():
+    """With ``min_improvement`` a search on a smooth slope stops after ``patience`` rounds of
+    small gains; without it, it keeps climbing."""
+    def counting(calls):
+        def score(U):
+            calls.append(len(U))
+            return U.sum(axis=1)  # rises towards (1, 1): moves keep gaining until the corner
+        return score
+
+    rounds = {}
+    for tol in (0.0, 1e9):
+        calls = []
+        maximize_random_local(counting(calls), [0, 0], rng=np.random.default_rng(0),
+                              n_random=64, patience=3, max_rounds=40, min_improvement=tol,
+                              neighbourhood="joint")
+        rounds[tol] = len(calls) - 2  # the random points and the starts are scored once each
+    assert rounds[1e9] == 3
+    assert rounds[0.0] > 3

@@ -167,6 +167,8 @@ def test_tell_params_dict_and_bad_input_leaves_state_unchanged():
     ({"on_failure": "x"}, "on_failure"), ({"initial_design": "grid"}, "initial_design"),
     ({"surrogate_options": {"bogus": 1}}, "surrogate_options"), ({"surrogate": object()}, "fit"),
     ({"candidates": np.zeros((3, 5))}, "shape"), ({"candidates": np.full((3, 2), 7.0)}, "outside"),
+    ({"local_search": {"bogus": 1}}, "local_search"), ({"local_search": {"patience": 0}}, "patience"),
+    ({"local_search": {"min_improvement": -1}}, "min_improvement"), ({"local_search": "yes"}, "local_search"),
 ])
 def test_bad_optimizer_arguments(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -231,7 +233,7 @@ def test_mondrian_output_transform_tracks_all_losses(transform):
 def test_acquisition_std_excludes_observation_noise_by_default():
     opt = run(Optimizer(SPACE, random_state=1, n_initial=4, n_random_candidates=256), quad, 15)
     m = opt.model
-    X = np.asarray(opt._X)
+    X = opt._obs.X
     _, s_latent = m.predict(X)
     _, s_full = m.forest.predict(X, return_std=True)
     s2 = m.forest.hyperparameters_["noise_var"]
@@ -240,3 +242,35 @@ def test_acquisition_std_excludes_observation_noise_by_default():
     assert s_latent.max() < 1e-6 < s2
     m.noise_in_std = True
     np.testing.assert_allclose(m.predict(X)[1], s_full)
+
+
+def test_surrogate_chooses_the_random_candidate_count_and_local_search():
+    mond = Optimizer(SPACE, random_state=0)
+    smac = Optimizer(SPACE, surrogate="rf-smac", random_state=0)
+    assert mond.n_random_candidates == 2000 and smac.n_random_candidates == 10_000
+    assert mond.model.local_search_options["patience"] < smac.model.local_search_options[
+        "patience"]
+    assert Optimizer(SPACE, n_random_candidates=64).n_random_candidates == 64
+    smac_like = run(Optimizer(SPACE, random_state=0, n_initial=4, n_random_candidates=64,
+                              local_search={"patience": 10, "min_improvement": 0.0}), quad, 8)
+    assert smac_like.n_finished == 8
+    for bad in (0, True, 2.5):
+        with pytest.raises(ValueError, match="n_random_candidates"):
+            Optimizer(SPACE, n_random_candidates=bad)
+
+
+def test_observation_buffers_follow_the_journal():
+    """The arrays handed to the surrogate and to the maximiser grow with the study (past
+    their first capacity) and hold exactly the trials' unit points and losses."""
+    opt = Optimizer(SPACE, random_state=0, n_initial=5, n_random_candidates=64)
+    for i in range(40):
+        t = opt.ask()
+        opt.tell(t, ValueError("x") if i % 7 == 3 else quad(**t.params))
+    units = np.array([t.unit for t in opt.trials])
+    np.testing.assert_array_equal(opt._asked.X, units)
+    worst = []  # a failure is fed as the worst loss so far
+    for t in opt.trials:
+        worst.append(t.value if t.state == "complete" else max(worst))
+    np.testing.assert_array_equal(opt._obs.X, units)
+    np.testing.assert_array_equal(opt._obs.y, worst)
+    assert opt.model.forest.n_samples_seen_ == 40
