@@ -234,22 +234,25 @@ def table_n(n_max: int) -> list[int]:
     return [n for n in TABLE_N if n <= n_max] or [int(n_max)]
 
 
+def _window_stats(ask: np.ndarray, tell: np.ndarray, n: int) -> dict:
+    w = _window(n)
+    return {"ask_ms": float(np.median(ask[w])), "tell_ms": float(np.median(tell[w])),
+            "total_ms": float(np.median(ask[w] + tell[w])),
+            "total_mean_ms": float(np.mean(ask[w] + tell[w]))}
+
+
 def summarize_overhead(result: dict) -> dict:
-    """``method -> n -> {ask_ms, tell_ms, total_ms (medians), total_mean_ms}`` (None where the
-    method stopped before n)."""
+    """``method -> {"at": {n: stats or None}, "last": stats}``: the medians of the ask, tell
+    and ask+tell milliseconds (``ask_ms``, ``tell_ms``, ``total_ms``) and the mean ask+tell
+    (``total_mean_ms``) over the window of steps up to each table n (None where the method
+    stopped before n) and up to the last step it made (with its ``n``)."""
     out = {}
     for name, r in result["methods"].items():
         ask, tell = np.asarray(r["ask_s"]) * 1e3, np.asarray(r["tell_s"]) * 1e3
-        rows = {}
-        for n in table_n(result["n_max"]):
-            if r["n"] < n:
-                rows[n] = None
-                continue
-            w = _window(n)
-            rows[n] = {"ask_ms": float(np.median(ask[w])), "tell_ms": float(np.median(tell[w])),
-                       "total_ms": float(np.median(ask[w] + tell[w])),
-                       "total_mean_ms": float(np.mean(ask[w] + tell[w]))}
-        out[name] = rows
+        at = {n: _window_stats(ask, tell, n) if r["n"] >= n else None
+              for n in table_n(result["n_max"])}
+        last = {"n": r["n"], **_window_stats(ask, tell, r["n"])} if r["n"] else None
+        out[name] = {"at": at, "last": last}
     return out
 
 
@@ -516,18 +519,25 @@ def to_markdown(results: dict) -> str:
         for name, r in ov["methods"].items():
             cells = []
             for n in ns:
-                s = summary[name][n]
-                cells += ["—"] * 4 if s is None else [_ms(s["ask_ms"]), _ms(s["tell_ms"]),
-                                                      _ms(s["total_ms"]), _ms(s["total_mean_ms"])]
-            rows.append([r["label"], *cells, f"{r['n']} ({r['stopped']}, "
-                         f"{r['optimizer_s']:.0f} s)"])
+                st = summary[name]["at"][n]
+                cells += ["—"] * 4 if st is None else [
+                    _ms(st[k]) for k in ("ask_ms", "tell_ms", "total_ms", "total_mean_ms")]
+            rows.append([r["label"], *cells])
         headers = ["method"] + [f"{h} n={n:,}" for n in ns
-                                for h in ("ask", "tell", "ask+tell", "mean")] + ["reached"]
+                                for h in ("ask", "tell", "ask+tell", "mean")]
         lines += [markdown_table(headers, rows), ""]
+        rows = [[r["label"], f"{r['n']:,}", r["stopped"], f"{r['optimizer_s']:.0f}",
+                 *(["—"] * 4 if last is None else [
+                     _ms(last[k]) for k in ("ask_ms", "tell_ms", "total_ms", "total_mean_ms")])]
+                for r, last in ((r, summary[k]["last"]) for k, r in ov["methods"].items())]
+        lines += ["Where each method stopped (ms, over the last tenth of its steps):", "",
+                  markdown_table(["method", "n", "stopped by", "optimizer s", "ask", "tell",
+                                  "ask+tell", "mean"], rows), ""]
         if len(ns) >= 2:
             a, b = ns[-2], ns[-1]
-            growth = [f"{r['label']} ×{summary[k][b]['tell_ms'] / summary[k][a]['tell_ms']:.2f}"
-                      for k, r in ov["methods"].items() if summary[k][b] and summary[k][a]]
+            growth = [f"{r['label']} ×{st[b]['tell_ms'] / st[a]['tell_ms']:.2f}"
+                      for r, st in ((r, summary[k]["at"]) for k, r in ov["methods"].items())
+                      if st[b] and st[a]]
             if growth:
                 lines += [f"Tell growth from n={a:,} to n={b:,}: " + ", ".join(growth)
                           + f" (log n: ×{np.log(b) / np.log(a):.2f}, linear: ×{b / a:g}).", ""]
@@ -601,11 +611,14 @@ def _meta(argv) -> dict:
         except PackageNotFoundError:
             return None
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip() or None
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+
     return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "argv": argv,
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
-                       f"{platform.python_version()}", "git_commit": commit,
+                       f"{platform.python_version()}", "git_commit": git("rev-parse", "HEAD"),
+            "git_modified": git("status", "--porcelain", "--untracked-files=no").splitlines(),
             "numba_threads": numba.get_num_threads(),
             "load_before": [round(x, 2) for x in os.getloadavg()],
             "versions": {d: version(d) for d in ("numpy", "numba", "scikit-learn",
@@ -630,6 +643,9 @@ def run(out: str | os.PathLike = "results/scaling", parts=PARTS, n_max: int = 10
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = {"meta": _meta(argv), "quick": quick}
+    if results["meta"]["git_modified"]:  # uncommitted changes: keep what is measured
+        diff = subprocess.run(["git", "diff", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        (out / "working_tree.diff").write_text(diff.stdout, encoding="utf-8")
     if "overhead" in parts:
         results["overhead"] = overhead(problem, methods, n_max, budgets, seed, gp)
         plot_overhead(results["overhead"], out / "overhead.png")

@@ -28,9 +28,10 @@ def test_quick_run_writes_results_report_and_plot(tmp_path):
     for r in ov["methods"].values():
         assert r["n"] == len(r["ask_s"]) == len(r["tell_s"]) == 15 and r["stopped"] == "n_max"
         assert min(r["ask_s"] + r["tell_s"]) >= 0
-    for rows in ov["summary"].values():
-        assert list(rows) == ["15"]  # no 100/1,000/10,000 within n_max=15: the last window
-        assert rows["15"]["total_ms"] >= rows["15"]["ask_ms"] > 0
+    for summary in ov["summary"].values():
+        assert list(summary["at"]) == ["15"]  # no 100/1,000/10,000 within n_max=15
+        at = summary["at"]["15"]
+        assert at["total_ms"] >= at["ask_ms"] > 0 and summary["last"] == {"n": 15, **at}
     assert (tmp_path / "overhead.png").read_bytes()[:8] == PNG
 
     for r in data["scoring"]:
@@ -64,8 +65,11 @@ def test_budget_stops_a_method_and_table_marks_unreached_n(tmp_path):
                       budgets={"gp": 1e-9}, gp="sklearn", quick=True)
     r = res["overhead"]["methods"]["gp"]
     assert r["n"] == 1 and r["stopped"] == "time budget"
-    assert res["overhead"]["summary"]["gp"] == {100: None, 1_000: None, 10_000: None}
-    assert "| gp (sklearn) | — |" in (tmp_path / "report.md").read_text()
+    summary = res["overhead"]["summary"]["gp"]
+    assert summary["at"] == {100: None, 1_000: None, 10_000: None}
+    assert summary["last"]["n"] == 1 and summary["last"]["total_ms"] > 0
+    md = (tmp_path / "report.md").read_text()
+    assert "| gp (sklearn) | — |" in md and "| gp (sklearn) | 1 | time budget |" in md
 
 
 def test_cold_start_makes_a_model_based_proposal():
