@@ -321,6 +321,9 @@ class Optimizer:
         self._obs = _Rows(D)  # what the surrogate is fed: complete (and failed) trials
         self._asked = _Rows(D)  # every asked trial's unit point, in trial order
         self._asked_keys: set[bytes] = set()  # their row_keys
+        self._pending: dict[int, None] = {}  # ids of pending trials, in ask order
+        self._n_finished = 0
+        self._best: Trial | None = None
         self._fed = 0
         self._seen_keys: set[bytes] = set()
         self._init_U: np.ndarray | None = None
@@ -390,6 +393,7 @@ class Optimizer:
             self.trials.append(t)
             self._asked.append(unit)
             self._asked_keys.add(row_keys(unit[None, :])[0])
+            self._pending[t.id] = None
             if t.candidate is not None and self._cand_U is not None:
                 self._available[t.candidate] = False
             self._seen_keys.add(self._params_key(t.params))
@@ -399,6 +403,11 @@ class Optimizer:
             t = self.trials[p["id"]]
             t.state, t.value, t.extra, t.error = p["state"], p["value"], p["extra"], p["error"]
             t.start, t.end, t.worker = p.get("start"), p.get("end"), p.get("worker")
+            self._pending.pop(t.id, None)
+            self._n_finished += 1
+            if t.state == "complete" and (self._best is None or (t.value, t.id) < (
+                    self._best.value, self._best.id)):
+                self._best = t
             if t.state == "complete":
                 self._obs.append(t.unit, float(t.value))
             elif self.on_failure == "worst" and self._obs.n:
@@ -423,16 +432,15 @@ class Optimizer:
 
     @property
     def n_finished(self) -> int:
-        return sum(t.state != "pending" for t in self.trials)
+        return self._n_finished
 
     @property
     def pending(self) -> list[Trial]:
-        return [t for t in self.trials if t.state == "pending"]
+        return [self.trials[i] for i in self._pending]
 
     @property
     def best_trial(self) -> Trial | None:
-        done = [t for t in self.trials if t.state == "complete"]
-        return min(done, key=lambda t: (t.value, t.id)) if done else None
+        return self._best
 
     def refresh(self) -> None:
         """Read what other processes appended to the journal."""
@@ -477,10 +485,11 @@ class Optimizer:
 
     def _reclaim(self, count: int) -> list[Trial]:
         out = []
-        for t in self.trials:
+        for i in list(self._pending):
+            t = self.trials[i]
             if len(out) == count:
                 break
-            if t.state == "pending" and not _owner_alive(t.owner):
+            if not _owner_alive(t.owner):
                 self.storage.append(self.study_name, "claim", {"id": t.id, "owner": self.owner})
                 self._sync()
                 out.append(t)

@@ -598,7 +598,7 @@ class _SmallBatchKernel:
     """
 
     EXPLORE = 32
-    _warm = [False, False]
+    _warm = [False, False]  # per kernel pair (a subclass for another pair has its own)
 
     def __init__(self):
         self.cost = [0.0, 0.0]
@@ -612,8 +612,8 @@ class _SmallBatchKernel:
         return 1 - k if self.calls % self.EXPLORE == 0 else k
 
     def record(self, k: int, seconds_per_point: float) -> None:
-        if not _SmallBatchKernel._warm[k]:
-            _SmallBatchKernel._warm[k] = True
+        if not type(self)._warm[k]:
+            type(self)._warm[k] = True
             return
         c = self.cost[k]
         self.cost[k] = seconds_per_point if c == 0.0 else 0.75 * c + 0.25 * seconds_per_point
@@ -677,6 +677,25 @@ class TreeStore:
             box[:, :used] = self.box[:, :used]
             stats[:, :used] = self.stats[:, :used]
         self.inode, self.fnode, self.box, self.stats = inode, fnode, box, stats
+
+    def __getstate__(self):
+        """Pickle only what is in use: points ``0..n_points-1`` and, per tree, its nodes (the
+        tail of a tree with fewer nodes than the largest is zeroed, so equal forests give equal
+        bytes).  Unpickled arrays grow again on the next update; timing state is dropped."""
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("_small_batches", "_predict_batches")}
+        n = self.n_points
+        state["X"] = self.X[:n].copy()
+        state["y"] = self.y[:n].copy()
+        state["pnext"] = self.pnext[:, :n].copy()
+        counts = self.meta[:, NNODES]
+        used = int(counts.max()) if counts.size else 0
+        for name in ("inode", "fnode", "box", "stats"):
+            a = getattr(self, name)[:, :used].copy()
+            for t in range(self.n_trees):
+                a[t, counts[t]:] = 0
+            state[name] = a
+        return state
 
     def reserve(self, n_points):
         """Make room for ``n_points`` points in total (nodes: ``2 * n_points``)."""

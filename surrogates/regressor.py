@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from scipy.special import ndtri
 from sklearn.base import RegressorMixin
@@ -12,13 +14,22 @@ from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP,
                           heuristic_hyperparameters, predict_forest_moments,
                           predict_forest_moments_serial, predict_regression,
                           predict_regression_serial)
-from ._tree import ROOT, TASK_REGRESSION
+from ._tree import ROOT, TASK_REGRESSION, _SmallBatchKernel
 from ._validation import check_choice, check_positive, check_target
 
 
-#: batches smaller than this are predicted on one thread (measured: below a few hundred
-#: points the thread pool costs more than it saves, and far more on a loaded machine)
+#: batches of at least SERIAL_BELOW points are predicted on the thread pool, batches below
+#: PARALLEL_FROM on one thread (measured: below a few hundred points the pool costs more than
+#: it saves, and far more on a loaded machine); in between, whichever kernel has recently been
+#: faster per point (the other is re-timed now and then, see ``_SmallBatchKernel``)
 SERIAL_BELOW = 2048
+PARALLEL_FROM = 512
+
+
+class _PredictBatchKernel(_SmallBatchKernel):
+    """Serial or threaded forest-moments kernel for mid-sized prediction batches."""
+
+    _warm = [False, False]
 
 
 class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
@@ -265,8 +276,19 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         n = Xs.shape[0]
         mean = np.empty(n)
         var = np.empty(n)
-        kernel = predict_forest_moments if n >= SERIAL_BELOW else predict_forest_moments_serial
-        kernel(Xs, s.inode, s.fnode, s.box, s.stats, bp, s.meta, mode, s2, g1, g2, mean, var)
+        args = (Xs, s.inode, s.fnode, s.box, s.stats, bp, s.meta, mode, s2, g1, g2, mean, var)
+        if n >= SERIAL_BELOW:
+            predict_forest_moments(*args)
+        elif n < PARALLEL_FROM:
+            predict_forest_moments_serial(*args)
+        else:  # mid-sized batches (acquisition local search): whichever has been faster
+            chooser = s.__dict__.get("_predict_batches")
+            if chooser is None:
+                chooser = s._predict_batches = _PredictBatchKernel()
+            k = chooser.pick()
+            t0 = time.perf_counter()
+            (predict_forest_moments if k else predict_forest_moments_serial)(*args)
+            chooser.record(k, (time.perf_counter() - t0) / n)
         if not return_std:
             return mean
         return mean, np.sqrt(var)

@@ -83,7 +83,10 @@ class SMACRandomForestRegressor(RegressorMixin, BaseEstimator):
         """Per-tree predictions ``(n_samples, n_estimators)`` and zero within-tree variance."""
         check_is_fitted(self, "estimators_")
         X = check_X(X, "X", self.n_features_in_, estimator=self)
-        P = np.column_stack([v[t.apply(X)] for t, v in zip(self.estimators_, self._leaf_values)])
+        # the fitted trees' own apply: scikit-learn's tree.apply would re-validate X per tree
+        X32 = np.ascontiguousarray(X, dtype=np.float32)
+        P = np.column_stack([v[t.tree_.apply(X32)]
+                             for t, v in zip(self.estimators_, self._leaf_values)])
         return P, np.zeros_like(P)
 
     def predict(self, X, return_std: bool = False):

@@ -117,3 +117,19 @@ def test_bad_input():
                           RandomBinningFeatures(random_state=0)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_smac_forest_per_tree_predictions_use_each_trees_leaves():
+    from surrogates.smac_forest import SMACRandomForestRegressor
+    rng = np.random.default_rng(0)
+    X = rng.random((80, 3))
+    y = np.sin(6 * X[:, 0]) + X[:, 1]
+    for log_y in (False, True):
+        m = SMACRandomForestRegressor(log_y=log_y, random_state=1).fit(X, y)
+        Q = rng.random((50, 3))
+        P, V = m.predict_per_tree(Q)
+        ref = np.column_stack([v[t.apply(Q)] for t, v in zip(m.estimators_, m._leaf_values)])
+        np.testing.assert_array_equal(P, ref)
+        assert not V.any()
+        if not log_y:  # plain leaves: the trees' own mean predictions
+            np.testing.assert_allclose(P, np.column_stack([t.predict(Q) for t in m.estimators_]))

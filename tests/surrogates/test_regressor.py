@@ -289,6 +289,46 @@ def test_pickle_round_trip_in_a_fresh_process(tmp_path, posterior):
     np.testing.assert_array_equal(np.load(tmp_path / "pred2.npy"), m.predict(X))
 
 
+def test_pickles_hold_only_what_is_used_and_are_deterministic():
+    """A pickle carries the used points and nodes, not the doubled capacity (nor uninitialised
+    memory): two identically grown forests pickle to the same bytes, and the round trip keeps
+    predicting and growing identically."""
+    X, y = _data(700, 2, seed=5)
+
+    def grow():
+        m = MondrianForestRegressor(min_samples_split=2, random_state=3)
+        m.partial_fit(X[:10], y[:10])
+        for i in range(10, 600):
+            m.partial_fit(X[i:i + 1], y[i:i + 1])
+        return m
+
+    a, b = grow(), grow()
+    pa = pickle.dumps(a)
+    assert pa == pickle.dumps(b)
+    s = a._store
+    allocated = sum(getattr(s, k).nbytes for k in ("X", "y", "pnext", "inode", "fnode", "box",
+                                                   "stats"))
+    assert len(pa) < 0.7 * allocated
+    c = pickle.loads(pa)
+    np.testing.assert_array_equal(c.predict(X, return_std=True)[1],
+                                  a.predict(X, return_std=True)[1])
+    for m in (a, c):
+        m.partial_fit(X[600:], y[600:])
+    np.testing.assert_array_equal(c.predict(X), a.predict(X))
+
+
+def test_mid_sized_batches_give_the_same_prediction_on_either_kernel():
+    X, y = _data(300, 3, seed=6)
+    m = MondrianForestRegressor(min_samples_split=2, random_state=0).fit(X, y)
+    Q = np.random.default_rng(0).random((700, 3))
+    first = m.predict(Q, return_std=True)
+    for _ in range(70):  # the chooser tries both kernels (and re-times the slower one)
+        again = m.predict(Q, return_std=True)
+        np.testing.assert_array_equal(again[0], first[0])
+        np.testing.assert_array_equal(again[1], first[1])
+    assert min(m._store._predict_batches.cost) > 0.0
+
+
 def test_introspection():
     X, y = _data(300, 2)
     m = MondrianForestRegressor(n_estimators=4, min_samples_split=5, random_state=0).fit(X, y)
