@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 from scipy.special import ndtri
 
-from surrogates import MondrianForestRegressor, SMACRandomForestRegressor
+from surrogates import MondrianForestRegressor
 
 __all__ = ["Model", "MondrianModel", "SMACForestModel", "RandomModel", "EstimatorModel",
            "SURROGATES", "make_model", "smac_log_transform"]
@@ -248,6 +248,8 @@ class SMACForestModel(Model):
     def observe(self, X, y, n_new):
         self._since += n_new
         if self.forest is None or self._since >= self.retrain_after:
+            from surrogates import SMACRandomForestRegressor  # scikit-learn's trees: on use
+
             yt = smac_log_transform(y) if self.log_y else y
             self.forest = SMACRandomForestRegressor(
                 n_estimators=self.n_estimators, log_y=self.log_y,

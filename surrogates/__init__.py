@@ -1,22 +1,37 @@
 """The Mondrian library: forests, kernel features, grids and baselines.
 
 Depends on numpy, scipy, numba and scikit-learn's estimator API only; knows nothing of
-Bayesian optimization.
+Bayesian optimization.  Names are imported on first use (``import surrogates`` stays cheap
+for Bayesian optimization, which needs only the regression forests).
 """
 
-from .baselines import (LaplaceKernelRidge, RandomBinningFeatures, RandomFourierFeatures,
-                        laplace_kernel, select_width)
-from .classifier import MondrianForestClassifier
-from .grid import MondrianGrid
-from .kernel import (LifetimePath, MondrianKernel, MondrianKernelRidge, forest_lifetime_path,
-                     lifetime_from_lengthscale, lifetime_path, relative_error, rmse)
-from .regressor import MondrianForestRegressor
-from .smac_forest import SMACRandomForestRegressor
+import importlib
 
-__all__ = ["MondrianForestClassifier", "MondrianGrid", "MondrianForestRegressor", "SMACRandomForestRegressor",
-           # Mondrian kernel and its baselines
-           "MondrianKernel", "MondrianKernelRidge", "LifetimePath", "lifetime_path",
-           "forest_lifetime_path", "relative_error", "rmse", "lifetime_from_lengthscale",
-           "LaplaceKernelRidge", "RandomFourierFeatures", "RandomBinningFeatures",
-           "laplace_kernel", "select_width"]
+_WHERE = {
+    "MondrianForestRegressor": "regressor",
+    "MondrianForestClassifier": "classifier",
+    "SMACRandomForestRegressor": "smac_forest",
+    "MondrianGrid": "grid",
+    # Mondrian kernel and its baselines
+    **{name: "kernel" for name in ("MondrianKernel", "MondrianKernelRidge", "LifetimePath",
+                                   "lifetime_path", "forest_lifetime_path", "relative_error",
+                                   "rmse", "lifetime_from_lengthscale")},
+    **{name: "baselines" for name in ("LaplaceKernelRidge", "RandomFourierFeatures",
+                                      "RandomBinningFeatures", "laplace_kernel",
+                                      "select_width")},
+}
+
+__all__ = list(_WHERE)
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
