@@ -219,13 +219,21 @@ def test_mondrian_output_transform_tracks_all_losses(transform):
         best = np.minimum.accumulate(y)
         new_best = sum(1 for i in range(1, 30) if y[i] < best[i - 1])
         assert 0 < len(refits) <= new_best + 5
-    if transform == "log":  # losses well above 0: exactly log(loss)
-        model = MondrianModel(2, 0)
+    if transform == "log":  # log(y - c), c = min - 0.3 (median - min): shift- and scale-free
         rng = np.random.default_rng(0)
         X, yy = rng.random((20, 2)), 1.0 + rng.random(20)
-        model.observe(X[:10], yy[:10], 10)
-        model.observe(X, yy, 10)
-        np.testing.assert_allclose(model.forest._store.y[:20], np.log(yy), atol=1e-12)
+        stored = []
+        for offset, scale in ((0.0, 1.0), (1266.0, 1.0), (-3.0, 1e-3)):
+            model = MondrianModel(2, 0)
+            model.observe(X[:10], offset + scale * yy[:10], 10)
+            model.observe(X, offset + scale * yy, 10)
+            stored.append(model.forest._store.y[:20] - np.log(scale))
+        c = yy.min() - 0.3 * (np.median(yy) - yy.min())
+        for s in stored:
+            np.testing.assert_allclose(s, np.log(yy - c), atol=1e-9)
+        from mfbo.models import log_shift
+        assert log_shift(np.array([1.0, 1.0, 1.0, 5.0])) == pytest.approx(4e-3)  # tied best
+        assert 0 < log_shift(np.full(3, 7.0)) < 1e-9
     with pytest.raises(ValueError, match="y_transform"):
         MondrianModel(2, 0, y_transform="sqrt")
 
