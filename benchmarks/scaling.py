@@ -177,9 +177,12 @@ def _gp_loop(problem, seed: int, implementation: str):
     return f"gp ({implementation})", ask, lambda x: float(problem.f(np.array([x]))[0]), tell
 
 
-def _time_loop(ask, evaluate, tell, n_max: int, budget: float, name: str) -> dict:
-    """Sequential ask / evaluate / tell; ask and tell seconds of every step."""
-    ask_s, tell_s = [], []
+def _time_loop(ask, evaluate, tell, n_max: int, budget: float, name: str,
+               scoring=None) -> dict:
+    """Sequential ask / evaluate / tell; ask and tell seconds of every step, and with
+    ``scoring`` (a callable returning the seconds the last ask spent in the surrogate's
+    predictions) the candidate-scoring part of each ask."""
+    ask_s, tell_s, score_s = [], [], []
     spent, last = 0.0, time.perf_counter()
     while len(ask_s) < n_max and spent < budget:
         t0 = time.perf_counter()
@@ -191,14 +194,17 @@ def _time_loop(ask, evaluate, tell, n_max: int, budget: float, name: str) -> dic
         t3 = time.perf_counter()
         ask_s.append(t1 - t0)
         tell_s.append(t3 - t2)
+        if scoring is not None:
+            score_s.append(scoring())
         spent += (t1 - t0) + (t3 - t2)
         if t3 - last > 60:
             last = t3
             _progress(f"overhead {name}: n={len(ask_s)}, {spent:.0f} s of optimizer time")
     stopped = "n_max" if len(ask_s) >= n_max else "time budget"
     _progress(f"overhead {name}: stopped at n={len(ask_s)} ({stopped}), {spent:.1f} s")
-    return {"ask_s": [round(t, 7) for t in ask_s], "tell_s": [round(t, 7) for t in tell_s],
-            "n": len(ask_s), "stopped": stopped, "optimizer_s": spent, "budget_s": budget}
+    out = {"score_s": [round(t, 7) for t in score_s]} if scoring is not None else {}
+    return {**out, "ask_s": [round(t, 7) for t in ask_s],
+            "tell_s": [round(t, 7) for t in tell_s], "n": len(ask_s), "stopped": stopped, "optimizer_s": spent, "budget_s": budget}
 
 
 def overhead(problem: str = "branin", methods=OVERHEAD_METHODS, n_max: int = 10_000,
@@ -210,18 +216,41 @@ def overhead(problem: str = "branin", methods=OVERHEAD_METHODS, n_max: int = 10_
     budgets = {**DEFAULT_BUDGETS, **(budgets or {})}
     out = {"problem": p.name, "n_max": int(n_max), "seed": seed, "methods": {}}
     for name in methods:
+        scoring = None
         if name == "gp":
             label, ask, evaluate, tell = _gp_loop(p, seed, gp)
         else:
             opt = _mfbo_optimizer(p, seed, name)
-            label, ask = name, opt.ask
+            label, ask, scoring = name, opt.ask, _time_predictions(opt.model)
             evaluate = lambda trial: p(**trial.params)  # noqa: E731
             tell = opt.tell
         _progress(f"overhead {label} on {p.name}: up to {n_max} steps, "
                   f"budget {budgets[name]:g} s")
         out["methods"][name] = {"label": label,
-                                **_time_loop(ask, evaluate, tell, n_max, budgets[name], label)}
+                                **_time_loop(ask, evaluate, tell, n_max, budgets[name], label,
+                                             scoring)}
     return out
+
+
+def _time_predictions(model):
+    """Wrap ``model.predict`` (the acquisition's candidate scoring) with a stopwatch; returns
+    a callable giving the seconds spent in it since its previous call."""
+    spent = [0.0]
+    predict = model.predict
+
+    def timed(X):
+        t0 = time.perf_counter()
+        try:
+            return predict(X)
+        finally:
+            spent[0] += time.perf_counter() - t0
+
+    model.predict = timed
+
+    def take() -> float:
+        s, spent[0] = spent[0], 0.0
+        return s
+    return take
 
 
 def _window(n: int) -> slice:
@@ -234,11 +263,16 @@ def table_n(n_max: int) -> list[int]:
     return [n for n in TABLE_N if n <= n_max] or [int(n_max)]
 
 
-def _window_stats(ask: np.ndarray, tell: np.ndarray, n: int) -> dict:
+def _window_stats(ask: np.ndarray, tell: np.ndarray, n: int,
+                  score: np.ndarray | None = None) -> dict:
     w = _window(n)
-    return {"ask_ms": float(np.median(ask[w])), "tell_ms": float(np.median(tell[w])),
-            "total_ms": float(np.median(ask[w] + tell[w])),
-            "total_mean_ms": float(np.mean(ask[w] + tell[w]))}
+    out = {"ask_ms": float(np.median(ask[w])), "tell_ms": float(np.median(tell[w])),
+           "total_ms": float(np.median(ask[w] + tell[w])),
+           "total_mean_ms": float(np.mean(ask[w] + tell[w]))}
+    if score is not None and score.size:
+        out["score_ms"] = float(np.median(score[w]))
+        out["rest_ms"] = float(np.median(ask[w] - score[w] + tell[w]))
+    return out
 
 
 def summarize_overhead(result: dict) -> dict:
@@ -249,9 +283,10 @@ def summarize_overhead(result: dict) -> dict:
     out = {}
     for name, r in result["methods"].items():
         ask, tell = np.asarray(r["ask_s"]) * 1e3, np.asarray(r["tell_s"]) * 1e3
-        at = {n: _window_stats(ask, tell, n) if r["n"] >= n else None
+        score = np.asarray(r.get("score_s", [])) * 1e3
+        at = {n: _window_stats(ask, tell, n, score) if r["n"] >= n else None
               for n in table_n(result["n_max"])}
-        last = {"n": r["n"], **_window_stats(ask, tell, r["n"])} if r["n"] else None
+        last = {"n": r["n"], **_window_stats(ask, tell, r["n"], score)} if r["n"] else None
         out[name] = {"at": at, "last": last}
     return out
 
@@ -533,6 +568,15 @@ def to_markdown(results: dict) -> str:
         lines += ["Where each method stopped (ms, over the last tenth of its steps):", "",
                   markdown_table(["method", "n", "stopped by", "optimizer s", "ask", "tell",
                                   "ask+tell", "mean"], rows), ""]
+        rows = [[r["label"], *[("—" if summary[k]["at"][n] is None
+                                 or "score_ms" not in summary[k]["at"][n] else
+                                 f"{_ms(summary[k]['at'][n]['score_ms'])} / "
+                                 f"{_ms(summary[k]['at'][n]['rest_ms'])}") for n in ns]]
+                for k, r in ov["methods"].items() if r.get("score_s")]
+        if rows:
+            lines += ["Ask+tell split into candidate scoring (the surrogate's predictions "
+                      "inside ask) / everything else (ms, medians):", "",
+                      markdown_table(["method"] + [f"n={n:,}" for n in ns], rows), ""]
         if len(ns) >= 2:
             a, b = ns[-2], ns[-1]
             growth = [f"{r['label']} ×{st[b]['tell_ms'] / st[a]['tell_ms']:.2f}"
