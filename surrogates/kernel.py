@@ -957,7 +957,11 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         b = np.zeros(Cact)
         beta = np.zeros(Cact)
         what = np.zeros(Cact)
-        ld = core.exact_refresh(F, N, pos, T, b, d2, R, beta, what)
+        # at lifetime 0 every tree is one cell holding every row: A = (N/M) 1 1^T + delta2 I
+        # (centred targets: b = 0, so beta = what = 0); its factor in closed form
+        L0 = np.linalg.cholesky(np.full((T, T), N / T) + d2 * np.eye(T))
+        R[:T, :T] = L0.T
+        ld = float(2.0 * np.log(np.diag(L0)).sum())
         state = np.array([T, ld, yty, 0.0, 0.0, T], np.float64)
         acol = np.zeros(Cact)
         out_C[0] = T
