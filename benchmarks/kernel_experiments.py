@@ -116,10 +116,12 @@ def _prefix_columns(Z, group_of_col, R, n_groups):
 # --------------------------------------------------------------------------------------------
 
 
-def exp_convergence(d, quick, lifetime=1e-6, label="raw"):
+def exp_convergence(d, quick, lifetime=1e-6, label="raw", Ms=None, repeats=None):
     Xtr, ytr, Xte, yte = d["X_train"], d["y_train"], d["X_test"], d["y_test"]
-    Ms = [1, 5, 10] if quick else [1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50]
-    repeats = 1 if quick else 5
+    if Ms is None:
+        Ms = [1, 5, 10] if quick else [1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50]
+    if repeats is None:
+        repeats = 1 if quick else 5
     Mmax = max(Ms)
     t0 = time.perf_counter()
     exact = relative_error(yte, LaplaceKernelRidge(lifetime=lifetime, delta2=DELTA2)
@@ -566,7 +568,14 @@ def main(argv=None):
     ap.add_argument("--out", default="results/kernel")
     ap.add_argument("--data-home", default=None)
     ap.add_argument("--quick", action="store_true", help="toy sizes (CI smoke test)")
+    ap.add_argument("--m-values", default=None,
+                    help="convergence: comma list of M (default 1,2,3,5,7,10,15,20,30,40,50)")
+    ap.add_argument("--repeats", type=int, default=None,
+                    help="convergence: repetitions per M (default 5)")
+    ap.add_argument("--raw-only", action="store_true",
+                    help="convergence: skip the standardised-inputs variant")
     args = ap.parse_args(argv)
+    Ms = None if args.m_values is None else [int(m) for m in args.m_values.split(",")]
     bad = set(args.experiments) - {"convergence", "width", "synthetic", "forest"}
     if bad:
         ap.error(f"unknown experiments {sorted(bad)}")
@@ -580,11 +589,13 @@ def main(argv=None):
         need_cpu = set(args.experiments) & {"convergence", "width", "forest"}
         d = cpu_split(args.data_home, quick=args.quick) if need_cpu else None
         if "convergence" in args.experiments:
-            raw = exp_convergence(d, args.quick)
-            mu, sd = d["X_train"].mean(0), d["X_train"].std(0)
-            ds = dict(d, X_train=(d["X_train"] - mu) / sd, X_test=(d["X_test"] - mu) / sd)
-            std = exp_convergence(ds, args.quick, lifetime=0.03, label="standardised")
-            res["convergence"] = [raw, std]
+            res["convergence"] = [exp_convergence(d, args.quick, Ms=Ms, repeats=args.repeats)]
+            if not args.raw_only:
+                mu, sd = d["X_train"].mean(0), d["X_train"].std(0)
+                ds = dict(d, X_train=(d["X_train"] - mu) / sd, X_test=(d["X_test"] - mu) / sd)
+                res["convergence"].append(exp_convergence(
+                    ds, args.quick, lifetime=0.03, label="standardised", Ms=Ms,
+                    repeats=args.repeats))
             plot_convergence(res["convergence"], out / "convergence.png")
         if "width" in args.experiments:
             res["width"] = exp_width(d, args.quick)
