@@ -69,6 +69,9 @@ def _min_distances(P: np.ndarray, data: np.ndarray, block: int = 4096) -> np.nda
     return out
 
 
+#: each local-search round tries continuous steps of these multiples of ``step``
+STEP_SCALES = np.array([1.0, 0.1, 0.01])
+
 #: scores within this relative distance of the best score form the plateau of tied best points
 TIE_RTOL = 1e-9
 #: at most this many plateau points are ranked by their distance to the data (a random subset)
@@ -155,33 +158,38 @@ def maximize_over_candidates(score: ScoreFn, candidates: np.ndarray, available: 
     return idx[best]
 
 
-def _neighbours(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, step: float,
+def _neighbours(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, steps,
                 n_cont: int, joint: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Neighbours of every row of ``U``; returns (points, owner row index).
 
     One-exchange (SMAC): each neighbour changes one coordinate.  ``joint``: the continuous
     coordinates instead move together, ``n_cont * (number of continuous coordinates)``
     Gaussian steps per row, so that a search can follow a valley that is not axis-aligned.
+    Continuous moves are made at every step size in ``steps``; discrete neighbours (which
+    do not depend on it) once.
     """
     m, D = U.shape
+    steps = np.atleast_1d(np.asarray(steps, dtype=float))
     blocks, owners = [], []
     cont = np.flatnonzero(levels == 0)
     if joint and cont.size:
         k = n_cont * cont.size
-        V = np.repeat(U, k, axis=0)
-        V[:, cont] = np.clip(V[:, cont] + step * rng.standard_normal((V.shape[0], cont.size)),
+        V = np.repeat(U, k * steps.size, axis=0)  # row i: owner i // (k S), step (i // k) % S
+        scale = np.tile(np.repeat(steps, k), m)[:, None]
+        V[:, cont] = np.clip(V[:, cont] + scale * rng.standard_normal((V.shape[0], cont.size)),
                              0.0, 1.0)
         blocks.append(V)
-        owners.append(np.repeat(np.arange(m), k))
+        owners.append(np.repeat(np.arange(m), k * steps.size))
     for d in range(D):
         if joint and levels[d] == 0:
             continue
         k = int(levels[d])
         if k == 0:
-            V = np.repeat(U, n_cont, axis=0)
-            V[:, d] = np.clip(V[:, d] + step * rng.standard_normal(V.shape[0]), 0.0, 1.0)
+            V = np.repeat(U, n_cont * steps.size, axis=0)
+            scale = np.tile(np.repeat(steps, n_cont), m)
+            V[:, d] = np.clip(V[:, d] + scale * rng.standard_normal(V.shape[0]), 0.0, 1.0)
             blocks.append(V)
-            owners.append(np.repeat(np.arange(m), n_cont))
+            owners.append(np.repeat(np.arange(m), n_cont * steps.size))
             continue
         kk = abs(k)
         if kk < 2:
@@ -283,14 +291,8 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         active = np.flatnonzero(stall < patience)
         if active.size == 0:
             break
-        V, own = [], []
-        for scale in (1.0, 0.1, 0.01):
-            Vi, oi = _neighbours(cur[active], levels, rng, step * scale, n_cont_neighbours,
-                                 joint)
-            V.append(Vi)
-            own.append(oi)
-        V = np.concatenate(V)
-        own = np.concatenate(own)
+        V, own = _neighbours(cur[active], levels, rng, step * STEP_SCALES, n_cont_neighbours,
+                             joint)
         if V.shape[0] == 0:
             break
         fV = np.asarray(score(V), dtype=float)

@@ -23,7 +23,7 @@ from ._validation import check_choice, check_positive, check_target
 #: it saves, and far more on a loaded machine); in between, whichever kernel has recently been
 #: faster per point (the other is re-timed now and then, see ``_SmallBatchKernel``)
 SERIAL_BELOW = 2048
-PARALLEL_FROM = 512
+PARALLEL_FROM = 256
 
 
 class _PredictBatchKernel(_SmallBatchKernel):
