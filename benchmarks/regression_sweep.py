@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-import numpy as np
 
 from benchmarks.regression_friedman import (FULL, QUICK, SEED, calibration, cpu_act_split,
                                             friedman_split, markdown_table, rmse)

@@ -152,11 +152,8 @@ def _gp_loop(problem, seed: int, implementation: str):
     """``(label, ask, evaluate, tell)`` of the GP baseline; ``implementation`` is ``"auto"``
     (scikit-optimize if installed), ``"skopt"`` or ``"sklearn"``."""
     if implementation == "auto":
-        try:
-            import skopt  # noqa: F401
-            implementation = "skopt"
-        except ImportError:
-            implementation = "sklearn"
+        import importlib.util
+        implementation = "skopt" if importlib.util.find_spec("skopt") else "sklearn"
     bounds = problem.bounds()
     if implementation == "skopt":
         import skopt

@@ -6,8 +6,7 @@ Bayesian linear regression on the features as an online surrogate with uncertain
 
 import numpy as np
 
-from surrogates import (MondrianKernel, MondrianKernelRidge, laplace_kernel, lifetime_path,
-                        relative_error)
+from surrogates import MondrianKernel, laplace_kernel, lifetime_path, relative_error
 
 rng = np.random.default_rng(0)
 X = rng.random((600, 2))

@@ -155,7 +155,7 @@ class MondrianModel(Model):
         self._tf = None  # (min', max - min', n and best loss when they were derived)
 
     def _set_transform(self, y: np.ndarray) -> None:
-        lo, hi = float(y.min()), float(y.max())
+        lo = float(y.min())
         if self.y_transform == "log":
             self._tf = (lo - log_shift(y), 1.0, y.shape[0], lo)
         elif self.y_transform == "smac-log":
