@@ -116,7 +116,8 @@ def _prefix_columns(Z, group_of_col, R, n_groups):
 # --------------------------------------------------------------------------------------------
 
 
-def exp_convergence(d, quick, lifetime=1e-6, label="raw", Ms=None, repeats=None):
+def exp_convergence(d, quick, lifetime=1e-6, label="raw", Ms=None, repeats=None,
+                    delta2=DELTA2):
     Xtr, ytr, Xte, yte = d["X_train"], d["y_train"], d["X_test"], d["y_test"]
     if Ms is None:
         Ms = [1, 5, 10] if quick else [1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50]
@@ -124,7 +125,7 @@ def exp_convergence(d, quick, lifetime=1e-6, label="raw", Ms=None, repeats=None)
         repeats = 1 if quick else 5
     Mmax = max(Ms)
     t0 = time.perf_counter()
-    exact = relative_error(yte, LaplaceKernelRidge(lifetime=lifetime, delta2=DELTA2)
+    exact = relative_error(yte, LaplaceKernelRidge(lifetime=lifetime, delta2=delta2)
                            .fit(Xtr, ytr).predict(Xte))
     t_exact = time.perf_counter() - t0
     Xall = np.vstack([Xtr, Xte])
@@ -148,16 +149,16 @@ def exp_convergence(d, quick, lifetime=1e-6, label="raw", Ms=None, repeats=None)
         freq = np.concatenate([np.arange(Rf), np.arange(Rf)])
         for k, M in enumerate(Ms):
             Zm = _prefix_columns(Z, tree, M, Mmax).tocsr()
-            res["mondrian"][r, k] = ridge_error(Zm[:n], ytr, Zm[n:], yte)
+            res["mondrian"][r, k] = ridge_error(Zm[:n], ytr, Zm[n:], yte, delta2)
             Zim = _prefix_columns(Zi, mi.tree_of_feature_, M, Mmax).tocsr()
             Zitm = _prefix_columns(Zit, mi.tree_of_feature_, M, Mmax).tocsr()
-            res["mondrian_inductive"][r, k] = ridge_error(Zim, ytr, Zitm, yte)
+            res["mondrian_inductive"][r, k] = ridge_error(Zim, ytr, Zitm, yte, delta2)
             Bm = _prefix_columns(B, grid, M, Mmax).tocsr()
-            res["binning"][r, k] = ridge_error(Bm[:n], ytr, Bm[n:], yte)
+            res["binning"][r, k] = ridge_error(Bm[:n], ytr, Bm[n:], yte, delta2)
             R = max(1, M // 2)  # 2R dense non-zeros per row ~ M (A8)
             Fm = _prefix_columns(F, freq, R, Rf)
-            res["fourier"][r, k] = ridge_error(Fm[:n], ytr, Fm[n:], yte)
-    out = dict(label=label, lifetime=lifetime, delta2=DELTA2, M=Ms, repeats=repeats,
+            res["fourier"][r, k] = ridge_error(Fm[:n], ytr, Fm[n:], yte, delta2)
+    out = dict(label=label, lifetime=lifetime, delta2=delta2, M=Ms, repeats=repeats,
                exact=exact, exact_time=t_exact,
                mean={k: v.mean(0).tolist() for k, v in res.items()},
                std={k: v.std(0).tolist() for k, v in res.items()})
@@ -574,6 +575,9 @@ def main(argv=None):
                     help="convergence: repetitions per M (default 5)")
     ap.add_argument("--raw-only", action="store_true",
                     help="convergence: skip the standardised-inputs variant")
+    ap.add_argument("--delta2", default=None,
+                    help="convergence: comma list of ridge constants (sum form) to run the raw "
+                         "variant with (default: the paper's 1e-4 only)")
     args = ap.parse_args(argv)
     Ms = None if args.m_values is None else [int(m) for m in args.m_values.split(",")]
     bad = set(args.experiments) - {"convergence", "width", "synthetic", "forest"}
@@ -589,7 +593,12 @@ def main(argv=None):
         need_cpu = set(args.experiments) & {"convergence", "width", "forest"}
         d = cpu_split(args.data_home, quick=args.quick) if need_cpu else None
         if "convergence" in args.experiments:
-            res["convergence"] = [exp_convergence(d, args.quick, Ms=Ms, repeats=args.repeats)]
+            d2s = [DELTA2] if args.delta2 is None else [float(v) for v in
+                                                          args.delta2.split(",")]
+            res["convergence"] = [exp_convergence(d, args.quick, Ms=Ms, repeats=args.repeats,
+                                                  delta2=v,
+                                                  label="raw" if len(d2s) == 1 else
+                                                  f"raw, delta2 {v:g}") for v in d2s]
             if not args.raw_only:
                 mu, sd = d["X_train"].mean(0), d["X_train"].std(0)
                 ds = dict(d, X_train=(d["X_train"] - mu) / sd, X_test=(d["X_test"] - mu) / sd)
