@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
+from sklearn.exceptions import NotFittedError
 
 from ._tree import NNODES, ROOT, TreeStore, node_depths
 from ._validation import (check_bounds, check_choice, check_int, check_positive, check_X,
@@ -13,6 +13,14 @@ from ._validation import (check_bounds, check_choice, check_int, check_positive,
 
 _MIN_WEIGHT = 1e-3  # keeps every feature's range positive
 
+
+
+def check_fitted(estimator) -> None:
+    """scikit-learn's ``check_is_fitted(estimator, "_store")`` without its per-call tag
+    machinery (called on every prediction)."""
+    if "_store" not in estimator.__dict__:
+        raise NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet. Call "
+                             f"'fit' with appropriate arguments before using this estimator.")
 
 class BaseMondrianForest(BaseEstimator):
     """Base class; not for direct use."""
@@ -131,7 +139,7 @@ class BaseMondrianForest(BaseEstimator):
         return self
 
     def _checked_query(self, X, name="X") -> np.ndarray:
-        check_is_fitted(self, "_store")
+        check_fitted(self)
         X = check_X(X, name, self.n_features_in_, estimator=self)
         return self._scale(X)
 
@@ -139,7 +147,7 @@ class BaseMondrianForest(BaseEstimator):
     @property
     def n_samples_seen_(self) -> int:
         """Number of training points the forest holds."""
-        check_is_fitted(self, "_store")
+        check_fitted(self)
         return self._store.n_points
 
     def apply(self, X) -> np.ndarray:
@@ -148,19 +156,19 @@ class BaseMondrianForest(BaseEstimator):
 
     def get_n_leaves(self) -> np.ndarray:
         """Number of leaves of each tree."""
-        check_is_fitted(self, "_store")
+        check_fitted(self)
         s = self._store
         return np.array([int(s.is_leaf(t).sum()) for t in range(s.n_trees)])
 
     def get_depth(self) -> np.ndarray:
         """Maximum leaf depth (root = 0) of each tree."""
-        check_is_fitted(self, "_store")
+        check_fitted(self)
         s = self._store
         return np.array([int(node_depths(s.inode, s.meta, t).max()) for t in range(s.n_trees)])
 
     def get_weighted_depth(self) -> np.ndarray:
         """Data-weighted average leaf depth of each tree (thesis Table 5.1 statistic)."""
-        check_is_fitted(self, "_store")
+        check_fitted(self)
         s = self._store
         out = np.empty(s.n_trees)
         for t in range(s.n_trees):
@@ -173,6 +181,6 @@ class BaseMondrianForest(BaseEstimator):
 
     def get_root_split_times(self) -> np.ndarray:
         """Absolute split time of each tree's root (``lifetime`` for a root that is a leaf)."""
-        check_is_fitted(self, "_store")
+        check_fitted(self)
         s = self._store
         return np.array([s.fnode[t, s.meta[t, ROOT], 1] for t in range(s.n_trees)])

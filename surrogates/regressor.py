@@ -7,9 +7,8 @@ import time
 import numpy as np
 from scipy.special import ndtri
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
-from ._forest import BaseMondrianForest
+from ._forest import BaseMondrianForest, check_fitted
 from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP, bp_messages,
                           heuristic_hyperparameters, predict_forest_moments,
                           predict_forest_moments_serial, predict_regression,
@@ -188,7 +187,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         y : array-like of shape (n_samples_seen_,)
             The new targets, in the order the samples were given.
         """
-        check_is_fitted(self, "_store")
+        check_fitted(self)
         n = self._store.n_points
         yy = np.asarray(y) if not isinstance(y, (str, bytes)) else y
         if getattr(yy, "ndim", 0) == 1 and yy.shape[0] != n:
@@ -212,7 +211,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def log_marginal_likelihood(self) -> np.ndarray:
         """Log marginal likelihood of the training targets under each tree's hierarchical
         Gaussian model with the current hyper-parameters (a by-product of exact BP)."""
-        check_is_fitted(self, "_store")
+        check_fitted(self)
         if self._mode() == MODE_EMPIRICAL:
             raise ValueError("log_marginal_likelihood needs posterior='bp'.")
         self._prepare()
@@ -220,7 +219,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
 
     @property
     def hyperparameters_(self) -> dict:
-        check_is_fitted(self, "_store")
+        check_fitted(self)
         mu, g1, g2, s2 = self._hyper()
         return {"mu_H": mu, "gamma1": g1, "gamma2": g2, "noise_var": s2}
 
