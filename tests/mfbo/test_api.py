@@ -55,7 +55,7 @@ def test_decorator():
         return (x - 0.1) ** 2 + (n - 2) ** 2
 
     assert f(0.1, 2) == 0.0 and f.__name__ == "f"
-    r = f.minimize(n_calls=12, random_state=0, progress_bar=False)
+    r = f.minimize(n_calls=20, random_state=0, progress_bar=False)
     assert r.best_value < 1.0 and set(r.best_params) == {"x", "n"}
 
     @objective({"a": (0.0, 1.0)})
