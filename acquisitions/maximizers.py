@@ -171,25 +171,26 @@ def _neighbours(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, ste
     m, D = U.shape
     steps = np.atleast_1d(np.asarray(steps, dtype=float))
     blocks, owners = [], []
-    cont = np.flatnonzero(levels == 0)
-    if joint and cont.size:
-        k = n_cont * cont.size
-        V = np.repeat(U, k * steps.size, axis=0)  # row i: owner i // (k S), step (i // k) % S
+
+    def gaussian_moves(cols, k):
+        """``k`` Gaussian moves of the coordinates ``cols`` per row and step size; row ``i``
+        belongs to owner ``i // (k S)`` and uses step ``(i // k) % S``."""
+        V = np.repeat(U, k * steps.size, axis=0)
         scale = np.tile(np.repeat(steps, k), m)[:, None]
-        V[:, cont] = np.clip(V[:, cont] + scale * rng.standard_normal((V.shape[0], cont.size)),
+        V[:, cols] = np.clip(V[:, cols] + scale * rng.standard_normal((V.shape[0], cols.size)),
                              0.0, 1.0)
         blocks.append(V)
         owners.append(np.repeat(np.arange(m), k * steps.size))
+
+    cont = np.flatnonzero(levels == 0)
+    if joint and cont.size:
+        gaussian_moves(cont, n_cont * cont.size)
     for d in range(D):
         if joint and levels[d] == 0:
             continue
         k = int(levels[d])
         if k == 0:
-            V = np.repeat(U, n_cont * steps.size, axis=0)
-            scale = np.tile(np.repeat(steps, n_cont), m)
-            V[:, d] = np.clip(V[:, d] + scale * rng.standard_normal(V.shape[0]), 0.0, 1.0)
-            blocks.append(V)
-            owners.append(np.repeat(np.arange(m), n_cont * steps.size))
+            gaussian_moves(np.array([d]), n_cont)
             continue
         kk = abs(k)
         if kk < 2:

@@ -405,10 +405,9 @@ class Optimizer:
             t.start, t.end, t.worker = p.get("start"), p.get("end"), p.get("worker")
             self._pending.pop(t.id, None)
             self._n_finished += 1
-            if t.state == "complete" and (self._best is None or (t.value, t.id) < (
-                    self._best.value, self._best.id)):
-                self._best = t
             if t.state == "complete":
+                if self._best is None or (t.value, t.id) < (self._best.value, self._best.id):
+                    self._best = t
                 self._obs.append(t.unit, float(t.value))
             elif self.on_failure == "worst" and self._obs.n:
                 self._obs.append(t.unit, float(self._obs.y.max()))

@@ -184,6 +184,18 @@ def _logsumexp_add(lmax, lsum, w, m, v, yi, log_T):
 
 
 @njit(cache=True, inline="always")
+def _add_component(s1, s2acc, lmax, lsum, w, m, v, shift, want_logpdf, yi, log_T):
+    """Accumulate the component ``w N(m, v)``: first and second moments about ``shift`` and,
+    with ``want_logpdf``, the log-sum-exp state at ``yi``."""
+    dm = m - shift
+    s1 += w * dm
+    s2acc += w * (v + dm * dm)
+    if want_logpdf:
+        lmax, lsum = _logsumexp_add(lmax, lsum, w, m, v, yi, log_T)
+    return s1, s2acc, lmax, lsum
+
+
+@njit(cache=True, inline="always")
 def _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode, fnode, box, stats, bp,
                   meta, mode, s2, g1, g2):
     """Walk tree ``t`` for query ``Xq[i]`` (spec A11): the mixture's mean and variance, and
@@ -202,22 +214,15 @@ def _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode, fnode, bo
         p = branch_off_probability(delta, eta)
         is_leaf = inode[t, j, LEFT] < 0
         if p > 0.0:  # the component of a cut inserted above node j
-            w = p_ns * p
             m, v = _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2, g1, g2)
-            dm = m - shift
-            s1 += w * dm
-            s2acc += w * (v + dm * dm)
-            if want_logpdf:
-                lmax, lsum = _logsumexp_add(lmax, lsum, w, m, v, yi, log_T)
+            s1, s2acc, lmax, lsum = _add_component(s1, s2acc, lmax, lsum, p_ns * p, m, v,
+                                                   shift, want_logpdf, yi, log_T)
         if is_leaf:  # the leaf's own component
             w = p_ns * (1.0 - p)
             if w > 0.0:
                 m, v = _leaf_moments(mode, t, j, stats, bp, s2)
-                dm = m - shift
-                s1 += w * dm
-                s2acc += w * (v + dm * dm)
-                if want_logpdf:
-                    lmax, lsum = _logsumexp_add(lmax, lsum, w, m, v, yi, log_T)
+                s1, s2acc, lmax, lsum = _add_component(s1, s2acc, lmax, lsum, w, m, v, shift,
+                                                       want_logpdf, yi, log_T)
             break
         p_ns *= 1.0 - p
         if p_ns <= _MIN_PATH_WEIGHT:

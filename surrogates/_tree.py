@@ -618,6 +618,19 @@ class _SmallBatchKernel:
         c = self.cost[k]
         self.cost[k] = seconds_per_point if c == 0.0 else 0.75 * c + 0.25 * seconds_per_point
 
+    @classmethod
+    def run(cls, owner, attr, serial, threaded, n_points, *args):
+        """Call ``serial(*args)`` or ``threaded(*args)`` on ``n_points`` points, as chosen by
+        the chooser stored as ``owner.<attr>`` (created on first use), and time the call."""
+        chooser = owner.__dict__.get(attr)
+        if chooser is None:
+            chooser = cls()
+            setattr(owner, attr, chooser)
+        k = chooser.pick()
+        t0 = time.perf_counter()
+        (threaded if k else serial)(*args)
+        chooser.record(k, (time.perf_counter() - t0) / n_points)
+
 
 class TreeStore:
     """All trees of one forest as flat arrays, plus the (scaled) training points they index.
@@ -741,13 +754,8 @@ class TreeStore:
             kernel = extend_trees_parallel if self.n_trees >= 2 else extend_trees
             kernel(start, start + b, *self._args())
             return
-        chooser = self.__dict__.get("_small_batches")
-        if chooser is None:
-            chooser = self._small_batches = _SmallBatchKernel()
-        k = chooser.pick()
-        t0 = time.perf_counter()
-        (extend_trees_parallel if k else extend_trees)(start, start + b, *self._args())
-        chooser.record(k, (time.perf_counter() - t0) / b)
+        _SmallBatchKernel.run(self, "_small_batches", extend_trees, extend_trees_parallel, b,
+                              start, start + b, *self._args())
 
     def set_targets(self, y):
         """Replace the targets of all stored points (regression) and recompute the node

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from scipy.special import ndtri
 from sklearn.base import RegressorMixin
@@ -281,13 +279,8 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         elif n < PARALLEL_FROM:
             predict_forest_moments_serial(*args)
         else:  # mid-sized batches (acquisition local search): whichever has been faster
-            chooser = s.__dict__.get("_predict_batches")
-            if chooser is None:
-                chooser = s._predict_batches = _PredictBatchKernel()
-            k = chooser.pick()
-            t0 = time.perf_counter()
-            (predict_forest_moments if k else predict_forest_moments_serial)(*args)
-            chooser.record(k, (time.perf_counter() - t0) / n)
+            _PredictBatchKernel.run(s, "_predict_batches", predict_forest_moments_serial,
+                                    predict_forest_moments, n, *args)
         if not return_std:
             return mean
         return mean, np.sqrt(var)
