@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from ._tree import NNODES, ROOT, TreeStore, node_depths
+from ._tree import NNODES, ROOT, TreeStore, node_depths, scale_rows
 from ._validation import (check_bounds, check_choice, check_int, check_positive, check_X,
                           seed_sequence)
 
@@ -140,8 +140,11 @@ class BaseMondrianForest(BaseEstimator):
 
     def _checked_query(self, X, name="X") -> np.ndarray:
         check_fitted(self)
-        X = check_X(X, name, self.n_features_in_, estimator=self)
-        return self._scale(X)
+        X = check_X(X, name, self.n_features_in_, estimator=self, check_finite=False)
+        out = np.empty(X.shape)
+        if scale_rows(X, self.feature_lower_, self.feature_scale_, out) >= 0:
+            raise ValueError(f"Input {name} contains NaN or infinity.")
+        return out
 
     # -- introspection ----------------------------------------------------------------------
     @property

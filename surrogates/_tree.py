@@ -419,6 +419,20 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
 
 
 @njit(cache=True)
+def scale_rows(Xraw, lower, scale, out):
+    """``out = (Xraw - lower) / scale`` in one pass; returns the first row that is not
+    finite (``out`` is then incomplete) or -1."""
+    n, D = Xraw.shape
+    for i in range(n):
+        for d in range(D):
+            v = Xraw[i, d]
+            if not np.isfinite(v):
+                return i
+            out[i, d] = (v - lower[d]) / scale[d]
+    return -1
+
+
+@njit(cache=True)
 def ingest(Xraw, yraw, lower, scale, start, X, y, write):
     """Check new rows are finite, then (if ``write``) write them scaled into the buffers at
     ``start``.

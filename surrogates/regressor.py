@@ -8,8 +8,9 @@ from sklearn.base import RegressorMixin
 
 from ._forest import BaseMondrianForest, check_fitted
 from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP, bp_messages,
-                          heuristic_hyperparameters, predict_forest_moments,
-                          predict_forest_moments_serial, predict_regression,
+                          NODE_BLOCK, heuristic_hyperparameters, predict_forest_moments,
+                          predict_forest_moments_nodes, predict_forest_moments_serial,
+                          predict_regression,
                           predict_regression_serial)
 from ._tree import ROOT, TASK_REGRESSION, _SmallBatchKernel
 from ._validation import check_choice, check_positive, check_target
@@ -21,6 +22,10 @@ from ._validation import check_choice, check_positive, check_target
 #: faster per point (the other is re-timed now and then, see ``_SmallBatchKernel``)
 SERIAL_BELOW = 2048
 PARALLEL_FROM = 256
+#: batches of at least NODES_FROM points (a few blocks per thread) are predicted node by node
+#: (``predict_forest_moments_nodes``): measured 1.2-2x faster than walking each point down
+#: each tree from about 20,000 points on, slower below (fewer blocks than threads)
+NODES_FROM = 4 * NODE_BLOCK
 
 
 class _PredictBatchKernel(_SmallBatchKernel):
@@ -274,7 +279,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         mean = np.empty(n)
         var = np.empty(n)
         args = (Xs, s.inode, s.fnode, s.box, s.stats, bp, s.meta, mode, s2, g1, g2, mean, var)
-        if n >= SERIAL_BELOW:
+        if n >= NODES_FROM:
+            predict_forest_moments_nodes(*args)
+        elif n >= SERIAL_BELOW:
             predict_forest_moments(*args)
         elif n < PARALLEL_FROM:
             predict_forest_moments_serial(*args)

@@ -499,3 +499,29 @@ def test_fused_forest_moments_equal_the_per_tree_mixture(posterior):
     m1, s1 = f.predict(Q[:regressor.SERIAL_BELOW - 1], return_std=True)  # the serial kernel
     np.testing.assert_allclose(m1, m[:regressor.SERIAL_BELOW - 1], rtol=0, atol=1e-12)
     np.testing.assert_allclose(s1, s[:regressor.SERIAL_BELOW - 1], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("posterior,branch_off,lifetime,mss", [
+    ("empirical", None, np.inf, 2), ("bp", "E", np.inf, 2), ("bp", "R", 2.0, 5),
+    ("bp", "F", np.inf, 10), ("empirical", None, 0.5, 2)])
+def test_node_batched_moments_equal_the_per_point_walk(posterior, branch_off, lifetime, mss):
+    """Large batches visit each node once with all the queries that reach it; the numbers
+    must be exactly those of walking each query down each tree (same operations, same order
+    per query), for every posterior and branch-off mode, inside, outside and on the data."""
+    from surrogates import regressor
+
+    rng = np.random.default_rng(11)
+    X = rng.random((300, 4))
+    y = 1000.0 + 50 * np.sin(6 * X).sum(axis=1)
+    f = MondrianForestRegressor(n_estimators=5, min_samples_split=mss, posterior=posterior,
+                                branch_off=branch_off, lifetime=lifetime,
+                                random_state=3).fit(X, y)
+    n = regressor.NODES_FROM + 123
+    Q = rng.uniform(-0.5, 1.5, (n, 4))
+    Q[:300] = X  # on the training points
+    Q[300:400] = X[:100] + 1e-9  # just next to them
+    m, s = f.predict(Q, return_std=True)  # >= NODES_FROM: node by node
+    for lo in range(0, n, regressor.SERIAL_BELOW):  # below: walking each query
+        m1, s1 = f.predict(Q[lo:lo + regressor.SERIAL_BELOW], return_std=True)
+        np.testing.assert_array_equal(m1, m[lo:lo + regressor.SERIAL_BELOW])
+        np.testing.assert_array_equal(s1, s[lo:lo + regressor.SERIAL_BELOW])
