@@ -285,23 +285,44 @@ def chol_delete(R, n, p, beta):
         row = R[k]
         for i in range(p, n - 1):
             row[i] = row[i + 1]
-    for q in range(m):
+    q = 0
+    while q < m:  # Givens rotations, two rows per pass over x
         k = p + 1 + q
         src = R[k]
         dst = R[k - 1]
         rkk = src[k]
-        xq = x[q]
-        r = math.hypot(rkk, xq)
-        c = r / rkk
-        s = xq / rkk
+        r = math.hypot(rkk, x[q])
+        cs = rkk / r
+        sn = x[q] / r
         dst[k - 1] = r
-        for i in range(q + 1, m):
-            v = (src[p + 1 + i] + s * x[i]) / c
-            x[i] = c * x[i] - s * v
-            dst[p + i] = v
-        bk = (beta[k] + s * bx) / c
-        bx = c * bx - s * bk
-        beta[k - 1] = bk
+        bk = beta[k]
+        beta[k - 1] = cs * bk + sn * bx
+        bx = cs * bx - sn * bk
+        if q + 1 == m:
+            break
+        si = src[k + 1]
+        xi = x[q + 1]
+        dst[k] = cs * si + sn * xi
+        xq1 = cs * xi - sn * si
+        src1 = R[k + 1]
+        dst1 = R[k]
+        rk1 = src1[k + 1]
+        r1 = math.hypot(rk1, xq1)
+        cs1 = rk1 / r1
+        sn1 = xq1 / r1
+        dst1[k] = r1
+        for i in range(q + 2, m):
+            si = src[p + 1 + i]
+            xi = x[i]
+            dst[p + i] = cs * si + sn * xi
+            xi = cs * xi - sn * si
+            s1 = src1[p + 1 + i]
+            dst1[p + i] = cs1 * s1 + sn1 * xi
+            x[i] = cs1 * xi - sn1 * s1
+        bk = beta[k + 1]
+        beta[k] = cs1 * bk + sn1 * bx
+        bx = cs1 * bx - sn1 * bk
+        q += 2
 
 
 @njit(cache=True)
@@ -445,24 +466,17 @@ def dfs_ranges(inode, meta, stats, pnext, order, start):
 
 
 @njit(cache=True)
-def _child_column(F, order, t, s, e, n_tr, pos, acol, T):
-    """Column ``Phi_tr^T z_child`` (dense, by position) of the child holding the rows
-    ``order[t, s:e]``: ``1/M`` per training row and other tree.  Returns the number of
-    training rows and the first non-zero position."""
-    cnt = 0
-    first = acol.shape[0]
+def _child_counts(F, order, t, s, e, n_tr, pos, acol, T):
+    """``acol[q] +=`` the number of training rows among ``order[t, s:e]`` (a child's rows)
+    that lie in the cell at position ``q`` of each other tree (``Phi_tr^T z_child`` times
+    ``M``, exact integers)."""
     for q in range(s, e):
         r = order[t, q]
         if r >= n_tr:
             continue
-        cnt += 1
         for a in range(T):
             if a != t:
-                p = pos[F[r, a]]
-                acol[p] += 1.0 / T
-                if p < first:
-                    first = p
-    return cnt, first
+                acol[pos[F[r, a]]] += 1.0
 
 
 @njit(cache=True)
@@ -513,30 +527,88 @@ def exact_residual(F, n_tr, pos, C, b, delta2, what):
 
 
 @njit(cache=True)
+def solve_upper_t2(R, n, a1, a2):
+    """:func:`solve_upper_t` for two right-hand sides, two rows of ``R`` per pass over them."""
+    k = 0
+    while k < n:
+        rkk = R[k, k]
+        c1 = a1[k] / rkk
+        c2 = a2[k] / rkk
+        a1[k] = c1
+        a2[k] = c2
+        if k + 1 == n:
+            break
+        r0 = R[k]
+        r1 = R[k + 1]
+        a1[k + 1] -= r0[k + 1] * c1
+        a2[k + 1] -= r0[k + 1] * c2
+        rk1 = r1[k + 1]
+        d1 = a1[k + 1] / rk1
+        d2 = a2[k + 1] / rk1
+        a1[k + 1] = d1
+        a2[k + 1] = d2
+        for i in range(k + 2, n):
+            x = r0[i]
+            y = r1[i]
+            a1[i] -= x * c1 + y * d1
+            a2[i] -= x * c2 + y * d2
+        k += 2
+
+
+@njit(cache=True)
+def solve_upper_dot(R, n, beta, out):
+    """:func:`solve_upper` with the row sums as BLAS dot products."""
+    for i in range(n - 1, -1, -1):
+        acc = np.dot(R[i, i + 1:n], out[i + 1:n]) if i + 1 < n else 0.0
+        out[i] = (beta[i] - acc) / R[i, i]
+
+
+@njit(cache=True)
+def _scan_child(F, order, t, s, e, n_tr, y, cid):
+    """Relabel the rows ``order[t, s:e]`` to cell ``cid``; their training count and target sum."""
+    cnt = 0
+    ys = 0.0
+    for q in range(s, e):
+        rr = order[t, q]
+        F[rr, t] = cid
+        if rr < n_tr:
+            cnt += 1
+            ys += y[rr]
+    return cnt, ys
+
+
+@njit(cache=True)
 def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val,
-                     n_te, y, delta2, state, pos, posf, b, beta, what, R, acol, out_C,
-                     out_quad, out_logdet, out_val_sse, out_te_sse, out_tr_sse, check_every,
-                     tol):
+                     n_te, y, delta2, state, pos, posf, slot, G, b, beta, what, R, acol,
+                     acol2, out_C, out_quad, out_logdet, out_val_sse, out_te_sse, out_tr_sse,
+                     check_every, tol):
     """Process the cuts ``k0..k1-1`` of the exact forward path (spec §1.9), one record each.
 
     Features are kept in positions ``0..C-1`` of the upper Cholesky factor ``R`` of
     ``A = Phi_tr^T Phi_tr + delta2 I`` (``pos[feature]``, ``posf[position]``).  A cut deletes
     the parent's position (rank-one update of the rows below it, O((C-p)^2)) and appends the
-    two children at the end (forward substitution, O(C^2) each); ``beta = R^-T b`` is carried
-    along, ``what = A^-1 b`` costs one back substitution.  ``state = [C, logdet, yty,
-    n_refresh, since_check, next_id]``; ``y`` holds the centred targets of the training rows
-    ``0..n_tr-1``, then of ``n_val`` validation and ``n_te`` test rows.
+    two children at the end (one forward substitution for both, O(C^2)); ``beta = R^-T b``
+    is carried along, ``what = A^-1 b`` costs one back substitution.
+
+    The children's columns of ``Phi_tr^T Phi_tr`` come from the co-occurrence counts ``G``
+    (``M Phi_tr^T Phi_tr``, exact integers) of the current cells, kept by *slot* (``slot[feature]``; the larger child inherits its parent's
+    slot, the smaller one takes a new slot): only the smaller child's rows are scanned (one
+    entry per row and other tree), the larger child's column is the parent's minus it.
+    ``state = [C, logdet, yty, n_refresh, since_check, next_id, next_slot]``; ``y`` holds the
+    centred targets of the training rows ``0..n_tr-1``, then of ``n_val`` validation and
+    ``n_te`` test rows.
     """
     T = F.shape[1]
     inv = 1.0 / math.sqrt(T)
+    invT = 1.0 / T
     C = np.int64(state[0])
     yty = state[2]
     for k in range(k0, k1):
         t = ev_tree[k]
         j = ev_node[k]
-        s0 = start[t, j]
-        c = F[order[t, s0], t]
+        c = F[order[t, start[t, j]], t]
         p = pos[c]
+        sp = slot[c]
         # delete the parent
         chol_delete(R, C, p, beta)
         for q in range(p, C - 1):
@@ -545,42 +617,92 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
             pos[f] = q
             b[q] = b[q + 1]
         C -= 1
-        # append the children
-        for side in range(2):
-            ch = inode[t, j, LEFT + side]
-            s = start[t, ch]
-            e = s + np.int64(stats[t, ch, 0])
-            for i in range(C):
-                acol[i] = 0.0
-            cnt, first = _child_column(F, order, t, s, e, n_tr, pos, acol, T)
-            cid = np.int64(state[5])
-            state[5] += 1.0
-            ys = 0.0
-            for q in range(s, e):
-                rr = order[t, q]
-                F[rr, t] = cid
-                if rr < n_tr:
-                    ys += y[rr]
-            bn = ys * inv
-            dg = cnt / T + delta2
-            d = chol_append(R, C, acol, dg, delta2)
-            acc = bn
-            for i in range(C):
-                acc -= acol[i] * beta[i]
-            beta[C] = acc / d
-            b[C] = bn
-            pos[cid] = C
-            posf[C] = cid
-            C += 1
-        solve_upper(R, C, beta, what)
+        # the children: the smaller (by rows) is scanned against the other trees
+        left = inode[t, j, LEFT]
+        right = inode[t, j, RIGHT]
+        small_left = stats[t, left, 0] <= stats[t, right, 0]
+        ch_s = left if small_left else right
+        ch_b = right if small_left else left
+        cid_l = np.int64(state[5])
+        cid_r = cid_l + 1
+        state[5] += 2.0
+        cid_s = cid_l if small_left else cid_r
+        cid_b = cid_r if small_left else cid_l
+        s_s = start[t, ch_s]
+        e_s = s_s + np.int64(stats[t, ch_s, 0])
+        s_b = start[t, ch_b]
+        e_b = s_b + np.int64(stats[t, ch_b, 0])
+        for i in range(C):
+            acol[i] = 0.0
+        _child_counts(F, order, t, s_s, e_s, n_tr, pos, acol, T)
+        cnt_s, ys_s = _scan_child(F, order, t, s_s, e_s, n_tr, y, cid_s)
+        cnt_b, ys_b = _scan_child(F, order, t, s_b, e_b, n_tr, y, cid_b)
+        # Gram rows of the children by slot: the larger takes the parent's slot
+        ss = np.int64(state[6])
+        state[6] += 1.0
+        for q in range(C):  # G holds exact counts: the difference is exact
+            sq = slot[posf[q]]
+            n_s = acol[q]
+            n_b = G[sp, sq] - n_s
+            G[sp, sq] = n_b
+            G[sq, sp] = n_b
+            G[ss, sq] = n_s
+            G[sq, ss] = n_s
+            acol[q] = n_s * invT
+            acol2[q] = n_b * invT
+        G[ss, sp] = 0.0
+        G[sp, ss] = 0.0
+        G[sp, sp] = cnt_b
+        G[ss, ss] = cnt_s
+        slot[cid_b] = sp
+        slot[cid_s] = ss
+        # append both children (left first): one forward substitution for the two columns
+        if small_left:
+            a_l, a_r, cnt_l, cnt_r, ys_l, ys_r = acol, acol2, cnt_s, cnt_b, ys_s, ys_b
+        else:
+            a_l, a_r, cnt_l, cnt_r, ys_l, ys_r = acol2, acol, cnt_b, cnt_s, ys_b, ys_s
+        solve_upper_t2(R, C, a_l, a_r)
+        dl2 = cnt_l * invT + delta2
+        zz = 0.0
+        bl = ys_l * inv
+        acc = bl
+        for i in range(C):
+            R[i, C] = a_l[i]
+            dl2 -= a_l[i] * a_l[i]
+            zz += a_l[i] * a_r[i]
+            acc -= a_l[i] * beta[i]
+        dl = math.sqrt(max(dl2, delta2))
+        R[C, C] = dl
+        beta[C] = acc / dl
+        b[C] = bl
+        pos[cid_l] = C
+        posf[C] = cid_l
+        C += 1
+        w = -zz / dl  # the right child's entry in the left's row (the cells are disjoint)
+        dr2 = cnt_r * invT + delta2 - w * w
+        br = ys_r * inv
+        acc = br - w * beta[C - 1]
+        for i in range(C - 1):
+            R[i, C] = a_r[i]
+            dr2 -= a_r[i] * a_r[i]
+            acc -= a_r[i] * beta[i]
+        R[C - 1, C] = w
+        dr = math.sqrt(max(dr2, delta2))
+        R[C, C] = dr
+        beta[C] = acc / dr
+        b[C] = br
+        pos[cid_r] = C
+        posf[C] = cid_r
+        C += 1
+        solve_upper_dot(R, C, beta, what)
         # periodic residual check (O(N M)); rebuild the factor if it drifted
         state[4] += 1.0
-        logdet = 0.0
         if state[4] >= check_every:
             state[4] = 0.0
             if exact_residual(F, n_tr, pos, C, b, delta2, what) > tol:
                 exact_refresh(F, n_tr, pos, C, b, delta2, R, beta, what)
                 state[3] += 1.0
+        logdet = 0.0
         for i in range(C):
             logdet += 2.0 * math.log(R[i, i])
         # record
@@ -608,6 +730,7 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
         out_val_sse[k] = sse
         out_te_sse[k] = sst
     state[0] = C
+
 
 @njit(cache=True)
 def split_cells(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, y, w, cnt,

@@ -90,11 +90,13 @@ def _check_lifetime(value, name="lifetime") -> float:
     return check_positive(value, name)
 
 
-def _check_dense(n: int, what: str) -> None:
-    if 8.0 * n * n > _MAX_DENSE_BYTES:
-        raise ValueError(f"{what} would need a dense {n} x {n} matrix "
-                         f"({8.0 * n * n / 1e9:.1f} GB); lower the lifetime or n_trees, set "
-                         f"max_features, or use solver='sgd'.")
+def _check_dense(n: int, what: str, n_matrices: int = 1) -> None:
+    nbytes = 8.0 * n * n * n_matrices
+    if nbytes > _MAX_DENSE_BYTES:
+        kind = (f"a dense {n} x {n} matrix" if n_matrices == 1
+                else f"{n_matrices} dense {n} x {n} matrices")
+        raise ValueError(f"{what} would need {kind} ({nbytes / 1e9:.1f} GB); lower the "
+                         f"lifetime or n_trees, set max_features, or use solver='sgd'.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -832,9 +834,9 @@ def _sweep_setup(rows, n_trees, lam, random_state):
     s = cmap.store
     T = s.n_trees
     nn = s.meta[:, NNODES]
-    cap = s.inode.shape[1]
+    cap = int(nn.max())  # the store's node capacity can be far larger (and never touched)
     used = np.arange(cap)[None, :] < nn[:, None]
-    internal = used & (s.inode[:, :, LEFT] >= 0)
+    internal = used & (s.inode[:, :cap, LEFT] >= 0)
     ev_tree, ev_node = np.nonzero(internal)
     tau = s.fnode[ev_tree, ev_node, TAU]
     o = np.lexsort((ev_node, ev_tree, tau))
@@ -948,12 +950,18 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
     if solver == "exact":
         Cmax = T + 2 * n_ev
         Cact = T + n_ev + 1
-        _check_dense(Cact, "The exact path")
+        _check_dense(Cact, "The exact path", n_matrices=2)
         R = np.zeros((Cact, Cact))
         pos = np.full(Cmax, -1, np.int64)
         pos[:T] = np.arange(T)
         posf = np.empty(Cact, np.int64)
         posf[:T] = np.arange(T)
+        # co-occurrence counts of the current cells by slot: at lifetime 0 every tree's one
+        # cell holds every training row
+        G = np.zeros((Cact, Cact))
+        G[:T, :T] = N
+        slot = np.full(Cmax, -1, np.int64)
+        slot[:T] = np.arange(T)
         b = np.zeros(Cact)
         beta = np.zeros(Cact)
         what = np.zeros(Cact)
@@ -962,8 +970,9 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         L0 = np.linalg.cholesky(np.full((T, T), N / T) + d2 * np.eye(T))
         R[:T, :T] = L0.T
         ld = float(2.0 * np.log(np.diag(L0)).sum())
-        state = np.array([T, ld, yty, 0.0, 0.0, T], np.float64)
+        state = np.array([T, ld, yty, 0.0, 0.0, T, T], np.float64)
         acol = np.zeros(Cact)
+        acol2 = np.zeros(Cact)
         out_C[0] = T
         quad[0] = yty / d2
         logdet[0] = ld
@@ -975,8 +984,8 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         for k0 in range(0, n_ev, chunk):
             k1 = min(n_ev, k0 + chunk)
             core.exact_path_chunk(k0, k1, ev_tree, ev_node, s.inode, s.stats, order, start, F,
-                                  N, Nv, Nt, yc, d2, state, pos, posf, b, beta, what, R,
-                                  acol, out_C[1:], quad[1:], logdet[1:], val_sse[1:],
+                                  N, Nv, Nt, yc, d2, state, pos, posf, slot, G, b, beta,
+                                  what, R, acol, acol2, out_C[1:], quad[1:], logdet[1:], val_sse[1:],
                                   te_sse[1:], tr_sse[1:], 64.0, 1e-8)
             runtime[1 + k0:1 + k1] = time.perf_counter() - t0
         n_refresh = int(state[3])
