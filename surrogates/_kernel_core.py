@@ -750,14 +750,7 @@ def split_cells(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, y
             e = s + np.int64(stats[t, ch, 0])
             cid = next_id
             next_id += 1
-            n = 0
-            sm = 0.0
-            for q in range(s, e):
-                rr = order[t, q]
-                F[rr, t] = cid
-                if rr < n_tr:
-                    n += 1
-                    sm += y[rr]
+            n, sm = _scan_child(F, order, t, s, e, n_tr, y, cid)
             cnt[cid] = n
             ssum[cid] = sm
             w[cid] = w[c] if (inherit or n > 0) else 0.0
