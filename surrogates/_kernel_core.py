@@ -580,8 +580,8 @@ def _scan_child(F, order, t, s, e, n_tr, y, cid):
 @njit(cache=True)
 def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val,
                      n_te, y, delta2, state, pos, posf, slot, G, b, beta, what, R, acol,
-                     acol2, out_C, out_quad, out_logdet, out_val_sse, out_te_sse, out_tr_sse,
-                     check_every, tol):
+                     acol2, snap_what, snap_posf, snap_C, snap_cut, W, out_C, out_quad,
+                     out_logdet, out_val_sse, out_te_sse, out_tr_sse, check_every, tol):
     """Process the cuts ``k0..k1-1`` of the exact forward path (spec §1.9), one record each.
 
     Features are kept in positions ``0..C-1`` of the upper Cholesky factor ``R`` of
@@ -597,6 +597,11 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
     ``state = [C, logdet, yty, n_refresh, since_check, next_id, next_slot]``; ``y`` holds the
     centred targets of the training rows ``0..n_tr-1``, then of ``n_val`` validation and
     ``n_te`` test rows.
+
+    The validation and test errors of all the chunk's cuts (at most ``snap_what.shape[0]``)
+    are computed together at its end: each cut's solution is kept (``snap_*``), spread over
+    the cells current at the end (a cell created later takes its ancestor's weight, ``W``),
+    and every row then sums its cells' weights for all the cuts in one pass.
     """
     T = F.shape[1]
     inv = 1.0 / math.sqrt(T)
@@ -715,21 +720,53 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
         out_quad[k] = (yty - bb) / delta2
         out_logdet[k] = logdet
         out_tr_sse[k] = max(yty - bb - delta2 * ww, 0.0)
-        sse = 0.0
-        sst = 0.0
-        for q in range(n_val + n_te):
-            rr = n_tr + q
-            acc = 0.0
-            for a in range(T):
-                acc += what[pos[F[rr, a]]]
-            e2 = acc * inv - y[rr]
-            if q < n_val:
-                sse += e2 * e2
-            else:
-                sst += e2 * e2
-        out_val_sse[k] = sse
-        out_te_sse[k] = sst
+        kk = k - k0
+        for i in range(C):
+            snap_what[kk, i] = what[i]
+            snap_posf[kk, i] = posf[i]
+        snap_C[kk] = C
+        snap_cut[kk, 0] = c
+        snap_cut[kk, 1] = cid_l
+        snap_cut[kk, 2] = cid_r
     state[0] = C
+    _chunk_errors(k0, k1, F, n_tr, n_val, n_te, y, inv, snap_what, snap_posf, snap_C,
+                  snap_cut, W, out_val_sse, out_te_sse)
+
+
+@njit(cache=True)
+def _chunk_errors(k0, k1, F, n_tr, n_val, n_te, y, inv, snap_what, snap_posf, snap_C,
+                  snap_cut, W, out_val_sse, out_te_sse):
+    """Validation and test sums of squared errors after each cut ``k0..k1-1`` (see
+    :func:`exact_path_chunk`)."""
+    T = F.shape[1]
+    nk = k1 - k0
+    for kk in range(nk):
+        for i in range(snap_C[kk]):
+            W[snap_posf[kk, i], kk] = snap_what[kk, i]
+    for kk2 in range(nk):  # cells made by cut kk2 carry their parent's weight before it
+        c = snap_cut[kk2, 0]
+        for side in range(1, 3):
+            cid = snap_cut[kk2, side]
+            for kk in range(kk2):
+                W[cid, kk] = W[c, kk]
+    for kk in range(nk):
+        out_val_sse[k0 + kk] = 0.0
+        out_te_sse[k0 + kk] = 0.0
+    acc = np.empty(nk)
+    for q in range(n_val + n_te):
+        rr = n_tr + q
+        for kk in range(nk):
+            acc[kk] = 0.0
+        for a in range(T):
+            wrow = W[F[rr, a]]
+            for kk in range(nk):
+                acc[kk] += wrow[kk]
+        for kk in range(nk):
+            e2 = acc[kk] * inv - y[rr]
+            if q < n_val:
+                out_val_sse[k0 + kk] += e2 * e2
+            else:
+                out_te_sse[k0 + kk] += e2 * e2
 
 
 @njit(cache=True)

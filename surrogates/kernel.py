@@ -973,6 +973,12 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         state = np.array([T, ld, yty, 0.0, 0.0, T, T], np.float64)
         acol = np.zeros(Cact)
         acol2 = np.zeros(Cact)
+        chunk = 16
+        snap_what = np.empty((chunk, Cact))
+        snap_posf = np.empty((chunk, Cact), np.int64)
+        snap_C = np.empty(chunk, np.int64)
+        snap_cut = np.empty((chunk, 3), np.int64)
+        W = np.empty((Cmax, chunk))
         out_C[0] = T
         quad[0] = yty / d2
         logdet[0] = ld
@@ -980,12 +986,12 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         val_sse[0] = float(yc[N:N + Nv] @ yc[N:N + Nv])
         te_sse[0] = float(yc[N + Nv:N + Nv + Nt] @ yc[N + Nv:N + Nv + Nt])
         runtime[0] = time.perf_counter() - t0
-        chunk = 16
         for k0 in range(0, n_ev, chunk):
             k1 = min(n_ev, k0 + chunk)
             core.exact_path_chunk(k0, k1, ev_tree, ev_node, s.inode, s.stats, order, start, F,
                                   N, Nv, Nt, yc, d2, state, pos, posf, slot, G, b, beta,
-                                  what, R, acol, acol2, out_C[1:], quad[1:], logdet[1:], val_sse[1:],
+                                  what, R, acol, acol2, snap_what, snap_posf, snap_C,
+                                  snap_cut, W, out_C[1:], quad[1:], logdet[1:], val_sse[1:],
                                   te_sse[1:], tr_sse[1:], 64.0, 1e-8)
             runtime[1 + k0:1 + k1] = time.perf_counter() - t0
         n_refresh = int(state[3])
