@@ -262,10 +262,17 @@ def chol_append(R, n, a, dg, floor):
     diagonal ``dg``.  The new pivot's square is clamped at ``floor`` (its exact value is at
     least ``delta2``).  Returns the pivot."""
     solve_upper_t(R, n, a)
+    return chol_border(R, n, a, dg, floor)
+
+
+@njit(cache=True)
+def chol_border(R, n, z, dg, floor):
+    """Border ``R[:n, :n]`` with the solved column ``z = R^-T a`` and diagonal ``dg`` (the
+    second half of :func:`chol_append`).  Returns the pivot."""
     d2 = dg
     for k in range(n):
-        R[k, n] = a[k]
-        d2 -= a[k] * a[k]
+        R[k, n] = z[k]
+        d2 -= z[k] * z[k]
     d = math.sqrt(max(d2, floor))
     R[n, n] = d
     return d
@@ -577,6 +584,21 @@ def _scan_child(F, order, t, s, e, n_tr, y, cid):
     return cnt, ys
 
 
+@njit(cache=True, inline="always")
+def _join_cell(R, C, z, dg, bn, delta2, beta, b, pos, posf, cid):
+    """Append cell ``cid`` at position ``C`` of the factor: its solved column ``z``, diagonal
+    ``dg`` and right-hand side ``bn``; ``beta = R^-T b`` gains its entry.  Returns ``C + 1``."""
+    d = chol_border(R, C, z, dg, delta2)
+    acc = bn
+    for i in range(C):
+        acc -= z[i] * beta[i]
+    beta[C] = acc / d
+    b[C] = bn
+    pos[cid] = C
+    posf[C] = cid
+    return C + 1
+
+
 @njit(cache=True)
 def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val,
                      n_te, y, delta2, state, pos, posf, slot, G, b, beta, what, R, acol,
@@ -667,38 +689,14 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
         else:
             a_l, a_r, cnt_l, cnt_r, ys_l, ys_r = acol2, acol, cnt_b, cnt_s, ys_b, ys_s
         solve_upper_t2(R, C, a_l, a_r)
-        dl2 = cnt_l * invT + delta2
         zz = 0.0
-        bl = ys_l * inv
-        acc = bl
         for i in range(C):
-            R[i, C] = a_l[i]
-            dl2 -= a_l[i] * a_l[i]
             zz += a_l[i] * a_r[i]
-            acc -= a_l[i] * beta[i]
-        dl = math.sqrt(max(dl2, delta2))
-        R[C, C] = dl
-        beta[C] = acc / dl
-        b[C] = bl
-        pos[cid_l] = C
-        posf[C] = cid_l
-        C += 1
-        w = -zz / dl  # the right child's entry in the left's row (the cells are disjoint)
-        dr2 = cnt_r * invT + delta2 - w * w
-        br = ys_r * inv
-        acc = br - w * beta[C - 1]
-        for i in range(C - 1):
-            R[i, C] = a_r[i]
-            dr2 -= a_r[i] * a_r[i]
-            acc -= a_r[i] * beta[i]
-        R[C - 1, C] = w
-        dr = math.sqrt(max(dr2, delta2))
-        R[C, C] = dr
-        beta[C] = acc / dr
-        b[C] = br
-        pos[cid_r] = C
-        posf[C] = cid_r
-        C += 1
+        C = _join_cell(R, C, a_l, cnt_l * invT + delta2, ys_l * inv, delta2, beta, b, pos,
+                       posf, cid_l)
+        a_r[C - 1] = -zz / R[C - 1, C - 1]  # against the left child (the cells are disjoint)
+        C = _join_cell(R, C, a_r, cnt_r * invT + delta2, ys_r * inv, delta2, beta, b, pos,
+                       posf, cid_r)
         solve_upper_dot(R, C, beta, what)
         # periodic residual check (O(N M)); rebuild the factor if it drifted
         state[4] += 1.0

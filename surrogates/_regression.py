@@ -255,6 +255,24 @@ _BLOCK = 256
 
 
 @njit(cache=True, inline="always")
+def _add_tree_moments(q, m, v, c, out_mean, out_var):
+    """Add one tree's mixture moments ``(m, v)``, about ``c``, to query ``q``'s sums."""
+    dm = m - c
+    out_mean[q] += dm
+    out_var[q] += v + dm * dm
+
+
+@njit(cache=True, inline="always")
+def _finish_forest_moments(lo, hi, T, c, out_mean, out_var):
+    """Turn the sums over ``T`` trees of queries ``lo:hi`` into the forest's mean and variance:
+    ``E = mean_t E_t``, ``Var = mean_t (Var_t + E_t^2) - E^2`` (moments about ``c``)."""
+    for i in range(lo, hi):
+        e = out_mean[i] / T
+        out_mean[i] = c + e
+        out_var[i] = max(out_var[i] / T - e * e, 0.0)
+
+
+@njit(cache=True, inline="always")
 def _forest_block(b, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, out_mean,
                   out_var):
     n = Xq.shape[0]
@@ -269,26 +287,13 @@ def _forest_block(b, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, o
         for i in range(lo, hi):
             m, v, _, _ = _tree_mixture(i, t, Xq, 0.0, False, 0.0, 0.0, 0.0, inode, fnode, box,
                                        stats, bp, meta, mode, s2, g1, g2)
-            dm = m - c
-            out_mean[i] += dm
-            out_var[i] += v + dm * dm
-    for i in range(lo, hi):
-        e = out_mean[i] / T
-        out_mean[i] = c + e
-        out_var[i] = max(out_var[i] / T - e * e, 0.0)
+            _add_tree_moments(i, m, v, c, out_mean, out_var)
+    _finish_forest_moments(lo, hi, T, c, out_mean, out_var)
 
 
 #: queries per block of the node-batched kernel (large batches: a node meets all of the
 #: block's queries that reach it at once)
 NODE_BLOCK = 4096
-
-
-@njit(cache=True, inline="always")
-def _finish_tree(q, shift, s1, s2acc, c, out_mean, out_var):
-    """Add tree moments ``(shift + s1, s2acc - s1^2)`` about ``c`` to query ``q``'s sums."""
-    dm = (shift + s1) - c
-    out_mean[q] += dm
-    out_var[q] += max(s2acc - s1 * s1, 0.0) + dm * dm
 
 
 @njit(cache=True, inline="always")
@@ -379,7 +384,8 @@ def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode
                     if w > 0.0:
                         s1[z] += w * dm
                         s2acc[z] += w * sq
-                    _finish_tree(q, shift, s1[z], s2acc[z], c, out_mean, out_var)
+                    _add_tree_moments(q, shift + s1[z], max(s2acc[z] - s1[z] * s1[z], 0.0), c,
+                                      out_mean, out_var)
                 continue
             feat = inode[t, j, FEAT]
             thresh = fnode[t, j, THRESH]
@@ -389,7 +395,8 @@ def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode
                 q = perm[k]
                 z = q - lo_q
                 if p_ns[z] <= _MIN_PATH_WEIGHT:  # nothing left below: the walk stops here
-                    _finish_tree(q, shift, s1[z], s2acc[z], c, out_mean, out_var)
+                    _add_tree_moments(q, shift + s1[z], max(s2acc[z] - s1[z] * s1[z], 0.0),
+                                      c, out_mean, out_var)
                     continue
                 go_left = Xq[q, feat] <= thresh
                 perm[lo + n_left] = q  # branch-free: written to both sides, one advances
@@ -410,10 +417,7 @@ def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode
                 stack[sp, 2] = lo + n_left
                 stack_tp[sp] = tau
                 sp += 1
-    for q in range(lo_q, hi_q):
-        e = out_mean[q] / T
-        out_mean[q] = c + e
-        out_var[q] = max(out_var[q] / T - e * e, 0.0)
+    _finish_forest_moments(lo_q, hi_q, T, c, out_mean, out_var)
 
 
 @njit(cache=True, parallel=True)
