@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
-from concurrent.futures import FIRST_COMPLETED, wait
+import pickle
+import warnings
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Iterable
 
 from .models import default_n_initial
@@ -58,10 +60,26 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}.")
     if not callable(f):
         raise TypeError(f"f must be callable, got {type(f).__name__}.")
-    callbacks = list(callbacks or [])
+    if callable(callbacks):
+        callbacks = [callbacks]
+    elif callbacks is None:
+        callbacks = []
+    elif isinstance(callbacks, Iterable) and not isinstance(callbacks, (str, bytes)):
+        callbacks = list(callbacks)
+    else:
+        raise TypeError(f"callbacks must be a callable or a list of callables, got "
+                        f"{callbacks!r}.")
     for cb in callbacks:
         if not callable(cb):
-            raise TypeError(f"callbacks must be callables, got {cb!r}.")
+            raise TypeError(f"callbacks must be callables, got {cb!r} in the list.")
+    if executor is None and n_workers > 1 or isinstance(executor, ProcessPoolExecutor):
+        try:
+            pickle.dumps(f)
+        except Exception as exc:
+            raise TypeError(f"f must be picklable to run in worker processes (n_workers="
+                            f"{n_workers}): {type(exc).__name__}: {exc}. Define it at module "
+                            f"level, or pass an executor that runs it in this process (e.g. a "
+                            f"ThreadPoolExecutor).") from None
     space = as_space(space)
     if "n_initial" not in optimizer_options:
         default = default_n_initial(surrogate, len(space))
@@ -83,7 +101,13 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         if owned:
             pool.shutdown(wait=True, cancel_futures=True)
         opt.close()
-    return opt.result()
+    result = opt.result()
+    left = [t.id for t in result.trials if t.state == "pending"]
+    if left and opt.n_finished < n_calls:
+        warnings.warn(f"the study has {opt.n_finished} finished trials of n_calls={n_calls}; "
+                      f"{len(left)} pending trial(s) {left[:10]} belong to other processes "
+                      f"that may still be running them.", UserWarning, stacklevel=2)
+    return result
 
 
 def _tell(opt, trial, res, bar):

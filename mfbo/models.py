@@ -152,16 +152,20 @@ class MondrianModel(Model):
             K_cap=K_cap, feature_bounds=[[0.0, 1.0]] * n_dims, random_state=random_state,
             **kwargs)
         self._n = 0
-        self._tf = None  # (min', max - min', n and best loss when they were derived)
+        # (min', max - min', n and best loss when they were derived, the power of two the
+        # losses are divided by)
+        self._tf = None
 
     def _set_transform(self, y: np.ndarray) -> None:
         lo = float(y.min())
+        k = safe_exponent(y)
+        ys = np.ldexp(y, -k)
         if self.y_transform == "log":
-            self._tf = (lo - log_shift(y), 1.0, y.shape[0], lo)
+            self._tf = (float(ys.min()) - log_shift(ys), 1.0, y.shape[0], lo, k)
         elif self.y_transform == "smac-log":
-            self._tf = (*_smac_log_constants(y), y.shape[0], lo)
+            self._tf = (*_smac_log_constants(ys), y.shape[0], lo, k)
         else:
-            self._tf = (np.sort(y), None, y.shape[0], lo)
+            self._tf = (np.sort(y), None, y.shape[0], lo, k)
 
     def _transform(self, values) -> np.ndarray:
         values = np.asarray(values, dtype=float)
@@ -169,6 +173,7 @@ class MondrianModel(Model):
             return values
         if self.y_transform != "rank":
             shifted_min, denom = self._tf[:2]
+            values = np.ldexp(values, -self._tf[4])
             return np.log(np.maximum(values - shifted_min, 1e-300) / denom)
         ref = self._tf[0]
         below = np.searchsorted(ref, values, side="left")
@@ -186,8 +191,10 @@ class MondrianModel(Model):
                 self._set_transform(y)
             self.forest.fit(X, self._transform(y))
         elif self.y_transform is not None and (
-                new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2]):
-            # a new best loss or twice the data: re-derive the transform
+                new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2]
+                or safe_exponent(new) > self._tf[4]):
+            # a new best loss, twice the data or a loss too large for the current scaling:
+            # re-derive the transform
             self._set_transform(y)
             self.forest.partial_fit(X[-n_new:], self._transform(new))
             self.forest.refit_targets(self._transform(y))
@@ -226,13 +233,31 @@ def log_shift(y: np.ndarray) -> float:
                1e-12 * max(1.0, abs(lo)))
 
 
+#: losses are divided by a power of two that brings them below this magnitude before a log
+#: transform, so that differences of losses (``max - min'``) cannot overflow
+SAFE_MAGNITUDE = 2.0 ** 1016
+
+
+def safe_exponent(y: np.ndarray) -> int:
+    """The ``k`` such that ``y / 2**k`` lies within ``SAFE_MAGNITUDE`` (0 for all but losses
+    beyond about 7e305, which are then scaled exactly)."""
+    top = float(np.max(np.abs(y))) if np.size(y) else 0.0
+    if top <= SAFE_MAGNITUDE:
+        return 0
+    return int(np.frexp(top)[1]) - int(np.frexp(SAFE_MAGNITUDE)[1]) + 1
+
+
 def smac_log_transform(y: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
     """SMAC3's log scaling of losses: ``log((v - min') / (max - min'))``.
 
     ``min' = min(y) - (p5 - min(y)) - 1e-10`` with ``p5`` the 5th percentile of ``y``.
+    Losses too large for these differences are first divided by a power of two (exact; the
+    result changes only by the scaling of the ``1e-10`` guard).
     """
     y = np.asarray(y, dtype=float)
     v = y if values is None else np.asarray(values, dtype=float)
+    k = safe_exponent(y)
+    y, v = np.ldexp(y, -k), np.ldexp(v, -k)
     shifted_min, denom = _smac_log_constants(y)
     return np.log(np.maximum(v - shifted_min, 1e-300) / denom)
 

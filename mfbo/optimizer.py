@@ -7,6 +7,8 @@ processes appended, so several processes sharing a storage file share one study.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import math
 import numbers
@@ -14,6 +16,7 @@ import os
 import socket
 import time
 import uuid
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -81,15 +84,34 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot, from ``/proc``), or ``""`` where
+    that is unknown.  With the pid it names one process: pids are reused, start times not."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        return stat[stat.rindex(b")") + 2:].split()[19].decode()
+    except (OSError, ValueError, IndexError):
+        return ""
+
+
+def _owner_host(owner: str | None) -> str | None:
+    return owner.split(":", 1)[0] if owner else None
+
+
 def _owner_alive(owner: str | None) -> bool:
     """Whether the optimizer that asked a pending trial may still tell it.
 
-    An owner is ``host:pid:token``.  In this process it is alive while that optimizer exists;
-    on this host while the process exists; on other hosts it is assumed alive."""
+    An owner is ``host:pid:start:token`` (``host:pid:token`` in older studies).  In this
+    process it is alive while that optimizer exists; on this host while a process with that
+    pid and start time exists; on other hosts it is assumed alive."""
     if not owner:
         return False
+    parts = owner.split(":")
+    if len(parts) not in (3, 4):
+        return False
+    host, pid = parts[0], parts[1]
     try:
-        host, pid, _token = owner.split(":", 2)
         pid = int(pid)
     except ValueError:
         return False
@@ -97,7 +119,44 @@ def _owner_alive(owner: str | None) -> bool:
         return True
     if pid == os.getpid():
         return owner in _LIVE_OWNERS
-    return _pid_alive(pid)
+    if not _pid_alive(pid):
+        return False
+    started = parts[2] if len(parts) == 4 else ""
+    return not started or _process_start(pid) in ("", started)
+
+
+def _public(t: Trial) -> Trial:
+    """A copy of a trial for the caller: editing it cannot change the study."""
+    return dataclasses.replace(t, params=dict(t.params), extra=copy.deepcopy(t.extra),
+                               unit=None if t.unit is None else t.unit.copy())
+
+
+def _seed_sequence(random_state) -> np.random.SeedSequence:
+    """The seed of a study from ``random_state`` (None, an int >= 0, a SeedSequence, or a
+    numpy Generator / RandomState, from which a seed is drawn)."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(random_state.integers(0, 2**63 - 1, size=2).tolist())
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.SeedSequence(
+            random_state.randint(0, 2**63 - 1, size=2, dtype=np.int64).tolist())
+    if random_state is None:
+        return np.random.SeedSequence()
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be >= 0, got {random_state}.")
+        return np.random.SeedSequence(int(random_state))
+    raise TypeError(f"random_state must be None, an int, a SeedSequence or a numpy "
+                    f"Generator/RandomState, got {random_state!r}.")
+
+
+def _finite(v, what: str) -> float:
+    if not _is_number(v):
+        raise TypeError(f"{what} must be a number, got {v!r}.")
+    if not math.isfinite(float(v)):
+        raise ValueError(f"{what} must be finite, got {v!r}.")
+    return float(v)
 
 
 class _Rows:
@@ -286,9 +345,9 @@ class Optimizer:
                              f"{neighbourhood!r}.")
         self._neighbourhood = neighbourhood
         self.study_name = study_name
+        kappa, xi = _finite(kappa, "kappa"), _finite(xi, "xi")
 
-        ss = np.random.SeedSequence(random_state) if not isinstance(
-            random_state, np.random.SeedSequence) else random_state
+        ss = _seed_sequence(random_state)
         self._entropy = ss.entropy
         self.model: Model = make_model(surrogate, D, ss.spawn(1)[0], surrogate_options)
         acq_name = acquisition if acquisition is not None else self.model.default_acquisition
@@ -311,11 +370,33 @@ class Optimizer:
         if stored.get("n_candidates") != config["n_candidates"]:
             raise ValueError(f"study {study_name!r} was created with n_candidates="
                              f"{stored.get('n_candidates')}, not {config['n_candidates']}.")
+        before = stored.get("surrogate")
+        if isinstance(surrogate, str) and isinstance(before, str) and before != surrogate:
+            warnings.warn(f"study {study_name!r} was run with surrogate={before!r}; it goes on "
+                          f"with surrogate={surrogate!r}.", UserWarning, stacklevel=2)
 
-        self.owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.owner = f"{_HOST}:{os.getpid()}:{_process_start(os.getpid())}:" \
+                     f"{uuid.uuid4().hex[:12]}"
         _LIVE_OWNERS.add(self.owner)
         weakref.finalize(self, _LIVE_OWNERS.discard, self.owner)
 
+        self._fed = 0
+        self._init_U: np.ndarray | None = None
+        self._reset_study()
+        self._sync()
+        self._feed_model()
+        elsewhere = sorted({_owner_host(t.owner) for t in self._pending_trials()
+                            if _owner_host(t.owner) != _HOST})
+        if elsewhere:
+            k = sum(_owner_host(t.owner) != _HOST for t in self._pending_trials())
+            warnings.warn(f"study {study_name!r} has {k} pending trial(s) asked on other hosts "
+                          f"({', '.join(elsewhere)}); they are taken to be still running and are "
+                          f"not asked again.", UserWarning, stacklevel=2)
+
+    def _reset_study(self) -> None:
+        """Empty study state, to be filled by replaying the journal (the model is kept: it
+        has seen the first ``_fed`` observations, which a replay reproduces)."""
+        D = len(self.space)
         self.trials: list[Trial] = []
         self._last_event = 0
         self._obs = _Rows(D)  # what the surrogate is fed: complete (and failed) trials
@@ -324,11 +405,19 @@ class Optimizer:
         self._pending: dict[int, None] = {}  # ids of pending trials, in ask order
         self._n_finished = 0
         self._best: Trial | None = None
-        self._fed = 0
         self._seen_keys: set[bytes] = set()
-        self._init_U: np.ndarray | None = None
+        if self._cand_U is not None:
+            self._available = self._cand_first.copy()
+
+    def _append(self, kind: str, payload: dict) -> None:
+        self._appended = True
+        self.storage.append(self.study_name, kind, payload)
+
+    def _rebuild(self) -> None:
+        """Replay the journal from its start: after a failed ask or tell, whose events the
+        storage rolled back, the study is again exactly what the storage holds."""
+        self._reset_study()
         self._sync()
-        self._feed_model()
 
     # -- candidates ---------------------------------------------------------------------------
     def _set_candidates(self, candidates) -> None:
@@ -344,6 +433,10 @@ class Optimizer:
                 missing = [n for n in self.space.names if n not in candidates.columns]
                 if missing:
                     raise ValueError(f"candidates lack column(s) {missing}.")
+                cols = list(candidates.columns)
+                twice = sorted({n for n in self.space.names if cols.count(n) > 1})
+                if twice:
+                    raise ValueError(f"candidates have duplicate column(s) {twice}.")
                 rows = candidates[self.space.names]
                 self._cand_U = self.space.array_to_unit(rows.to_numpy())
                 self._cand_rows = rows.to_numpy()
@@ -359,7 +452,11 @@ class Optimizer:
             if self._cand_U.shape[0] == 0:
                 raise ValueError("candidates must have at least one row.")
         if self._cand_U is not None:
-            self._available = np.ones(self._cand_U.shape[0], dtype=bool)
+            # a row repeated in the candidates is one configuration: only its first copy
+            # can be proposed
+            self._cand_first = np.zeros(self._cand_U.shape[0], dtype=bool)
+            self._cand_first[np.unique(row_keys(self._cand_U), return_index=True)[1]] = True
+            self._available = self._cand_first.copy()
             self._cand_key_index: dict[bytes, int] | None = None
 
     def _candidate_params(self, i: int) -> dict:
@@ -381,15 +478,78 @@ class Optimizer:
     # -- journal replay -----------------------------------------------------------------------
     def _sync(self) -> None:
         for eid, kind, p in self.storage.read(self.study_name, self._last_event):
-            self._apply(kind, p)
+            try:
+                self._apply(kind, p)
+            except (ValueError, TypeError, KeyError, IndexError) as exc:
+                raise ValueError(f"study {self.study_name!r}: journal event {eid} ({kind!r}) is "
+                                 f"invalid: {exc}") from None
             self._last_event = eid
 
+    def _trial_of(self, p: Mapping, pending: bool) -> Trial:
+        i = p["id"]
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(self.trials):
+            raise ValueError(f"no trial with id {i!r}")
+        t = self.trials[i]
+        if pending and t.state != "pending":
+            raise ValueError(f"trial {i} was already told ({t.state})")
+        return t
+
+    def _checked_ask(self, p: Mapping) -> Trial:
+        """The trial an ``ask`` event records, checked against the space and the study."""
+        i = p["id"]
+        if not isinstance(i, int) or isinstance(i, bool) or i != len(self.trials):
+            raise ValueError(f"trial id {i!r} out of order (expected {len(self.trials)})")
+        params = self.space.validate(p["params"])
+        unit = np.asarray(p["unit"], dtype=float)
+        if unit.shape != (len(self.space),) or not np.all((unit >= 0) & (unit <= 1)):
+            raise ValueError(f"unit point {p['unit']!r} is not a point of the unit cube with "
+                             f"{len(self.space)} coordinates")
+        # the point of record is the encoding of the params (up to rounding)
+        if np.abs(self.space.to_unit([params])[0] - unit).max() > 1e-9:
+            raise ValueError(f"unit point {p['unit']!r} does not encode params {params!r}")
+        cand = p.get("candidate")
+        if cand is not None and (self._cand_U is None or not isinstance(cand, int)
+                                 or isinstance(cand, bool)
+                                 or not 0 <= cand < self._cand_U.shape[0]
+                                 or not np.array_equal(self._cand_U[cand], unit)):
+            raise ValueError(f"candidate {cand!r} is not the candidate row of this point")
+        for name in ("owner",):
+            if p[name] is not None and not isinstance(p[name], str):
+                raise TypeError(f"{name} must be a string, got {p[name]!r}")
+        return Trial(id=p["id"], params=params, asked_at=_finite(p["time"], "time"),
+                     owner=p["owner"], candidate=cand, unit=unit)
+
+    @staticmethod
+    def _checked_tell(p: Mapping) -> dict:
+        """The fields a ``tell`` event sets, checked."""
+        state, value, extra, error = p["state"], p["value"], p["extra"], p["error"]
+        if state == "complete":
+            _finite(value, "value")
+        elif state == "failed":
+            if value is not None:
+                raise ValueError(f"a failed trial has no value, got {value!r}")
+        else:
+            raise ValueError(f"state must be 'complete' or 'failed', got {state!r}")
+        if not isinstance(extra, dict):
+            raise TypeError(f"extra must be a dict, got {extra!r}")
+        if error is not None and not isinstance(error, str):
+            raise TypeError(f"error must be a string, got {error!r}")
+        times = {k: p.get(k) for k in ("start", "end")}
+        for k, v in times.items():
+            if v is not None:
+                _finite(v, k)
+        worker = p.get("worker")
+        if worker is not None and not isinstance(worker, str):
+            raise TypeError(f"worker must be a string, got {worker!r}")
+        return {"state": state, "value": None if value is None else float(value),
+                "extra": extra, "error": error, "worker": worker, **times}
+
     def _apply(self, kind: str, p: dict) -> None:
+        if not isinstance(p, Mapping):
+            raise TypeError(f"payload must be a JSON object, got {p!r}")
         if kind == "ask":
-            unit = np.asarray(p["unit"], dtype=float)
-            t = Trial(id=p["id"], params=p["params"], asked_at=p["time"], owner=p["owner"],
-                      candidate=p.get("candidate"), unit=unit)
-            assert t.id == len(self.trials), "journal out of order"
+            t = self._checked_ask(p)
+            unit = t.unit
             self.trials.append(t)
             self._asked.append(unit)
             self._asked_keys.add(row_keys(unit[None, :])[0])
@@ -398,11 +558,15 @@ class Optimizer:
                 self._available[t.candidate] = False
             self._seen_keys.add(self._params_key(t.params))
         elif kind == "claim":
-            self.trials[p["id"]].owner = p["owner"]
+            t = self._trial_of(p, pending=True)
+            if not isinstance(p["owner"], str):
+                raise TypeError(f"owner must be a string, got {p['owner']!r}")
+            t.owner = p["owner"]
         elif kind == "tell":
-            t = self.trials[p["id"]]
-            t.state, t.value, t.extra, t.error = p["state"], p["value"], p["extra"], p["error"]
-            t.start, t.end, t.worker = p.get("start"), p.get("end"), p.get("worker")
+            t = self._trial_of(p, pending=True)
+            f = self._checked_tell(p)
+            t.state, t.value, t.extra, t.error = f["state"], f["value"], f["extra"], f["error"]
+            t.start, t.end, t.worker = f["start"], f["end"], f["worker"]
             self._pending.pop(t.id, None)
             self._n_finished += 1
             if t.state == "complete":
@@ -411,8 +575,8 @@ class Optimizer:
                 self._obs.append(t.unit, float(t.value))
             elif self.on_failure == "worst" and self._obs.n:
                 self._obs.append(t.unit, float(self._obs.y.max()))
-        else:  # pragma: no cover - written by a newer version
-            raise ValueError(f"unknown journal event {kind!r}")
+        else:
+            raise ValueError(f"unknown kind of event {kind!r}")
 
     def _feed_model(self) -> None:
         n = self._obs.n
@@ -433,13 +597,18 @@ class Optimizer:
     def n_finished(self) -> int:
         return self._n_finished
 
-    @property
-    def pending(self) -> list[Trial]:
+    def _pending_trials(self) -> list[Trial]:
         return [self.trials[i] for i in self._pending]
 
     @property
+    def pending(self) -> list[Trial]:
+        """Copies of the trials asked and not yet told, in the order they were asked."""
+        return [_public(t) for t in self._pending_trials()]
+
+    @property
     def best_trial(self) -> Trial | None:
-        return self._best
+        """A copy of the complete trial with the smallest loss (the first of ties)."""
+        return None if self._best is None else _public(self._best)
 
     def refresh(self) -> None:
         """Read what other processes appended to the journal."""
@@ -458,20 +627,31 @@ class Optimizer:
         single = n is None
         if not single and (not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1):
             raise ValueError(f"n must be a positive integer or None, got {n!r}.")
+        if max_trials is not None and (not isinstance(max_trials, numbers.Integral)
+                                       or isinstance(max_trials, bool) or max_trials < 0):
+            raise ValueError(f"max_trials must be a non-negative integer or None, got "
+                             f"{max_trials!r}.")
         out: list[Trial] = []
-        with self.storage.transaction():
-            self._sync()
-            self._feed_model()
-            count = 1 if single else int(n)
-            if max_trials is not None:
-                count = min(count, max(0, int(max_trials) - len(self.trials)))
-            out.extend(self._reclaim(count))
-            lied = None
-            while len(out) < count:
-                trial, lied = self._propose(lied)
-                if trial is None:
-                    break
-                out.append(trial)
+        self._appended = False
+        try:
+            with self.storage.transaction():
+                self._sync()
+                self._feed_model()
+                count = 1 if single else int(n)
+                if max_trials is not None:
+                    count = min(count, max(0, int(max_trials) - len(self.trials)))
+                out.extend(self._reclaim(count))
+                lied = None
+                while len(out) < count:
+                    trial, lied = self._propose(lied)
+                    if trial is None:
+                        break
+                    out.append(trial)
+        except BaseException:
+            if self._appended:
+                self._rebuild()  # the storage dropped this ask's events: so does the study
+            raise
+        out = [_public(t) for t in out]
         if single:
             if not out:
                 if max_trials is not None and len(self.trials) >= max_trials:
@@ -489,7 +669,7 @@ class Optimizer:
             if len(out) == count:
                 break
             if not _owner_alive(t.owner):
-                self.storage.append(self.study_name, "claim", {"id": t.id, "owner": self.owner})
+                self._append("claim", {"id": t.id, "owner": self.owner})
                 self._sync()
                 out.append(t)
         return out
@@ -517,7 +697,7 @@ class Optimizer:
         unit = self._cand_U[cand] if cand is not None else self.space.to_unit([params])[0]
         payload = {"id": number, "params": params, "unit": unit.tolist(), "candidate": cand,
                    "owner": self.owner, "time": time.time()}
-        self.storage.append(self.study_name, "ask", payload)
+        self._append("ask", payload)
         self._sync()
         return self.trials[number], lied
 
@@ -556,7 +736,7 @@ class Optimizer:
 
     def _score_fn(self, model: Model, rng):
         acq = self.acquisition
-        thompson = acq.thompson or self.batch_strategy == "thompson" and self.pending
+        thompson = acq.thompson or self.batch_strategy == "thompson" and bool(self._pending)
         if thompson:
             mean_t, _ = model.predict_per_tree(np.zeros((1, len(self.space))))
             tree = int(rng.integers(mean_t.shape[1]))
@@ -573,7 +753,7 @@ class Optimizer:
 
     def _acquire(self, rng, lied):
         model = self.model
-        pending = self.pending
+        pending = self._pending_trials()
         if pending and self.batch_strategy == "constant_liar":
             X, y = self._obs.X, self._obs.y
             lie = {"min": y.min(), "mean": y.mean(), "max": y.max()}[self.liar]
@@ -628,8 +808,19 @@ class Optimizer:
         if error is not None:
             state, loss, err = "failed", None, str(error)
         for name, v in (("start", start), ("end", end)):
-            if v is not None and not _is_number(v):
-                raise TypeError(f"{name} must be a time stamp (float), got {v!r}.")
+            if v is not None:
+                _finite(v, f"{name} (a time stamp)")
+        if worker is not None and not isinstance(worker, str):
+            raise TypeError(f"worker must be a string, got {worker!r}.")
+        self._appended = False
+        try:
+            return self._tell(trial, state, loss, extra, err, start, end, worker)
+        except BaseException:
+            if self._appended:
+                self._rebuild()  # the storage dropped this tell's events: so does the study
+            raise
+
+    def _tell(self, trial, state, loss, extra, err, start, end, worker) -> Trial:
         with self.storage.transaction():
             self._sync()
             if isinstance(trial, Mapping):
@@ -637,7 +828,7 @@ class Optimizer:
                 unit = self.space.to_unit([params])[0]
                 cand = self._candidate_of(unit)
                 number = len(self.trials)
-                self.storage.append(self.study_name, "ask", {
+                self._append("ask", {
                     "id": number, "params": params, "unit": unit.tolist(), "candidate": cand,
                     "owner": self.owner, "time": time.time()})
                 self._sync()
@@ -656,12 +847,12 @@ class Optimizer:
                     raise ValueError(f"trial {number}'s params differ from those it was asked "
                                      f"with.")
             now = time.time()
-            self.storage.append(self.study_name, "tell", {
+            self._append("tell", {
                 "id": int(number), "state": state, "value": loss, "extra": extra, "error": err,
                 "start": start, "end": end if end is not None else now, "worker": worker})
             self._sync()
         self._feed_model()
-        return self.trials[number]
+        return _public(self.trials[number])
 
     # -- results ------------------------------------------------------------------------------
     def result(self):
@@ -669,7 +860,7 @@ class Optimizer:
         from .results import OptimizeResult
 
         self._sync()
-        return OptimizeResult(self.space, list(self.trials))
+        return OptimizeResult(self.space, [_public(t) for t in self.trials])
 
     def close(self) -> None:
         _LIVE_OWNERS.discard(self.owner)

@@ -59,6 +59,9 @@ class Real(Dimension):
             raise ValueError(f"Real needs low < high, got low={low}, high={high}.")
         if log and self.low <= 0:
             raise ValueError(f"Real(log=True) needs low > 0, got low={low}.")
+        if not math.isfinite(self.high - self.low):
+            raise ValueError(f"Real needs a finite width high - low, got low={low}, "
+                             f"high={high} (the width overflows).")
         self.log = bool(log)
 
     def _t(self, x):
@@ -93,6 +96,10 @@ class Real(Dimension):
         return isinstance(other, Real) and self.to_json() == other.to_json()
 
 
+#: an Integer may span at most this many values (integers beyond 2**53 are not all floats)
+MAX_INTEGER_VALUES = 2 ** 53
+
+
 class Integer(Dimension):
     """An integer in ``[low, high]`` (both included).
 
@@ -111,6 +118,9 @@ class Integer(Dimension):
             raise ValueError(f"Integer needs low < high, got low={low}, high={high}.")
         if log and self.low <= 0:
             raise ValueError(f"Integer(log=True) needs low > 0, got low={low}.")
+        if self.high - self.low >= MAX_INTEGER_VALUES:
+            raise ValueError(f"Integer({low}, {high}) has more than 2**53 values, which a "
+                             f"float coordinate cannot tell apart; use log=True or a Real.")
         self.log = bool(log)
         self.levels = self.high - self.low + 1 if not self.log else 0
 
@@ -130,7 +140,9 @@ class Integer(Dimension):
         return [int(self.low + i) for i in np.atleast_1d(idx)]
 
     def validate(self, name, value):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"parameter {name!r} must be an integer, got {value!r}.")
+        if not isinstance(value, numbers.Integral):
             if isinstance(value, numbers.Real) and float(value).is_integer():
                 value = int(value)
             else:
@@ -179,8 +191,12 @@ class Categorical(Dimension):
         return [self.choices[int(i)] for i in np.atleast_1d(idx)]
 
     def validate(self, name, value):
-        key = json_key(value)
-        if key not in self._index:
+        try:
+            key = json_key(value)
+            known = key in self._index
+        except TypeError:  # unhashable (a list, a dict): never a choice
+            known = False
+        if not known:
             raise ValueError(f"parameter {name!r} = {value!r} is not one of {self.choices!r}.")
         return self.choices[self._index[key]]
 
@@ -198,6 +214,8 @@ def json_key(v):
     """A key under which equal choices coincide (1 and 1.0 and True are distinct)."""
     if isinstance(v, np.generic):
         v = v.item()
+    if isinstance(v, float) and v != v:  # every NaN is the same choice
+        return ("nan", None)
     return (type(v).__name__ if isinstance(v, (bool, str)) or v is None else "num", v)
 
 
@@ -303,6 +321,8 @@ class Space:
             raise ValueError(f"candidates must have shape (n, {len(self)}), got {X.shape}.")
         if any(isinstance(d, Categorical) for d in self.dimensions.values()) or X.dtype == object:
             return self.to_unit([dict(zip(self.names, r)) for r in X.tolist()])
+        if X.dtype.kind == "b":
+            raise TypeError("candidates must hold numbers, got booleans.")
         X = X.astype(float)
         for d, (n, dim) in enumerate(self.dimensions.items()):
             lo, hi = dim.low, dim.high

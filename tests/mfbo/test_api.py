@@ -116,7 +116,10 @@ def test_dask_local_cluster_executor():
     assert any(t.state == "complete" for t in r.trials)
 
 
-def test_unpicklable_objective_in_process_pool_is_a_failed_trial():
-    r = mfbo.minimize(lambda x, y: x, SPACE, n_calls=3, n_workers=2, random_state=0,
-                      progress_bar=False)
-    assert all(t.state == "failed" for t in r.trials) and "pickle" in r.trials[0].error.lower()
+def test_unpicklable_objective_in_process_pool_is_refused_up_front(tmp_path):
+    # it used to burn the whole budget as PicklingError failures
+    db = tmp_path / "s.db"
+    with pytest.raises(TypeError, match="f must be picklable"):
+        mfbo.minimize(lambda x, y: x, SPACE, n_calls=3, n_workers=2, random_state=0,
+                      progress_bar=False, storage=str(db))
+    assert not db.exists()  # refused before the study was created

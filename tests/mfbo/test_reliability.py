@@ -1,0 +1,425 @@
+"""Regression tests built from the reproducers of a hostile-user review: each test is one
+defect that once lost, corrupted or silently falsified a study."""
+
+import json
+import math
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import mfbo
+from mfbo import Categorical, Integer, Optimizer, Real, SQLiteStorage
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+S = {"x": (-5.0, 10.0), "y": (0.0, 15.0)}
+
+
+def f(x, y):
+    return (x - 1) ** 2 + (y - 2) ** 2
+
+
+def run_python(code: str, timeout: float, *flags: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    return subprocess.run([sys.executable, *flags, "-c", textwrap.dedent(code)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=timeout)
+
+
+# -- a batch ask after a full batch: the constant liar's copy of an unpickled-size store --------
+
+def test_batch_ask_after_a_batch_neither_hangs_nor_crashes(tmp_path):
+    # ask(11) after ask(10) used to write past the copied tree store's node arrays: it hung in
+    # restat_regression (holding the SQLite write lock) or raised a broadcast error
+    proc = run_python(f"""
+        import mfbo
+        S = {S!r}
+        f = lambda x, y: (x - 1) ** 2 + (y - 2) ** 2
+        for seed in range(4):
+            storage = {str(tmp_path / 'b.db')!r} if seed == 0 else None
+            opt = mfbo.Optimizer(S, random_state=seed, storage=storage)
+            for n in (10, 11, 16):
+                batch = opt.ask(n)
+                assert len({{tuple(t.params.values()) for t in batch}}) == n
+                for t in batch:
+                    opt.tell(t, f(**t.params))
+            assert opt.n_finished == 37 and not opt.pending
+        print("ok")
+        """, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_an_ask_that_raises_leaves_no_phantom_trials(tmp_path, monkeypatch, durable):
+    db = str(tmp_path / "p.db") if durable else None
+    opt = Optimizer(S, random_state=0, storage=db, n_initial=3)
+    for t in opt.ask(3):
+        opt.tell(t, f(**t.params))
+    kept = opt.ask()  # a pending trial from before must stay pending
+    boom = RuntimeError("surrogate failed")
+
+    def fail(U):
+        raise boom
+    monkeypatch.setattr(opt.model, "predict", fail)
+    with pytest.raises(RuntimeError, match="surrogate failed"):
+        opt.ask(4)
+    assert [t.id for t in opt.pending] == [kept.id] and opt.n_trials == 4
+    monkeypatch.undo()
+    batch = opt.ask(2)  # later asks work and number the trials on
+    assert [t.id for t in batch] == [4, 5]
+    if durable:
+        # the write lock was released and the journal holds no phantom trial
+        sqlite3.connect(db, timeout=1).execute("BEGIN IMMEDIATE").execute("ROLLBACK")
+        again = Optimizer(S, storage=db, random_state=0)
+        assert again.n_trials == 6 and sorted(t.id for t in again.pending) == [3, 4, 5]
+
+
+def test_a_tell_that_fails_in_the_storage_is_not_half_recorded(monkeypatch):
+    opt = Optimizer(S, random_state=0)
+    t = opt.ask()
+    real_append = opt.storage.append
+
+    def append(study, kind, payload):
+        real_append(study, kind, payload)
+        raise OSError("disk full")
+    monkeypatch.setattr(opt.storage, "append", append)
+    with pytest.raises(OSError):
+        opt.tell(t, 1.0)
+    monkeypatch.undo()
+    assert opt.n_finished == 0 and [p.id for p in opt.pending] == [t.id]
+    opt.tell(t, 1.0)
+    assert opt.n_finished == 1
+
+
+# -- extreme finite losses are accepted and survive replay ----------------------------------------
+
+@pytest.mark.parametrize("surrogate,options", [
+    ("mondrian", {}), ("mondrian", {"y_transform": "smac-log"}),
+    ("mondrian", {"y_transform": "rank"}), ("rf-smac", {})])
+@pytest.mark.parametrize("huge", [1.7e308, -1.7e308])
+def test_a_huge_finite_loss_does_not_brick_the_study(tmp_path, surrogate, options, huge):
+    db = str(tmp_path / "big.db")
+    kw = dict(surrogate=surrogate, storage=db, random_state=0, n_initial=2,
+              surrogate_options=options or None)
+    opt = Optimizer(S, **kw)
+    opt.tell(opt.ask(), 1.0)
+    opt.tell(opt.ask(), huge)
+    opt.tell(opt.ask(), 3.0)
+    opt.tell(opt.ask(), -huge)
+    t = opt.ask()  # a model-based proposal on these losses
+    opt.tell(t, 2.0)
+    again = Optimizer(S, **kw)  # replay feeds the same losses to a new model
+    assert again.n_finished == 5 and again.best_trial.value == -abs(huge)
+    m, s = again.model.predict(np.array([[0.5, 0.5], [0.1, 0.9]]))
+    assert np.isfinite(m).all() and np.isfinite(s).all()
+    again.tell(again.ask(), 0.5)
+
+
+def test_infinite_width_real_is_refused():
+    with pytest.raises(ValueError, match="finite width"):
+        Real(-1e308, 1e308)
+    Real(-1e307, 1e307)  # wide but representable
+
+
+# -- the caller's copies cannot change the study ----------------------------------------------------
+
+def test_ask_hands_out_copies():
+    opt = Optimizer({"x": (0.0, 1.0), "i": Integer(0, 5)}, random_state=0)
+    q = opt.ask()
+    q.params["i"] = 99
+    with pytest.raises(ValueError, match="differ"):
+        opt.tell(q, 1.0)
+    q = opt.ask()
+    good = dict(q.params)
+    q.unit[:] = 0.0
+    told = opt.tell(q.id, 0.5)
+    told.params["x"] = -3.0
+    opt.best_trial.params["i"] = 42
+    opt.pending[0].params["i"] = 77
+    res = opt.result()
+    res.trials[1].params["x"] = 7.0
+    assert opt.result().best_params == good
+    assert opt.trials[0].params != {"x": opt.trials[0].params["x"], "i": 99}
+    assert all(0 <= t.params["i"] <= 5 for t in opt.trials)
+
+
+# -- orphans: reused pids and other hosts ------------------------------------------------------------
+
+def _journal_ask(db, owner, params):
+    """Append a raw ``ask`` event as another process would have written it."""
+    space = mfbo.Space(S)
+    conn = sqlite3.connect(db)
+    n = conn.execute("SELECT COUNT(*) FROM events WHERE kind = 'ask'").fetchone()[0]
+    payload = {"id": n, "params": params, "unit": space.to_unit([params])[0].tolist(),
+               "candidate": None, "owner": owner, "time": 0.0}
+    conn.execute("INSERT INTO events (study, kind, payload, time) VALUES (?, ?, ?, 0)",
+                 ("default", "ask", json.dumps(payload)))
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
+def test_a_reused_pid_does_not_keep_an_orphan_alive(tmp_path):
+    db = str(tmp_path / "o.db")
+    Optimizer(S, storage=db).close()
+    # the pid is alive (this process) but it started at another time: the asker is gone
+    _journal_ask(db, f"{socket.gethostname()}:{os.getppid()}:1:abc", {"x": 1.0, "y": 2.0})
+    opt = Optimizer(S, storage=db, random_state=0)
+    t = opt.ask()
+    assert t.id == 0 and t.params == {"x": 1.0, "y": 2.0}  # reclaimed
+    # an owner that is this very process's parent with its real start time stays alive
+    from mfbo.optimizer import _process_start
+    _journal_ask(db, f"{socket.gethostname()}:{os.getppid()}:{_process_start(os.getppid())}:x",
+                 {"x": 2.0, "y": 3.0})
+    assert opt.ask().id == 2
+
+
+def test_orphans_of_other_hosts_are_reported(tmp_path):
+    db = str(tmp_path / "h.db")
+    mfbo.minimize(f, S, n_calls=4, storage=db, random_state=0, progress_bar=False)
+    _journal_ask(db, "elsewhere-host:123:456:tok", {"x": 1.0, "y": 2.0})
+    with pytest.warns(UserWarning, match="other hosts .elsewhere-host"):
+        Optimizer(S, storage=db)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = mfbo.minimize(f, S, n_calls=6, storage=db, random_state=0, progress_bar=False)
+    text = " ".join(str(w.message) for w in caught)
+    assert "other hosts" in text and "pending trial(s) [4]" in text
+    assert sum(t.state != "pending" for t in r.trials) == 5
+
+
+# -- categorical NaN --------------------------------------------------------------------------------
+
+def test_categorical_nan_is_one_choice():
+    with pytest.raises(ValueError, match="distinct"):
+        Categorical([float("nan"), float("nan")])
+    space = {"c": Categorical([float("nan"), 1.0])}
+    opt = Optimizer(space, random_state=0)
+    t = opt.tell({"c": float("nan")}, 1.0)
+    assert math.isnan(t.params["c"])
+    (last,) = opt.ask(1)
+    assert last.params["c"] == 1.0
+    with pytest.raises(mfbo.StudyExhausted):
+        opt.ask()
+
+
+# -- journal replay checks every row -----------------------------------------------------------------
+
+def _study_with_rows(tmp_path, *rows):
+    db = str(tmp_path / "j.db")
+    opt = Optimizer(S, storage=db, random_state=0)
+    for _ in range(3):
+        t = opt.ask()
+        opt.tell(t, f(**t.params))
+    opt.close()
+    conn = sqlite3.connect(db)
+    for kind, payload in rows:
+        conn.execute("INSERT INTO events (study, kind, payload, time) VALUES (?, ?, ?, 0)",
+                     ("default", kind, payload if isinstance(payload, str) else
+                      json.dumps(payload)))
+    conn.commit()
+    conn.close()
+    return db
+
+
+def _ask(i, params, unit=None):
+    u = mfbo.Space(S).to_unit([params])[0].tolist() if unit is None else unit
+    return "ask", {"id": i, "params": params, "unit": u, "candidate": None, "owner": None,
+                   "time": 0.0}
+
+
+def _tell(i, value=1.0, state="complete"):
+    return "tell", {"id": i, "state": state, "value": value, "extra": {}, "error": None,
+                    "start": None, "end": 1.0, "worker": None}
+
+
+@pytest.mark.parametrize("rows,match", [
+    ([_ask(3, {"x": 1e6, "y": "hello"}, unit=[0.5, 0.5])], "outside|must be a real"),
+    ([_ask(3, {"x": 1.0, "y": 2.0}, unit=[0.4])], "unit cube with 2"),
+    ([_ask(3, {"x": 1.0, "y": 2.0}, unit=[0.9, 0.9])], "does not encode"),
+    ([_tell(2)], "already told"),
+    ([_ask(7, {"x": 1.0, "y": 2.0})], "out of order"),
+    ([_ask(3, {"x": 1.0, "y": 2.0}), _tell(3, value=float("nan"))], "finite"),
+    ([_ask(3, {"x": 1.0, "y": 2.0}), _tell(3, state="done")], "state"),
+    ([_tell(99)], "no trial with id 99"),
+    ([("claim", {"id": 0, "owner": "h:1:2:t"})], "already told"),
+    ([_ask(3, {"x": 1.0, "y": 2.0}), ("tell", {"id": 3})], "'state'"),
+    ([("ask", [1, 2, 3])], "JSON object"),
+    ([("frobnicate", {})], "unknown kind"),
+    ([("ask", "{not json")], "not valid JSON"),
+])
+def test_replay_refuses_bad_rows_naming_them(tmp_path, rows, match):
+    db = _study_with_rows(tmp_path, *rows)
+    with pytest.raises(ValueError, match=match) as info:
+        Optimizer(S, storage=db)
+    assert f"event {6 + len(rows)}" in str(info.value)
+
+
+def test_replay_order_check_survives_python_O(tmp_path):
+    db = _study_with_rows(tmp_path, _ask(5, {"x": 1.0, "y": 2.0}))
+    proc = run_python(f"""
+        import mfbo
+        try:
+            mfbo.Optimizer({S!r}, storage={db!r})
+        except ValueError as exc:
+            print("refused:", exc)
+        """, 120, "-O")
+    assert "refused:" in proc.stdout and "out of order" in proc.stdout, proc.stderr
+
+
+def test_a_damaged_database_gives_a_clear_error(tmp_path):
+    db = str(tmp_path / "d.db")
+    mfbo.minimize(f, S, n_calls=40, storage=db, random_state=0, progress_bar=False)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = open(db, "rb").read()
+    for frac in (0.3, 0.6, 0.95):
+        bad = str(tmp_path / f"t{frac}.db")
+        with open(bad, "wb") as fh:
+            fh.write(data[:int(len(data) * frac)])
+        with pytest.raises(ValueError, match="damaged|not a readable"):
+            Optimizer(S, storage=bad)
+    rnd = str(tmp_path / "r.db")
+    with open(rnd, "wb") as fh:
+        fh.write(np.random.default_rng(0).bytes(5000))
+    with pytest.raises(ValueError, match="not a readable mfbo study"):
+        Optimizer(S, storage=rnd)
+
+
+# -- storage paths ---------------------------------------------------------------------------------
+
+def test_storage_paths(tmp_path):
+    with pytest.raises(ValueError, match="storage=None"):
+        Optimizer(S, storage="")
+    with pytest.raises(ValueError, match="is a directory"):
+        Optimizer(S, storage=str(tmp_path))
+    uri = "file:" + str(tmp_path / "u.db")
+    opt = Optimizer(S, storage=uri, random_state=0)
+    opt.tell(opt.ask(), 1.0)
+    assert os.path.exists(tmp_path / "u.db") and not os.path.exists("file:")
+    assert Optimizer(S, storage=str(tmp_path / "u.db")).n_finished == 1
+
+
+def test_a_read_only_study_can_be_read(tmp_path):
+    db = str(tmp_path / "r.db")
+    mfbo.minimize(f, S, n_calls=5, storage=db, random_state=0, progress_bar=False)
+    opt = Optimizer(S, storage=SQLiteStorage(db, read_only=True))
+    assert opt.n_finished == 5 and opt.result().best_value == pytest.approx(
+        min(t.value for t in opt.trials))
+    with pytest.raises(PermissionError, match="read-only"):
+        opt.ask()
+    with pytest.raises(PermissionError, match="read-only"):
+        Optimizer(S, storage=SQLiteStorage(db, read_only=True), study_name="new")
+    assert Optimizer(S, storage=db).n_finished == 5  # the file is unchanged
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root can write read-only files")
+def test_a_read_only_file_is_opened_read_only(tmp_path):
+    db = str(tmp_path / "r.db")
+    mfbo.minimize(f, S, n_calls=5, storage=db, random_state=0, progress_bar=False)
+    os.chmod(db, 0o444)
+    os.chmod(tmp_path, 0o555)
+    try:
+        opt = Optimizer(S, storage=db)
+        assert opt.n_finished == 5
+        with pytest.raises(PermissionError, match="read-only"):
+            opt.ask()
+    finally:
+        os.chmod(tmp_path, 0o755)
+
+
+# -- small checks that used to give unhelpful messages or wrong behaviour ---------------------------
+
+def test_integer_refuses_bools_and_lists_get_a_clear_message():
+    space = {"i": Integer(0, 5), "c": Categorical(["a", "b"])}
+    opt = Optimizer(space, random_state=0)
+    with pytest.raises(TypeError, match="'i' must be an integer"):
+        opt.tell({"i": True, "c": "a"}, 1.0)
+    with pytest.raises(ValueError, match="'c' = \\[1, 2\\] is not one of"):
+        opt.tell({"i": 1, "c": [1, 2]}, 1.0)
+    with pytest.raises(TypeError, match="booleans"):
+        Optimizer({"i": Integer(0, 1), "j": Integer(0, 1)},
+                  candidates=np.array([[True, False], [False, True]]))
+    assert opt.n_trials == 0
+
+
+def test_integer_with_too_many_values_is_refused():
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        Integer(-2**62, 2**62)
+    Integer(0, 2**40)
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    ({"kappa": "1"}, TypeError, "kappa"), ({"xi": float("nan")}, ValueError, "xi"),
+    ({"random_state": -1}, ValueError, "random_state"),
+    ({"random_state": "seed"}, TypeError, "random_state"),
+])
+def test_optimizer_arguments_are_named(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        Optimizer(S, **kwargs)
+
+
+def test_numpy_generators_seed_an_optimizer():
+    a = Optimizer(S, random_state=np.random.default_rng(5)).ask().params
+    b = Optimizer(S, random_state=np.random.default_rng(5)).ask().params
+    c = Optimizer(S, random_state=np.random.RandomState(5)).ask().params
+    assert a == b and isinstance(c["x"], float)
+
+
+@pytest.mark.parametrize("max_trials", [-1, 2.5, "3", True])
+def test_max_trials_is_checked(max_trials):
+    opt = Optimizer(S, random_state=0)
+    with pytest.raises(ValueError, match="max_trials"):
+        opt.ask(max_trials=max_trials)
+    assert opt.n_trials == 0
+
+
+def test_tell_refuses_non_finite_times():
+    opt = Optimizer(S, random_state=0)
+    t = opt.ask()
+    for kw in ({"end": float("nan")}, {"start": float("inf")}):
+        with pytest.raises(ValueError, match="time stamp"):
+            opt.tell(t, 1.0, **kw)
+    assert opt.n_finished == 0
+
+
+def test_callbacks_may_be_one_function_and_bad_ones_are_named():
+    seen = []
+    mfbo.minimize(f, S, n_calls=3, random_state=0, progress_bar=False,
+                  callbacks=lambda t, o: seen.append(t.id))
+    assert seen == [0, 1, 2]
+    with pytest.raises(TypeError, match="callbacks"):
+        mfbo.minimize(f, S, n_calls=3, progress_bar=False, callbacks=5)
+
+
+def test_candidates_with_duplicate_columns_or_rows():
+    import pandas as pd
+    grid = pd.DataFrame({"x": [0.0, 1.0, 1.0, 2.0], "y": [0.0, 1.0, 1.0, 2.0]})
+    twice = pd.concat([grid, grid[["x"]]], axis=1)
+    with pytest.raises(ValueError, match="duplicate column"):
+        Optimizer(S, candidates=twice)
+    opt = Optimizer(S, candidates=grid, random_state=0, n_initial=1)
+    seen = []
+    while True:
+        try:
+            t = opt.ask()
+        except mfbo.StudyExhausted:
+            break
+        seen.append((t.params["x"], t.params["y"]))
+        opt.tell(t, t.params["x"])
+    assert sorted(seen) == [(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)]  # the repeated row once
+
+
+def test_resuming_with_another_surrogate_warns(tmp_path):
+    db = str(tmp_path / "s.db")
+    Optimizer(S, storage=db, surrogate="mondrian")
+    with pytest.warns(UserWarning, match="surrogate='mondrian'.*surrogate='rf-smac'"):
+        Optimizer(S, storage=db, surrogate="rf-smac")
