@@ -1,11 +1,13 @@
-"""Run benchmark problems x methods x seeds, one JSON line per run, the harness of issue 6.
+"""Run benchmark problems x methods x seeds, one JSON line per run.
 
 ``mfbo bench --problem branin,lda-grid --method mondrian,rf-smac,random --seeds 10
 --out results.jsonl`` (or ``python -m benchmarks.bench ...``), then ``mfbo report``.
 
-Every finished run is appended to the output file and flushed at once, so a killed benchmark
-loses at most the run in progress; calling again with the same file skips every
-(problem, method, seed, budget) already in it.  A line holds:
+Every finished run is appended to the output file as one line and forced to disk at once, so a
+killed benchmark loses at most the run in progress; calling again with the same file skips
+every (problem, method, seed, budget) already in it.  Several runs may share one file at the
+same time: they split the jobs between them, each job run once (see
+:mod:`benchmarks.results_file`; the locks live in ``<out>.lock``).  A line holds:
 
 ``problem``, ``method``, ``seed``, ``budget``, ``kind`` (continuous / random-grid / table),
 ``grid`` (the random grid's index, ``seed % 3``, else null), ``continuous`` (the method searched
@@ -22,18 +24,19 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import sys
-import warnings
-from pathlib import Path
 from typing import Iterable
+
+from benchmarks.results_file import ResultsFile, ResultsFileError, read_records, record_key
 
 DESCRIPTION = """\
 Run every (problem, method, seed) with a budget of evaluations and append one JSON line per
-run to --out (flushed as soon as the run ends). Runs already in the file, same problem,
+run to --out (written to disk as soon as the run ends). Runs already in the file, same problem,
 method, seed and budget, are skipped, so an interrupted benchmark resumes where it stopped.
+Several mfbo bench commands may share one --out at the same time: they split the runs, each
+run is done once (they coordinate through the file --out.lock).
 Peers (smac, optuna, skopt-forest, skopt-gp) need the peers extra: pip install "mfbo[peers]".
 Summarise the file with: mfbo report FILE --out DIR."""
 
@@ -61,33 +64,6 @@ def _as_seeds(seeds) -> list[int]:
     if not out:
         raise ValueError("seeds must not be empty.")
     return list(dict.fromkeys(out))
-
-
-def record_key(record: dict) -> tuple:
-    """What identifies a run: ``(problem, method, seed, budget)``."""
-    return (record["problem"], record["method"], int(record["seed"]), int(record["budget"]))
-
-
-def read_records(path: str | os.PathLike) -> list[dict]:
-    """The records of a JSONL results file (missing file: none).  A line that does not parse
-    (e.g. cut off by a kill) is skipped with a warning."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                record_key(rec)
-            except (ValueError, KeyError, TypeError):
-                warnings.warn(f"{path}:{number}: not a complete result line; ignored.",
-                              stacklevel=2)
-                continue
-            out.append(rec)
-    return out
 
 
 def _versions(method) -> dict:
@@ -149,7 +125,9 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
         A count ``n`` (seeds ``0..n-1``) or the seeds themselves.
     out : path, default="results.jsonl"
         The results file; existing lines with the same (problem, method, seed, budget) are
-        kept and those runs skipped.
+        kept and those runs skipped.  Other processes may run into the same file at the same
+        time: each run is done by one of them, and every call returns once all its runs are
+        in the file.  ``<out>.lock`` is created beside it.
     progress : bool, default=True
         A tqdm bar over the runs (on stderr).
     data_home : path or None, default=None
@@ -158,8 +136,8 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
     Returns
     -------
     list of dict
-        The records of every requested run, from the file or just made, in the order
-        problems x methods x seeds.
+        The records of every requested run, from the file, just made, or made meanwhile by
+        another process, in the order problems x methods x seeds.
 
     Raises
     ------
@@ -169,6 +147,10 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
         A peer method whose package is not installed (before anything runs).
     FileNotFoundError
         A table problem's data file is missing (the message says where to put it).
+    benchmarks.data.ChecksumError
+        A table problem's data file is damaged (before anything runs).
+    benchmarks.results_file.ResultsFileError
+        ``out`` cannot be written (before anything runs).
     """
     from tqdm.auto import tqdm
 
@@ -186,33 +168,37 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
     for p in probs:
         if p.kind == "table":
             p.load(data_home)
-    jobs = [(p, m, s, budget if budget is not None else p.budget)
-            for p in probs for m in meths for s in seed_list]
-    out = Path(out)
-    done = {record_key(r): r for r in read_records(out)}
-    todo = [j for j in jobs if (j[0].name, j[1].name, j[2], j[3]) not in done]
-    if out.parent != Path(""):
-        out.parent.mkdir(parents=True, exist_ok=True)
-    if todo and out.exists() and out.stat().st_size:
-        with open(out, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":  # a line cut off by a kill: start a fresh one
-                with open(out, "a", encoding="utf-8") as g:
-                    g.write("\n")
-    bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="run", disable=not progress,
-               file=sys.stderr, desc="bench")
-    try:
-        for p, m, s, b in todo:
-            bar.set_postfix_str(f"{p.name} {m.name} seed={s}", refresh=True)
-            rec = run_one(p, m, s, b)
-            with open(out, "a", encoding="utf-8") as f:
-                f.write(json.dumps(rec) + "\n")
-                f.flush()
-            done[record_key(rec)] = rec
-            bar.update(1)
-    finally:
-        bar.close()
-    return [done[(p.name, m.name, s, b)] for p, m, s, b in jobs]
+    jobs = {(p.name, m.name, s, budget if budget is not None else p.budget): (p, m)
+            for p in probs for m in meths for s in seed_list}
+    keys = list(jobs)
+    with ResultsFile(out) as results:  # fails here, before any run, if out is not writable
+        bar = tqdm(total=len(keys), unit="run", disable=not progress, file=sys.stderr,
+                   desc="bench")
+        try:
+            while True:
+                with results.locked():
+                    done = results.refresh()
+                    pending = [k for k in keys if k not in done]
+                    bar.n = len(keys) - len(pending)
+                    bar.refresh()
+                    if not pending:
+                        break
+                    key = results.claim(pending)
+                if key is None:
+                    # every job left is being run by another process: wait for one to end
+                    # (finished, or its process died and the job is free again)
+                    results.wait(pending[0])
+                    continue
+                try:
+                    bar.set_postfix_str(f"{key[0]} {key[1]} seed={key[2]}", refresh=True)
+                    rec = run_one(*jobs[key], key[2], key[3])
+                    with results.locked():
+                        results.append(rec)
+                finally:
+                    results.release()
+        finally:
+            bar.close()
+    return [done[k] for k in keys]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -248,7 +234,12 @@ def run_from_args(args: argparse.Namespace, prog: str = "mfbo bench") -> int:
     try:
         records = run(args.problem, args.method, budget=args.budget, seeds=args.seeds,
                       out=args.out, progress=not args.no_progress, data_home=args.data_home)
-    except (ValueError, TypeError, PeerUnavailable, FileNotFoundError) as err:
+    except ResultsFileError as err:
+        print(f"{prog}: error: --out {err.path!r} is not writable ({err.reason}); nothing was "
+              f"run.", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, PeerUnavailable, OSError) as err:
+        # OSError: a missing or damaged data file (FileNotFoundError, ChecksumError)
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     print(f"{len(records)} runs in {args.out}; summarise them with: mfbo report {args.out}")

@@ -27,11 +27,10 @@ from typing import Any, Callable, Sequence
 
 import matplotlib
 import numpy as np
-import pandas as pd
 from sklearn.datasets import load_digits
 from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
-from benchmarks.data import fetch_file
+from benchmarks.data import read_table
 from benchmarks.regression_friedman import markdown_table
 from surrogates import MondrianForestClassifier
 
@@ -49,7 +48,7 @@ BATCH_METHODS: dict[str, Callable[[], Any]] = {
 
 def load_letter(data_home=None):
     """UCI letter: first 15,000 rows train, last 5,000 test (thesis split)."""
-    frame = pd.read_csv(fetch_file("letter-recognition.data", data_home))
+    frame = read_table("letter-recognition.data", data_home)
     y = frame.iloc[:, 0].to_numpy()
     X = frame.iloc[:, 1:].to_numpy(dtype=np.float64)
     return X[:15000], y[:15000], X[15000:], y[15000:]

@@ -6,9 +6,13 @@ In the manner of ``sklearn.datasets.fetch_*``: a file is looked up, in this orde
 2. the directory named by the environment variable ``MFBO_DATA_DIR``,
 3. the user cache directory ``$XDG_CACHE_HOME/mfbo`` (default ``~/.cache/mfbo``).
 
-Files found there are trusted as they are (:func:`verify_file` checks one on demand).  A file
-found nowhere is downloaded from its public URL into the cache directory and kept only if its
-SHA-256 matches the registry; a file without a public URL has to be put in place by hand.
+The first copy found is used only if its SHA-256 matches the registry (:func:`verify_file`):
+a truncated, edited or wrong file raises :class:`ChecksumError` instead of loading as a smaller or
+different table.  Each file is hashed once per process; later look-ups reuse the result while
+the file's size and modification time are unchanged.  A file found nowhere is downloaded from
+its public URL into the cache directory and kept only if its SHA-256 matches; a damaged copy in
+the cache is downloaded afresh once.  A file without a public URL has to be put in place by
+hand.  :func:`read_table` also checks the shape of the table read.
 """
 
 from __future__ import annotations
@@ -25,35 +29,47 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ENV_VAR", "REGISTRY", "ChecksumError", "RemoteFile", "cache_dir", "fetch_file",
-           "get_data_home", "load_cpu_act", "search_dirs", "verify_file"]
+           "get_data_home", "load_cpu_act", "read_table", "search_dirs", "verify_file"]
 
 ENV_VAR = "MFBO_DATA_DIR"
 _CHUNK = 1 << 20
 
 
 class RemoteFile(NamedTuple):
-    """A registered data file: its SHA-256 and its public URL (``None``: no download)."""
+    """A registered data file.
+
+    Attributes
+    ----------
+    sha256 : str
+        The SHA-256 of the registered copy, hexadecimal.
+    url : str or None
+        Its public URL; ``None``: it cannot be downloaded.
+    shape : tuple of int or None, default=None
+        ``(rows, columns)`` of the table ``pandas.read_csv`` reads from it (header row not
+        counted); ``None``: not a table, or not checked.
+    """
 
     sha256: str
     url: str | None
+    shape: tuple[int, int] | None = None
 
 
 REGISTRY: dict[str, RemoteFile] = {
     # HPOlib lda_on_grid (values from Snoek et al. 2012)
     "lda_on_grid.csv": RemoteFile(
-        "a115469686fa46c94d2cc78bad0ad2150e74b91385f1078f20fd73c7cd9e5f7b", None),
+        "a115469686fa46c94d2cc78bad0ad2150e74b91385f1078f20fd73c7cd9e5f7b", None, (288, 5)),
     # HPOlib svm_on_grid
     "svm_on_grid.csv": RemoteFile(
-        "428b9c097469df3732921bc87b5b4c7273d92d31fe444665c2263a380ef132c1", None),
+        "428b9c097469df3732921bc87b5b4c7273d92d31fe444665c2263a380ef132c1", None, (1400, 5)),
     # UCI Letter Recognition; the registered copy has a header row added
     "letter-recognition.data": RemoteFile(
         "9b63b12c9425f919cf32a4de0ffbbef25960ddeced6a0c15fc8cf2dbb530b403",
         "https://archive.ics.uci.edu/ml/machine-learning-databases/letter-recognition/"
-        "letter-recognition.data"),
+        "letter-recognition.data", (20000, 17)),
     # Delve / OpenML cpu_act; the registered copy has the header row "1..22"
     "cpu_act.csv": RemoteFile(
         "72a215c6fcad26f907605b1cb1f154836d19ac019d95da1375d9251d0467f501",
-        "https://www.openml.org/data/get_csv/3641/dataset_2183_cpu_act.arff"),
+        "https://www.openml.org/data/get_csv/3641/dataset_2183_cpu_act.arff", (8192, 22)),
 }
 
 
@@ -135,8 +151,23 @@ def _where_to_put(name: str, data_home: str | os.PathLike | None) -> str:
             f"copy it into the cache directory {cache_dir()}).")
 
 
+# Files whose hash matched, keyed by what a change to the file would change, so each file is
+# hashed once per process however often it is loaded.
+_VERIFIED: set[tuple] = set()
+
+
+def _identity(path: Path, expected: str) -> tuple:
+    st = os.stat(path)
+    # ctime as well as mtime: resetting the mtime (os.utime, touch -d) still changes the ctime
+    return (os.fspath(path.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+            st.st_ctime_ns, expected)
+
+
 def verify_file(path: str | os.PathLike, name: str) -> Path:
     """Check that a file's SHA-256 matches the registered one for ``name``.
+
+    The file is hashed at most once per process while its size and modification time stay
+    the same; a changed file is hashed again.
 
     Parameters
     ----------
@@ -153,13 +184,23 @@ def verify_file(path: str | os.PathLike, name: str) -> Path:
     Raises
     ------
     ChecksumError
-        If the hashes differ.
+        If the hashes differ; the message names the file and both hashes.
+    ValueError
+        If ``name`` is not in :data:`REGISTRY`.
     """
     path = Path(path)
     expected = _entry(name).sha256
+    before = _identity(path, expected)
+    if before in _VERIFIED:
+        return path
     actual = _sha256(path)
     if actual != expected:
-        raise ChecksumError(f"{path} has sha256 {actual}, but {name!r} should have {expected}.")
+        raise ChecksumError(
+            f"Data file {path} is damaged or not the registered {name!r}: its SHA-256 is "
+            f"{actual}, expected {expected}. Replace it with an intact copy (a truncated, "
+            f"edited or different file would load as the wrong data).")
+    if _identity(path, expected) == before:  # not rewritten while it was being hashed
+        _VERIFIED.add(before)
     return path
 
 
@@ -176,16 +217,43 @@ def _download(name: str, url: str, target: Path, timeout: float) -> None:
                 out.write(chunk)
         expected = _entry(name).sha256
         if digest.hexdigest() != expected:
-            raise ChecksumError(f"The download of {url} has sha256 {digest.hexdigest()}, but "
-                                f"{name!r} should have {expected}; the file was discarded.")
+            raise ChecksumError(f"The download of {url} has SHA-256 {digest.hexdigest()}, but "
+                                f"{name!r} should have {expected}; the download was discarded.")
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
 
 
+def _fetch(name: str, url: str, target: Path, timeout: float,
+           data_home: str | os.PathLike | None) -> Path:
+    try:
+        _download(name, url, target, timeout)
+    except ChecksumError as err:
+        raise ChecksumError(f"{err} The registered copy may differ from the raw source "
+                            f"(e.g. by an added header row). "
+                            + _where_to_put(name, data_home)) from err
+    except (urllib.error.URLError, TimeoutError, OSError) as err:
+        raise FileNotFoundError(f"Data file {name!r} not found locally and downloading "
+                                f"{url} failed ({err}). "
+                                + _where_to_put(name, data_home)) from err
+    return verify_file(target, name)
+
+
+def _in_cache(path: Path) -> bool:
+    try:
+        return path.parent.resolve() == cache_dir().resolve()
+    except OSError:
+        return False
+
+
 def fetch_file(name: str, data_home: str | os.PathLike | None = None, *,
                download: bool = True, timeout: float = 60.0) -> Path:
-    """Path of a registered data file, downloading it into the cache if found nowhere.
+    """Path of a registered data file, verified, downloading it into the cache if needed.
+
+    The first copy found (see :func:`search_dirs`) must match the registered SHA-256; a
+    damaged copy is an error, not a reason to look further, so it cannot go unnoticed.  The
+    exception is a damaged copy in the user cache directory of a file with a public URL: it
+    is downloaded afresh once and the new copy verified.
 
     Parameters
     ----------
@@ -194,14 +262,15 @@ def fetch_file(name: str, data_home: str | os.PathLike | None = None, *,
     data_home : str, path-like or None, default=None
         Directory searched before ``$MFBO_DATA_DIR`` and the user cache directory.
     download : bool, default=True
-        Whether to try the public URL when no local copy exists.
+        Whether to try the public URL when no local copy exists, or the cached copy is
+        damaged.
     timeout : float, default=60.0
         Network timeout in seconds.
 
     Returns
     -------
     pathlib.Path
-        The local file.
+        The local file, its SHA-256 checked.
 
     Raises
     ------
@@ -209,29 +278,67 @@ def fetch_file(name: str, data_home: str | os.PathLike | None = None, *,
         If no local copy exists and it cannot be downloaded (no public URL, offline, or
         ``download=False``); the message says where to put the file.
     ChecksumError
-        If the downloaded file's SHA-256 differs from the registry's (nothing is kept).
+        If the copy found, or the downloaded file, has a SHA-256 other than the registry's
+        (nothing downloaded is kept then); the message names the file, both hashes and what
+        to do.
     """
     entry = _entry(name)
     for directory in search_dirs(data_home):
         candidate = directory / name
-        if candidate.is_file():
-            return candidate
+        if not candidate.is_file():
+            continue
+        try:
+            return verify_file(candidate, name)
+        except ChecksumError as err:
+            if not (_in_cache(candidate) and entry.url is not None):
+                raise
+            if not download:
+                raise ChecksumError(f"{err} It is a cached download: delete it, or call again "
+                                    f"with download=True to download it afresh.") from None
+            try:
+                return _fetch(name, entry.url, candidate, timeout, data_home)
+            except (ChecksumError, FileNotFoundError) as again:
+                raise ChecksumError(f"{err} It is a cached download, and downloading it "
+                                    f"afresh failed: {again}") from again
     if entry.url is None or not download:
         why = "it has no public download URL" if entry.url is None else "download=False"
         raise FileNotFoundError(f"Data file {name!r} not found and {why}. "
                                 + _where_to_put(name, data_home))
-    target = cache_dir() / name
-    try:
-        _download(name, entry.url, target, timeout)
-    except ChecksumError as err:
-        raise ChecksumError(f"{err} The registered copy may differ from the raw source "
-                            f"(e.g. by an added header row). "
-                            + _where_to_put(name, data_home)) from err
-    except (urllib.error.URLError, TimeoutError, OSError) as err:
-        raise FileNotFoundError(f"Data file {name!r} not found locally and downloading "
-                                f"{entry.url} failed ({err}). "
-                                + _where_to_put(name, data_home)) from err
-    return target
+    return _fetch(name, entry.url, cache_dir() / name, timeout, data_home)
+
+
+def read_table(name: str, data_home: str | os.PathLike | None = None) -> pd.DataFrame:
+    """A registered CSV file as a table, its SHA-256 and its registered shape checked.
+
+    Parameters
+    ----------
+    name : str
+        File name, a key of :data:`REGISTRY`.
+    data_home : str, path-like or None, default=None
+        See :func:`fetch_file`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table read by ``pandas.read_csv`` (first row: the header).
+
+    Raises
+    ------
+    FileNotFoundError, ChecksumError
+        See :func:`fetch_file`.
+    ValueError
+        If the table's shape differs from the registered one.
+    """
+    path = fetch_file(name, data_home)
+    frame = pd.read_csv(path)
+    shape = _entry(name).shape
+    # the hash already pins the bytes; this guards against a registry whose hash and shape
+    # were updated inconsistently, and says in rows and columns what went wrong
+    if shape is not None and frame.shape != tuple(shape):
+        raise ValueError(f"Data file {path} reads as a table of {frame.shape[0]} rows x "
+                         f"{frame.shape[1]} columns; {name!r} should have {shape[0]} x "
+                         f"{shape[1]}.")
+    return frame
 
 
 def load_cpu_act(data_home: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -248,10 +355,12 @@ def load_cpu_act(data_home: str | os.PathLike | None = None) -> tuple[np.ndarray
         The features.
     y : ndarray of shape (8192,)
         The target, the percentage of time the CPUs run in user mode.
+
+    Raises
+    ------
+    FileNotFoundError, ChecksumError, ValueError
+        See :func:`read_table`: a missing file, a damaged one, a table of the wrong shape.
     """
-    frame = pd.read_csv(fetch_file("cpu_act.csv", data_home))
-    if frame.shape[1] != 22:
-        raise ValueError(f"cpu_act.csv should have 22 columns (21 features, target), "
-                         f"found {frame.shape[1]}.")
+    frame = read_table("cpu_act.csv", data_home)
     values = frame.to_numpy(dtype=np.float64)
     return values[:, :-1], values[:, -1]

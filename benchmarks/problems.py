@@ -1,4 +1,4 @@
-"""Benchmark objectives for Bayesian optimization (minimisation), spec bayesopt.md §2.
+"""Benchmark objectives for Bayesian optimization (minimisation).
 
 A problem is a :class:`Problem`: a search space, a vectorised function on the problem's own
 coordinates, the known optimum and HPOlib's budget.  Register a new one in ``PROBLEMS``.
@@ -206,14 +206,19 @@ class TableProblem(Problem):
             self.f = self._lookup
 
     def load(self, data_home: str | os.PathLike | None = None) -> "TableProblem":
-        """Read the table (once); ``FileNotFoundError`` says where to put a missing file."""
+        """Read the table (once), checked: ``FileNotFoundError`` says where to put a missing
+        file, :class:`benchmarks.data.ChecksumError` names a damaged one, ``ValueError`` a
+        table that is not the full grid this problem expects."""
         if self._table is None:
-            import pandas as pd
+            from benchmarks.data import read_table
 
-            from benchmarks.data import fetch_file
-
-            path = fetch_file(self.file, data_home if data_home is not None else self.data_home)
-            frame = pd.read_csv(path)
+            path = self.file
+            frame = read_table(self.file,
+                               data_home if data_home is not None else self.data_home)
+            missing = [c for c in [*self.columns, self.value_column] if c not in frame.columns]
+            if missing:
+                raise ValueError(f"{path}: no column {missing[0]!r}; columns: "
+                                 f"{list(frame.columns)}.")
             X = frame[list(self.columns)].to_numpy(dtype=float)
             # rounding keeps e.g. 0.2411 * 100 at the decimal 24.11
             y = np.round(frame[self.value_column].to_numpy(dtype=float) * self.scale, 10)
@@ -226,6 +231,10 @@ class TableProblem(Problem):
             index = {tuple(row): i for i, row in enumerate(X.tolist())}
             if len(index) != len(X):
                 raise ValueError(f"{path}: duplicated grid cells.")
+            full = int(np.prod([np.unique(X[:, j]).size for j in range(X.shape[1])]))
+            if len(X) != full:
+                raise ValueError(f"{path}: {len(X)} cells, but its axes span a full grid of "
+                                 f"{full}; rows are missing.")
             if float(y.min()) != self.optimum:
                 raise ValueError(f"{path}: minimum {y.min()} differs from the registered "
                                  f"optimum {self.optimum} of {self.name!r}.")

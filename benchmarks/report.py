@@ -48,20 +48,44 @@ continuous problems; on random grids the easier of that and the grid's minimum),
 number of evaluations to reach it and the mean optimizer time per run; and DIR/<problem>.png,
 the mean +- s.e. of the gap best-so-far - optimum against the evaluation, log scale."""
 
-__all__ = ["load_records", "summarize", "to_markdown", "plot_problem", "report",
+__all__ = ["check_record", "load_records", "summarize", "to_markdown", "plot_problem", "report",
            "add_arguments", "run_from_args", "main"]
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_record(rec: dict) -> None:
+    """Raise ``KeyError``/``TypeError`` if ``rec`` lacks a field the report reads or holds one
+    of the wrong type (the identifying fields are checked by ``record_key``)."""
+    for name in ("best", "optimum", "target", "trace", "evals_to_target", "optimizer_time_s"):
+        if name not in rec:
+            raise KeyError(name)
+    for name in ("optimum", "target", "optimizer_time_s"):
+        if not _is_number(rec[name]):
+            raise TypeError(f"{name} is {rec[name]!r}, not a number")
+    if rec["best"] is not None and not _is_number(rec["best"]):
+        raise TypeError(f"best is {rec['best']!r}, not a number or null")
+    hit = rec["evals_to_target"]
+    if hit is not None and (not isinstance(hit, int) or isinstance(hit, bool)):
+        raise TypeError(f"evals_to_target is {hit!r}, not an integer or null")
+    if not isinstance(rec["trace"], list) or not all(v is None or _is_number(v)
+                                                     for v in rec["trace"]):
+        raise TypeError("trace is not a list of numbers or nulls")
 
 
 def load_records(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[dict]:
     """Every record of the files, in order; a (problem, method, seed, budget) seen twice keeps
-    the last.  ``FileNotFoundError`` for a missing file."""
+    the last.  A line that is not a complete record (see :func:`check_record`) is skipped with
+    a warning naming the file and line.  ``FileNotFoundError`` for a missing file."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     by_key: dict[tuple, dict] = {}
     for path in paths:
         if not Path(path).is_file():
             raise FileNotFoundError(f"no results file {os.fspath(path)!r}.")
-        for rec in read_records(path):
+        for rec in read_records(path, validate=check_record):
             by_key.pop(record_key(rec), None)
             by_key[record_key(rec)] = rec
     return list(by_key.values())
@@ -184,7 +208,8 @@ def report(paths: str | os.PathLike | Iterable[str | os.PathLike],
     ``ValueError`` when the files hold no result."""
     records = load_records(paths)
     if not records:
-        raise ValueError("the results files hold no complete run.")
+        raise ValueError("the results files hold no complete run (lines that are not one "
+                         "were named in warnings).")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     text = to_markdown(records)

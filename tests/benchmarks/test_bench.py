@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 import mfbo
 from benchmarks import bench, data, methods, report
+from benchmarks.results_file import ResultsFileError
 from benchmarks.problems import PROBLEMS, get_problem
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,6 +155,128 @@ def test_run_records_and_resume_skips_finished_runs(tmp_path, monkeypatch):
     assert len(calls) == 4
 
 
+def _keys(path):
+    return [bench.record_key(json.loads(line)) for line in Path(path).read_text().splitlines()]
+
+
+def _bench_worker(out, calls, barrier, seeds, result):
+    """One of several processes running the same benchmark into one file.
+
+    Every evaluation of a job is logged to ``calls``; the first job of each process waits at
+    ``barrier`` until the other processes are inside a job too, so they surely overlap."""
+    real = methods.run_method
+    first = []
+
+    def logged(method, problem, budget, seed):
+        with open(calls, "a") as f:
+            f.write(json.dumps([problem.name, method.name, seed, budget]) + "\n")
+        if not first:
+            first.append(True)
+            barrier.wait(timeout=120)
+        return real(method, problem, budget, seed)
+
+    methods.run_method = logged
+    recs = bench.run("branin", "random", budget=3, seeds=seeds, out=out, progress=False)
+    Path(result).write_text(json.dumps([bench.record_key(r) for r in recs]))
+
+
+def test_concurrent_runs_on_one_file_do_every_job_once(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    out, calls, seeds = tmp_path / "r.jsonl", tmp_path / "calls.jsonl", 6
+    barrier = ctx.Barrier(2)
+    procs = [ctx.Process(target=_bench_worker,
+                         args=(out, calls, barrier, seeds, tmp_path / f"result{i}.json"))
+             for i in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=300)
+    assert [p.exitcode for p in procs] == [0, 0]
+    expected = [("branin", "random", s, 3) for s in range(seeds)]
+    ran = [tuple(json.loads(line)) for line in calls.read_text().splitlines()]
+    assert sorted(ran) == expected  # every job run once, by one process or the other
+    assert sorted(_keys(out)) == expected  # and written once
+    for i in range(2):  # each call returns every record, its own and the other's
+        got = json.loads((tmp_path / f"result{i}.json").read_text())
+        assert [tuple(k) for k in got] == expected
+
+
+def _crashing_worker(out, seeds):
+    """A benchmark process killed in the middle of the job of seed 1."""
+    real = methods.run_method
+
+    def crash(method, problem, budget, seed):
+        if seed == 1:
+            os._exit(3)
+        return real(method, problem, budget, seed)
+
+    methods.run_method = crash
+    bench.run("branin", "random", budget=3, seeds=seeds, out=out, progress=False)
+
+
+def test_the_job_of_a_killed_run_is_taken_over(tmp_path):
+    out = tmp_path / "r.jsonl"
+    proc = multiprocessing.get_context("spawn").Process(target=_crashing_worker,
+                                                         args=(out, 3))
+    proc.start()
+    proc.join(timeout=300)
+    assert proc.exitcode == 3 and _keys(out) == [("branin", "random", 0, 3)]
+    # its claim on seed 1 died with it: a new run does seeds 1 and 2, nothing twice
+    recs = bench.run("branin", "random", budget=3, seeds=3, out=out, progress=False)
+    assert [r["seed"] for r in recs] == [0, 1, 2]
+    assert sorted(_keys(out)) == [("branin", "random", s, 3) for s in range(3)]
+
+
+def test_a_line_left_open_by_another_writer_does_not_swallow_the_next_record(tmp_path,
+                                                                             monkeypatch):
+    out = tmp_path / "r.jsonl"
+    real = methods.run_method
+
+    def interleaved(method, problem, budget, seed):
+        if seed == 1:  # another writer dies halfway through its line while this job runs
+            with open(out, "a") as f:
+                f.write('{"problem": "branin", "meth')
+        return real(method, problem, budget, seed)
+
+    monkeypatch.setattr(methods, "run_method", interleaved)
+    with pytest.warns(UserWarning, match=r"r\.jsonl:2: not a complete result line"):
+        recs = bench.run("branin", "random", budget=3, seeds=3, out=out, progress=False)
+    assert [r["seed"] for r in recs] == [0, 1, 2]
+    lines = out.read_text().splitlines()
+    assert len(lines) == 4 and lines[1] == '{"problem": "branin", "meth'
+    with pytest.warns(UserWarning, match=r"r\.jsonl:2: not a complete result line"):
+        assert [r["seed"] for r in bench.read_records(out)] == [0, 1, 2]
+
+
+def _unwritable(tmp_path, how):
+    if how == "directory":
+        (tmp_path / "r.jsonl").mkdir()
+        return tmp_path / "r.jsonl"
+    if how == "under a file":
+        (tmp_path / "file").write_text("")
+        return tmp_path / "file" / "r.jsonl"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        pytest.skip("root may write into a read-only directory")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    return ro / "r.jsonl"
+
+
+@pytest.mark.parametrize("how", ["directory", "under a file", "read-only directory"])
+def test_unwritable_out_fails_before_anything_runs(tmp_path, monkeypatch, capsys, how):
+    out = _unwritable(tmp_path, how)
+    calls = []
+    monkeypatch.setattr(methods, "run_method", lambda *a: calls.append(a))
+    with pytest.raises(ResultsFileError, match="cannot write the results file"):
+        bench.run("branin", "random", budget=3, seeds=2, out=out, progress=False)
+    assert bench.main(["--method", "random", "--budget", "3", "--seeds", "2", "--out",
+                       str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {str(out)!r} is not writable" in err and "Traceback" not in err
+    assert calls == []
+
+
 def _record(method, seed, best, hit, problem="toy", budget=3, optimum=0.0):
     trace = [best + 1.0] * (budget - 1) + [best]
     return {"problem": problem, "method": method, "seed": seed, "budget": budget,
@@ -180,6 +304,24 @@ def test_report_statistics(tmp_path):
                              if r["method"] == "b"])["reached"] == 2
     with pytest.raises(FileNotFoundError):
         report.load_records(tmp_path / "none.jsonl")
+
+
+def test_report_skips_a_malformed_record_naming_file_and_line(tmp_path, capsys):
+    bad = json.dumps({"problem": "toy", "method": "a", "seed": 5, "budget": 3})
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(_record("a", 0, 1.0, None)) + "\n" + bad + "\n")
+    with pytest.warns(UserWarning, match=r"r\.jsonl:2: .*no field 'best'"):
+        recs = report.load_records(path)
+    assert [r["seed"] for r in recs] == [0]
+    # a file of nothing but that line: a clear error, not a KeyError
+    path.write_text(bad + "\n")
+    with pytest.warns(UserWarning, match=r"r\.jsonl:1"):
+        assert report.main([str(path), "--out", str(tmp_path / "rep"), "--no-plots"]) == 2
+    assert "no complete run" in capsys.readouterr().err
+    wrong = dict(_record("a", 0, 1.0, None), trace="oops")
+    path.write_text(json.dumps(wrong) + "\n")
+    with pytest.warns(UserWarning, match=r"r\.jsonl:1: .*trace is not a list"):
+        assert report.load_records(path) == []
 
 
 def _cli(*args, cwd):
