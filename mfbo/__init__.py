@@ -7,7 +7,7 @@
 """
 
 from .api import Objective, minimize, objective
-from .models import SURROGATES
+from .models import SURROGATES, Model, register_surrogate
 from .optimizer import Optimizer, StudyExhausted, Trial
 from .results import OptimizeResult, plot_convergence
 from .space import Categorical, Integer, Real, Space
@@ -15,6 +15,7 @@ from .storage import InMemoryStorage, SQLiteStorage
 
 __version__ = "0.1.0"
 
-__all__ = ["Categorical", "Integer", "InMemoryStorage", "Objective", "OptimizeResult",
+__all__ = ["Categorical", "Integer", "InMemoryStorage", "Model", "Objective", "OptimizeResult",
            "Optimizer", "Real", "SQLiteStorage", "SURROGATES", "Space", "StudyExhausted",
-           "Trial", "minimize", "objective", "plot_convergence", "__version__"]
+           "Trial", "minimize", "objective", "plot_convergence", "register_surrogate",
+           "__version__"]

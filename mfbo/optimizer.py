@@ -277,8 +277,7 @@ class Optimizer:
         Several studies can share one storage file.
     min_distance : float, default=0
         In continuous and mixed spaces, skip proposals closer than this (max-norm in the unit
-        cube) to an evaluated or pending point.  Exact repeats are always excluded.  (Measured
-        on Branin, 50 evaluations: 0.01 made no significant difference, so it is off.)
+        cube) to an evaluated or pending point.  Exact repeats are always excluded.
     neighbourhood : {None, "one-exchange", "joint"}, default=None
         Local-search moves in continuous coordinates: SMAC's one coordinate at a time, or all
         continuous coordinates together (Gaussian steps).  None: the surrogate's choice

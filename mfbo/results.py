@@ -85,26 +85,25 @@ class OptimizeResult:
     def plot_evaluations(self, path: str | os.PathLike, title: str | None = None) -> str:
         """Each parameter against the loss of every complete trial (one panel per parameter,
         colour = evaluation order, best marked), as a PNG at ``path``."""
-        import matplotlib
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure
+
+        from .space import Categorical
 
         done = [t for t in self.trials if t.state == "complete"]
         names = self.space.names
-        fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.0), squeeze=False)
+        fig = Figure(figsize=(3.2 * len(names), 3.0))
+        axes = fig.subplots(1, len(names), squeeze=False)
         for ax, n in zip(axes[0], names):
-            xs = [t.params[n] for t in done]
-            if xs and isinstance(xs[0], str):
-                choices = self.space.dimensions[n].choices
-                xs = [choices.index(x) for x in xs]
-                ax.set_xticks(range(len(choices)), [str(c) for c in choices])
-            ax.scatter(xs, [t.value for t in done], c=range(len(done)), cmap="viridis", s=14)
-            if self.best_trial is not None:
-                bx = self.best_trial.params[n]
-                if isinstance(bx, str):
-                    bx = self.space.dimensions[n].choices.index(bx)
-                ax.scatter([bx], [self.best_value], marker="*", s=120, c="red")
             dim = self.space.dimensions[n]
+            xs = [t.params[n] for t in done]
+            bx = self.best_trial.params[n] if self.best_trial is not None else None
+            if isinstance(dim, Categorical):  # choices at their positions in the list
+                xs = [dim.index(x) for x in xs]
+                bx = None if bx is None else dim.index(bx)
+                ax.set_xticks(range(len(dim.choices)), [str(c) for c in dim.choices])
+            ax.scatter(xs, [t.value for t in done], c=range(len(done)), cmap="viridis", s=14)
+            if bx is not None:
+                ax.scatter([bx], [self.best_value], marker="*", s=120, c="red")
             if getattr(dim, "log", False):
                 ax.set_xscale("log")
             ax.set_xlabel(n)
@@ -113,7 +112,6 @@ class OptimizeResult:
             fig.suptitle(title)
         fig.tight_layout()
         fig.savefig(path, dpi=110)
-        plt.close(fig)
         return os.fspath(path)
 
 
@@ -122,13 +120,12 @@ def plot_convergence(traces: Sequence[np.ndarray] | dict, path, labels=None, tit
     """Best-so-far curves as a PNG.  ``traces`` is a list of 1-D arrays (one run each) or a
     dict ``label -> list of runs``; several runs of one label are drawn as mean ± standard
     error.  With ``optimum`` and ``log_gap`` the y axis is the log10 gap to the optimum."""
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     if not isinstance(traces, dict):
         traces = {labels[0] if labels else "best so far": list(traces)}
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    fig = Figure(figsize=(5.5, 3.8))
+    ax = fig.subplots()
     for label, runs in traces.items():
         L = max(len(r) for r in runs)
         M = np.full((len(runs), L), np.nan)
@@ -154,5 +151,4 @@ def plot_convergence(traces: Sequence[np.ndarray] | dict, path, labels=None, tit
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return os.fspath(path)

@@ -190,6 +190,10 @@ class Categorical(Dimension):
         idx = np.minimum(np.floor(np.clip(np.asarray(u, dtype=float), 0, 1) * k), k - 1)
         return [self.choices[int(i)] for i in np.atleast_1d(idx)]
 
+    def index(self, value) -> int:
+        """Position of ``value`` in ``choices`` (equal choices as :func:`json_key` says)."""
+        return self._index[json_key(value)]
+
     def validate(self, name, value):
         try:
             key = json_key(value)

@@ -123,3 +123,15 @@ def test_unpicklable_objective_in_process_pool_is_refused_up_front(tmp_path):
         mfbo.minimize(lambda x, y: x, SPACE, n_calls=3, n_workers=2, random_state=0,
                       progress_bar=False, storage=str(db))
     assert not db.exists()  # refused before the study was created
+
+
+def test_plots_keep_the_backend_and_place_any_categorical(tmp_path):
+    import matplotlib
+    before = matplotlib.get_backend()
+    space = {"x": (0.0, 1.0), "c": mfbo.Categorical([3, None, "z"])}  # not only strings
+    r = mfbo.minimize(lambda x, c: x + (c == "z"), space, n_calls=8, random_state=0,
+                      progress_bar=False)
+    r.plot_evaluations(tmp_path / "e.png")
+    mfbo.plot_convergence([r.best_so_far()], tmp_path / "c.png")
+    assert matplotlib.get_backend() == before
+    assert (tmp_path / "e.png").stat().st_size > 0

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import mfbo
 from mfbo import Categorical, Integer, Optimizer, Real, StudyExhausted
 
 
@@ -282,3 +283,35 @@ def test_observation_buffers_follow_the_journal():
     np.testing.assert_array_equal(opt._obs.X, units)
     np.testing.assert_array_equal(opt._obs.y, worst)
     assert opt.model.forest.n_samples_seen_ == 40
+
+
+def test_a_registered_model_subclass_is_used_by_name():
+    class Nearest(mfbo.Model):
+        """Predicts the loss of the nearest observation; std = distance to it."""
+
+        def __init__(self, n_dims, random_state, scale=1.0):
+            self.scale, self.X, self.y = scale, None, None
+
+        def observe(self, X, y, n_new):
+            self.X, self.y = np.array(X), np.array(y)
+
+        @property
+        def ready(self):
+            return self.X is not None
+
+        def predict(self, X):
+            d = np.abs(X[:, None, :] - self.X[None]).sum(axis=2)
+            return self.y[d.argmin(axis=1)], self.scale * d.min(axis=1)
+
+    mfbo.register_surrogate("nearest", Nearest)
+    opt = mfbo.Optimizer({"x": (0.0, 1.0)}, surrogate="nearest", random_state=0,
+                         surrogate_options={"scale": 2.0})
+    assert isinstance(opt.model, Nearest) and opt.model.scale == 2.0
+    for _ in range(12):
+        t = opt.ask()
+        opt.tell(t, (t.params["x"] - 0.3) ** 2)
+    assert "nearest" in mfbo.SURROGATES and opt.best_trial.value < 0.01
+    with pytest.raises(TypeError):
+        mfbo.SURROGATES["other"] = Nearest  # read-only: register_surrogate is the way
+    with pytest.raises(ValueError, match="built-in"):
+        mfbo.register_surrogate("mondrian", Nearest)
