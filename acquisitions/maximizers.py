@@ -1,13 +1,17 @@
 """Maximisers of an acquisition score over the unit cube.
 
-Two ways, both batched (one surrogate call per round, never one per point):
+Two ways, both batched (one surrogate call per round -- or per batch of bounded size when a
+round is large -- never one per point):
 
 * :func:`maximize_over_candidates` enumerates a finite candidate matrix exactly (the papers'
   250,000-point grids and the LDA/SVM tables), skipping rows already evaluated or pending.
 * :func:`maximize_random_local` scores random or Sobol points, then runs a local search (SMAC's
   one-exchange neighbourhood: Gaussian steps for continuous coordinates, neighbouring levels for
   ordinal ones, any other level for categorical ones) from the best few random points and the
-  best evaluated points, stopping after ``patience`` rounds without improvement.
+  best evaluated points, stopping after ``patience`` rounds without improvement.  A round
+  has about ``12 D`` neighbours per search, of ``D`` coordinates each: they are made and
+  scored in batches of bounded size, and only the best points seen are kept, so that memory
+  grows linearly, not quadratically, with the dimension.
 
 Coordinates follow one convention, shared with the search spaces that produce them: column
 ``d`` is continuous when ``levels[d] == 0``; an ordinal dimension with ``k`` levels has
@@ -77,9 +81,20 @@ TIE_RTOL = 1e-9
 #: at most this many plateau points are ranked by their distance to the data (a random subset)
 MAX_PLATEAU = 20_000
 
+#: a local search makes and scores its points in batches of at most this many coordinates
+#: (rows times D; 4 MB of points), but at least :data:`MIN_BATCH_ROWS` rows: a round of the
+#: joint neighbourhood has about ``12 D`` points per start, so ``D^2`` coordinates in all
+#: (19 MB at D = 100, and the arithmetic that makes them several times that)
+BATCH_FLOATS = 2 ** 19
+MIN_BATCH_ROWS = 256
+#: the points a search has scored are pruned to the best few once they hold more than this
+#: many coordinates (8 MB of points) and more rows than twice what is kept
+KEEP_FLOATS = 2 ** 20
+
 
 def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: int,
-                rng: np.random.Generator, far_from: np.ndarray | None = None) -> np.ndarray:
+                rng: np.random.Generator, far_from: np.ndarray | None = None,
+                n_total: int | None = None) -> np.ndarray:
     """Indices of the ``n`` best scores, skipping points whose :func:`row_keys` are excluded or
     already taken (keys are made only for the rows looked at).
 
@@ -89,9 +104,16 @@ def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: 
     then has no reason to prefer the spot next to an evaluated point over the rest of it.
     Only the best few scores are sorted (a partial selection), so 250,000 candidates cost
     little more than the scoring.
+
+    ``n_total`` (default: the number of rows) says that the rows are what was kept, in their
+    original order, of ``n_total`` rows, and that no dropped row is among the best
+    ``len(scores)`` or on the plateau (see :class:`_BestPoints`).  The answer and the random
+    numbers drawn are then those of the call on all ``n_total`` rows, as long as the search
+    for ``n`` distinct allowed rows stays within the kept ones.
     """
     s = -np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)
     N = s.shape[0]
+    N_all = N if n_total is None else max(int(n_total), N)
     if N == 0 or n <= 0:
         return np.empty(0, dtype=np.int64)
     tie_rank = None  # per row: distance rank on the plateau, nan elsewhere
@@ -110,12 +132,12 @@ def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: 
                 # plateau rows sort before every random tie (in [0, 1)), farthest first
                 tie_rank = np.full(N, np.nan)
                 tie_rank[ranked] = -dist - 1.0
-    k = min(N, max(1024, 16 * n))
+    k = min(N_all, max(1024, 16 * n))
     while True:
-        if k < N:
+        if k < N_all and k <= N:
             thr = np.partition(s, k - 1)[k - 1]
             part = np.flatnonzero(s <= thr)  # every row tied with the k-th is kept
-        else:
+        else:  # every row (or, past the kept rows, every kept row)
             part = np.arange(N)
         tie = rng.random(part.size)
         if tie_rank is not None:
@@ -132,9 +154,9 @@ def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: 
             out.append(i)
             if len(out) == n:
                 break
-        if len(out) == n or k >= N:
+        if len(out) == n or k >= N_all or k >= N:
             return np.asarray(out, dtype=np.int64)
-        k = min(N, 8 * k)
+        k = min(N_all, 8 * k)
 
 
 def maximize_over_candidates(score: ScoreFn, candidates: np.ndarray, available: np.ndarray,
@@ -158,39 +180,51 @@ def maximize_over_candidates(score: ScoreFn, candidates: np.ndarray, available: 
     return idx[best]
 
 
-def _neighbours(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, steps,
-                n_cont: int, joint: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Neighbours of every row of ``U``; returns (points, owner row index).
-
-    One-exchange (SMAC): each neighbour changes one coordinate.  ``joint``: the continuous
-    coordinates instead move together, ``n_cont * (number of continuous coordinates)``
-    Gaussian steps per row, so that a search can follow a valley that is not axis-aligned.
-    Continuous moves are made at every step size in ``steps``; discrete neighbours (which
-    do not depend on it) once.
-    """
+def _neighbour_blocks(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, steps,
+                      n_cont: int, joint: bool = False, max_rows: int | None = None):
+    """Neighbours of every row of ``U`` in pieces of at most ``max_rows`` rows (``None``: no
+    limit); yields (points, owner row index) in the order, and drawing the random numbers in
+    the order, of the whole neighbourhood (see :func:`_neighbours`)."""
     m, D = U.shape
     steps = np.atleast_1d(np.asarray(steps, dtype=float))
-    blocks, owners = [], []
+    S = steps.size
 
     def gaussian_moves(cols, k):
         """``k`` Gaussian moves of the coordinates ``cols`` per row and step size; row ``i``
-        belongs to owner ``i // (k S)`` and uses step ``(i // k) % S``."""
-        V = np.repeat(U, k * steps.size, axis=0)
-        scale = np.tile(np.repeat(steps, k), m)[:, None]
-        V[:, cols] = np.clip(V[:, cols] + scale * rng.standard_normal((V.shape[0], cols.size)),
-                             0.0, 1.0)
-        blocks.append(V)
-        owners.append(np.repeat(np.arange(m), k * steps.size))
+        belongs to owner ``i // (k S)`` and uses step ``(i // k) % S``.  The normal deviates
+        of consecutive pieces are consecutive draws, so pieces equal one whole draw."""
+        total = m * k * S
+        every = cols.size == D  # all coordinates move (cols is sorted)
+        size = max(1, total if max_rows is None else int(max_rows))
+        for a in range(0, total, size):
+            r = np.arange(a, min(a + size, total))
+            owner = r // (k * S)
+            V = U[owner]
+            # clip(V[:, cols] + scale * z, 0, 1), in place (the same floating-point operations)
+            z = rng.standard_normal((r.size, cols.size))
+            z *= steps[(r // k) % S][:, None]
+            z += V if every else V[:, cols]
+            np.clip(z, 0.0, 1.0, out=z)
+            if every:
+                V = z
+            else:
+                V[:, cols] = z
+            yield V, owner
+
+    def pieces(V, owner):
+        size = max(1, V.shape[0] if max_rows is None else int(max_rows))
+        for a in range(0, V.shape[0], size):
+            yield V[a:a + size], owner[a:a + size]
 
     cont = np.flatnonzero(levels == 0)
     if joint and cont.size:
-        gaussian_moves(cont, n_cont * cont.size)
+        yield from gaussian_moves(cont, n_cont * cont.size)
     for d in range(D):
         if joint and levels[d] == 0:
             continue
         k = int(levels[d])
         if k == 0:
-            gaussian_moves(np.array([d]), n_cont)
+            yield from gaussian_moves(np.array([d]), n_cont)
             continue
         kk = abs(k)
         if kk < 2:
@@ -202,18 +236,152 @@ def _neighbours(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, ste
                 ok = (lev >= 0) & (lev < kk)
                 V = U[ok].copy()
                 V[:, d] = (lev[ok] + 0.5) / kk
-                blocks.append(V)
-                owners.append(np.flatnonzero(ok))
+                yield from pieces(V, np.flatnonzero(ok))
         else:  # categorical: every other choice
             for lev in range(kk):
                 ok = cur != lev
                 V = U[ok].copy()
                 V[:, d] = (lev + 0.5) / kk
-                blocks.append(V)
-                owners.append(np.flatnonzero(ok))
+                yield from pieces(V, np.flatnonzero(ok))
+
+
+def _neighbours(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, steps,
+                n_cont: int, joint: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbours of every row of ``U``; returns (points, owner row index).
+
+    One-exchange (SMAC): each neighbour changes one coordinate.  ``joint``: the continuous
+    coordinates instead move together, ``n_cont * (number of continuous coordinates)``
+    Gaussian steps per row, so that a search can follow a valley that is not axis-aligned.
+    Continuous moves are made at every step size in ``steps``; discrete neighbours (which
+    do not depend on it) once.  :func:`_neighbour_blocks` makes the same points piecewise.
+    """
+    blocks, owners = [], []
+    for V, own in _neighbour_blocks(U, levels, rng, steps, n_cont, joint):
+        blocks.append(V)
+        owners.append(own)
     if not blocks:
-        return np.empty((0, D)), np.empty(0, dtype=np.int64)
+        return np.empty((0, U.shape[1])), np.empty(0, dtype=np.int64)
     return np.concatenate(blocks), np.concatenate(owners)
+
+
+def _batches(pieces, max_rows: int):
+    """Consecutive non-empty pieces ``(V, owner)`` joined into batches of at most ``max_rows``
+    rows (a piece is never split; one piece of more rows is a batch of its own)."""
+    Vs, owns, rows = [], [], 0
+    for V, own in pieces:
+        if V.shape[0] == 0:
+            continue
+        if Vs and rows + V.shape[0] > max_rows:
+            yield (Vs[0], owns[0]) if len(Vs) == 1 else (np.concatenate(Vs), np.concatenate(owns))
+            Vs, owns, rows = [], [], 0
+        Vs.append(V)
+        owns.append(own)
+        rows += V.shape[0]
+    if Vs:
+        yield (Vs[0], owns[0]) if len(Vs) == 1 else (np.concatenate(Vs), np.concatenate(owns))
+
+
+class _BestPoints:
+    """The points scored by a search, pruned to the best ones when they grow large.
+
+    Rows are kept in the order they were added, as the blocks they came in.  Once they hold
+    more than ``limit_floats`` coordinates (and more than twice the rows the last pruning
+    kept) they are cut to those scoring at least the ``keep``-th best score, together with
+    (``plateau``) every row within :data:`TIE_RTOL` of the best score: these are all the rows
+    :func:`_top_unique` can look at when it needs at most ``keep`` rows, since later points
+    only narrow the plateau and raise the ``keep``-th score.  Ties could keep unboundedly
+    many rows, so at most ``keep + MAX_PLATEAU`` are kept (the best, then the earliest), and
+    ``exact`` turns False.
+
+    The block added with ``slot=True`` (the searches' current points, updated in place as
+    their scores rise) is held by reference and never cut.
+    """
+
+    def __init__(self, D: int, keep: int, plateau: bool, limit_floats: int | None = None):
+        self.D, self.keep, self.plateau = D, int(keep), plateau
+        self.cap = self.keep + MAX_PLATEAU
+        limit_floats = KEEP_FLOATS if limit_floats is None else int(limit_floats)
+        self.base_limit = max(2 * self.keep, limit_floats // max(D, 1))
+        self.limit = self.base_limit
+        self.blocks: list[tuple[np.ndarray, np.ndarray]] = []
+        self.slot = None   # index in ``blocks`` of the slot block
+        self.rows = 0      # rows held
+        self.n_seen = 0    # rows ever added
+        self.exact = True
+
+    def add(self, P: np.ndarray, F: np.ndarray, slot: bool = False) -> None:
+        if slot:
+            self.slot = len(self.blocks)
+        self.blocks.append((P, F))
+        self.rows += P.shape[0]
+        self.n_seen += P.shape[0]
+        if self.rows > self.limit:
+            self.prune()
+
+    def prune(self) -> None:
+        sizes = [b[0].shape[0] for b in self.blocks]
+        s = -np.nan_to_num(np.concatenate([b[1] for b in self.blocks]), nan=-np.inf)
+        k = min(self.keep, s.size)
+        thr = np.partition(s, k - 1)[k - 1]
+        if self.plateau:
+            top = s.min()
+            if np.isfinite(top):
+                thr = max(thr, top + TIE_RTOL * (1.0 + abs(top)))
+        keep = s <= thr
+        if self.slot is not None:
+            a = sum(sizes[:self.slot])
+            keep[a:a + sizes[self.slot]] = False
+        if np.count_nonzero(keep) > self.cap:
+            self.exact = False
+            idx = np.flatnonzero(keep)
+            keep[:] = False
+            keep[idx[np.argsort(s[idx], kind="stable")[:self.cap]]] = True
+        del s
+
+        def gather(lo: int, hi: int) -> list:
+            """The kept rows of blocks ``lo, ..., hi - 1`` as one block (or none)."""
+            a, b = sum(sizes[:lo]), sum(sizes[:hi])
+            mask = keep[a:b]
+            c = int(np.count_nonzero(mask))
+            if c == 0:
+                return []
+            P, F = np.empty((c, self.D)), np.empty(c)
+            w, o = 0, a
+            for (Pb, Fb), n in zip(self.blocks[lo:hi], sizes[lo:hi]):
+                mb = keep[o:o + n]
+                cb = int(np.count_nonzero(mb))
+                np.compress(mb, Pb, axis=0, out=P[w:w + cb])
+                F[w:w + cb] = Fb[mb]
+                w, o = w + cb, o + n
+            return [(P, F)]
+
+        if self.slot is None:
+            self.blocks = gather(0, len(self.blocks))
+        else:
+            before = gather(0, self.slot)
+            after = gather(self.slot + 1, len(self.blocks))
+            slot = self.blocks[self.slot]
+            self.blocks = before + [slot] + after
+            self.slot = len(before)
+        self.rows = sum(b[0].shape[0] for b in self.blocks)
+        self.limit = max(self.base_limit, 2 * self.rows)
+
+    def points(self) -> tuple[np.ndarray, np.ndarray]:
+        """All rows held (after a last pruning, if pruning has begun), in order."""
+        if self.n_seen > self.rows:
+            self.prune()
+        if not self.blocks:
+            return np.empty((0, self.D)), np.empty(0)
+        return (np.concatenate([b[0] for b in self.blocks]),
+                np.concatenate([b[1] for b in self.blocks]))
+
+
+def _score_batches(score: ScoreFn, U: np.ndarray, max_rows: int) -> np.ndarray:
+    """``score`` of the rows of ``U``, called on at most ``max_rows`` rows at a time."""
+    if U.shape[0] <= max_rows:
+        return np.asarray(score(U), dtype=float)
+    return np.concatenate([np.asarray(score(U[a:a + max_rows]), dtype=float)
+                           for a in range(0, U.shape[0], max_rows)])
 
 
 def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
@@ -230,7 +398,9 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     Parameters
     ----------
     score : callable
-        Maps an ``(m, D)`` matrix of unit-cube points to ``m`` scores (higher is better).
+        Maps an ``(m, D)`` matrix of unit-cube points to ``m`` scores (higher is better), each
+        row's score independent of the other rows: it is called on batches of at most
+        ``max(256, 2**19 // D)`` rows (:data:`BATCH_FLOATS`), so that memory stays linear in D.
     levels : sequence of int
         Per-coordinate kind, see the module docstring.
     n : int, default=1
@@ -261,6 +431,14 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         A local-search move must raise the score by more than this fraction of the spread
         of the random points' scores (max - median); smaller gains count as no improvement,
         so that a search on a smooth slope does not creep on in negligible steps.
+
+    Notes
+    -----
+    The points scored are kept only while they are few (:data:`KEEP_FLOATS`); beyond that, only
+    the best ``8 max(1024, 16 n)`` of them and those tied with the best score
+    (:class:`_BestPoints`).  The answer is the same as if every point had been kept unless more
+    than ``8 max(1024, 16 n) + MAX_PLATEAU`` points tie, or the best ``8 max(1024, 16 n)``
+    hold fewer than ``n`` distinct points that are not excluded.
     """
     rng = np.random.default_rng() if rng is None else rng
     if neighbourhood not in ("one-exchange", "joint"):
@@ -269,6 +447,7 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     joint = neighbourhood == "joint"
     levels = np.asarray(list(levels), dtype=np.int64)
     D = levels.size
+    max_rows = max(MIN_BATCH_ROWS, BATCH_FLOATS // max(D, 1))
     exclude = exclude if isinstance(exclude, (set, frozenset)) else set(exclude)
     if sampler == "sobol":
         m = int(2 ** np.ceil(np.log2(max(n_random, 2))))
@@ -278,40 +457,57 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     else:
         raise ValueError(f"sampler must be 'sobol' or 'random', got {sampler!r}.")
     R = snap(R, levels)
-    sR = np.asarray(score(R), dtype=float)
+    sR = _score_batches(score, R, max_rows)
     finite = sR[np.isfinite(sR)]
     tol = float(min_improvement) * (finite.max() - np.median(finite)) if finite.size else 0.0
     best_random = R[np.argsort(-np.nan_to_num(sR, nan=-np.inf), kind="stable")[:n_local]]
     S = best_random if starts is None or len(starts) == 0 else np.vstack(
         [best_random, snap(np.asarray(starts, dtype=float).reshape(-1, D), levels)])
     cur = S.copy()
-    fcur = np.asarray(score(cur), dtype=float) if len(cur) else np.empty(0)
+    fcur = _score_batches(score, cur, max_rows) if len(cur) else np.empty(0)
+    kept = _BestPoints(D, 8 * max(1024, 16 * n),
+                       plateau=far_from is not None and len(far_from) > 0)
+    # the random points, the searches' points (held by reference: their final ones count,
+    # in this place), and all their moves
+    kept.add(R, sR)
+    kept.add(cur, fcur, slot=True)
+    del R
     stall = np.zeros(cur.shape[0], dtype=np.int64)
-    seen_pts, seen_scores = [R, cur], [sR, fcur]
     for _ in range(max_rounds if patience > 0 else 0):
         active = np.flatnonzero(stall < patience)
         if active.size == 0:
             break
-        V, own = _neighbours(cur[active], levels, rng, step * STEP_SCALES, n_cont_neighbours,
-                             joint)
-        if V.shape[0] == 0:
+        # best neighbour of each active point, batch by batch: the highest score, NaN only
+        # if all are NaN, the earliest among equals (as a stable sort of all of them gives)
+        fbest = np.full(active.size, np.nan)
+        Vbest = np.empty((active.size, D))
+        found = np.zeros(active.size, dtype=bool)
+        n_moves = 0
+        for V, own in _batches(_neighbour_blocks(cur[active], levels, rng, step * STEP_SCALES,
+                                                 n_cont_neighbours, joint, max_rows), max_rows):
+            fV = np.asarray(score(V), dtype=float)
+            kept.add(V, fV)
+            n_moves += V.shape[0]
+            order = np.lexsort((-fV, own))
+            first = np.ones(order.size, dtype=bool)
+            first[1:] = own[order][1:] != own[order][:-1]
+            bi = order[first]
+            owners = own[bi]
+            f_new, f_old = fV[bi], fbest[owners]
+            better = ~found[owners] | (f_new > f_old) | (np.isnan(f_old) & ~np.isnan(f_new))
+            upd = owners[better]
+            fbest[upd] = f_new[better]
+            Vbest[upd] = V[bi[better]]
+            found[upd] = True
+        if n_moves == 0:
             break
-        fV = np.asarray(score(V), dtype=float)
-        seen_pts.append(V)
-        seen_scores.append(fV)
-        # best neighbour of each active point
-        order = np.lexsort((-fV, own))
-        first = np.ones(order.size, dtype=bool)
-        first[1:] = own[order][1:] != own[order][:-1]
-        bi = order[first]
-        owners = own[bi]
-        improved = fV[bi] > fcur[active[owners]] + tol
+        improved = found & (fbest > fcur[active] + tol)
         stall[active] += 1
-        rows = active[owners[improved]]
-        cur[rows] = V[bi[improved]]
-        fcur[rows] = fV[bi[improved]]
+        rows = active[improved]
+        cur[rows] = Vbest[improved]
+        fcur[rows] = fbest[improved]
         stall[rows] = 0
-    P = np.concatenate(seen_pts)
-    F = np.concatenate(seen_scores)
-    pick = _top_unique(F, np.ascontiguousarray(P), exclude, n, rng, far_from)
+    P, F = kept.points()
+    pick = _top_unique(F, P, exclude, n, rng, far_from,
+                       n_total=None if kept.n_seen == kept.rows else kept.n_seen)
     return P[pick]
