@@ -9,6 +9,7 @@ score per candidate; :func:`make_acquisition` builds the object the maximisers c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -16,16 +17,17 @@ from scipy.special import log_ndtr, ndtr
 
 _TINY = 1e-12
 
-__all__ = ["lcb", "expected_improvement", "log_expected_improvement",
+__all__ = ["ucb", "expected_improvement", "log_expected_improvement",
            "probability_of_improvement", "lognormal_expected_improvement", "Acquisition",
            "make_acquisition", "ACQUISITIONS"]
 
 
-def lcb(mean, std, kappa: float = 1.0) -> np.ndarray:
-    """Lower confidence bound, negated: ``-(mean - kappa * std)``.
+def ucb(mean, std, kappa: float = 1.0) -> np.ndarray:
+    """Upper confidence bound of the negated loss: ``kappa * std - mean``.
 
-    For a loss this is the papers' UCB on the negated objective (``mean + kappa * std`` of
-    ``-f``); kappa = 1 in the Mondrian BO experiments.
+    Maximising it minimises the loss's lower confidence bound ``mean - kappa * std``; it is
+    the UCB rule of the Mondrian BO experiments (Lakshminarayanan et al., 2016), which
+    maximise ``-f``, with kappa = 1.
     """
     return kappa * np.asarray(std) - np.asarray(mean)
 
@@ -86,7 +88,7 @@ def lognormal_expected_improvement(mean, std, best: float) -> np.ndarray:
 class Acquisition:
     """A scoring rule bound to its parameters: ``score(mean, std, best) -> array``.
 
-    ``needs_best`` is False for rules that ignore the incumbent (LCB).  ``thompson`` marks the
+    ``needs_best`` is False for rules that ignore the incumbent (UCB).  ``thompson`` marks the
     per-tree posterior draw, which the maximisers handle by scoring one tree's prediction.
     """
 
@@ -99,10 +101,49 @@ class Acquisition:
         return self.score(mean, std, best)
 
 
+# each rule as ``rule(mean, std, best, kappa, xi)``: module-level functions, so that a bound
+# acquisition pickles
+def _ucb_rule(m, s, b, kappa, xi):
+    return ucb(m, s, kappa)
+
+
+def _ei_rule(m, s, b, kappa, xi):
+    return expected_improvement(m, s, b, xi)
+
+
+def _logei_rule(m, s, b, kappa, xi):
+    return log_expected_improvement(m, s, b, xi)
+
+
+def _pi_rule(m, s, b, kappa, xi):
+    return probability_of_improvement(m, s, b, xi)
+
+
+def _lognormal_ei_rule(m, s, b, kappa, xi):
+    return lognormal_expected_improvement(m, s, b)
+
+
+def _thompson_rule(m, s, b, kappa, xi):
+    return -np.asarray(m)
+
+
+#: name -> (rule, needs_best, thompson); ``"lcb"`` is another name of ``"ucb"`` (minimising
+#: the loss's lower confidence bound is maximising the negated loss's upper one)
+ACQUISITIONS = {
+    "ucb": (_ucb_rule, False, False),
+    "lcb": (_ucb_rule, False, False),
+    "ei": (_ei_rule, True, False),
+    "logei": (_logei_rule, True, False),
+    "pi": (_pi_rule, True, False),
+    "lognormal-ei": (_lognormal_ei_rule, True, False),
+    "thompson": (_thompson_rule, False, True),
+}
+
+
 def make_acquisition(name: str = "ucb", kappa: float = 1.0, xi: float = 0.0) -> Acquisition:
     """Build an acquisition by name.
 
-    ``"ucb"``/``"lcb"`` (``kappa``), ``"ei"``, ``"logei"``, ``"pi"`` (``xi``),
+    ``"ucb"`` (or ``"lcb"``; ``kappa``), ``"ei"``, ``"logei"``, ``"pi"`` (``xi``),
     ``"lognormal-ei"`` (SMAC's EI on log-scaled losses), ``"thompson"`` (the negated mean of one
     randomly drawn tree, i.e. a draw from the forest's mixture over functions).
     """
@@ -111,22 +152,12 @@ def make_acquisition(name: str = "ucb", kappa: float = 1.0, xi: float = 0.0) -> 
     key = name.lower()
     if key not in ACQUISITIONS:
         raise ValueError(f"acquisition must be one of {sorted(ACQUISITIONS)}, got {name!r}.")
+    for arg, v in (("kappa", kappa), ("xi", xi)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{arg} must be a number, got {v!r}.")
     if not np.isfinite(kappa) or kappa < 0:
         raise ValueError(f"kappa must be a finite non-negative number, got {kappa}.")
     if not np.isfinite(xi):
         raise ValueError(f"xi must be finite, got {xi}.")
-    return ACQUISITIONS[key](kappa, xi)
-
-
-ACQUISITIONS = {
-    "ucb": lambda k, x: Acquisition("ucb", lambda m, s, b: lcb(m, s, k), needs_best=False),
-    "lcb": lambda k, x: Acquisition("lcb", lambda m, s, b: lcb(m, s, k), needs_best=False),
-    "ei": lambda k, x: Acquisition("ei", lambda m, s, b: expected_improvement(m, s, b, x)),
-    "logei": lambda k, x: Acquisition("logei",
-                                      lambda m, s, b: log_expected_improvement(m, s, b, x)),
-    "pi": lambda k, x: Acquisition("pi", lambda m, s, b: probability_of_improvement(m, s, b, x)),
-    "lognormal-ei": lambda k, x: Acquisition(
-        "lognormal-ei", lambda m, s, b: lognormal_expected_improvement(m, s, b)),
-    "thompson": lambda k, x: Acquisition("thompson", lambda m, s, b: -np.asarray(m),
-                                         needs_best=False, thompson=True),
-}
+    rule, needs_best, thompson = ACQUISITIONS[key]
+    return Acquisition(key, partial(rule, kappa=kappa, xi=xi), needs_best, thompson)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from acquisitions import (enumerate_grid, expected_improvement, finite_size, lcb,
+from acquisitions import (enumerate_grid, expected_improvement, finite_size, ucb,
                           log_expected_improvement, lognormal_expected_improvement,
                           make_acquisition, maximize_over_candidates, maximize_random_local,
                           probability_of_improvement, row_keys, snap)
@@ -39,10 +39,16 @@ def test_lognormal_ei_matches_monte_carlo():
     assert lognormal_expected_improvement(np.array([m]), np.array([s]), best)[0] == pytest.approx(mc, rel=5e-3)
 
 
-def test_lcb_and_registry():
-    assert lcb(np.array([1.0]), np.array([2.0]), kappa=0.5)[0] == 0.0
+def test_ucb_and_registry():
+    # the negated loss's upper bound: minus the loss's lower bound mean - kappa std
+    assert ucb(np.array([1.0]), np.array([2.0]), kappa=0.5)[0] == 0.0
+    assert ucb(np.array([3.0]), np.array([1.0]), kappa=1.0)[0] == -(3.0 - 1.0)
     a = make_acquisition("UCB", kappa=2.0)
     assert a(np.array([1.0]), np.array([1.0]))[0] == 1.0
+    assert make_acquisition("lcb", kappa=2.0)(np.array([1.0]), np.array([1.0]))[0] == 1.0
+    import pickle
+    b = pickle.loads(pickle.dumps(make_acquisition("ei", xi=0.1)))
+    assert b.needs_best and b(np.array([0.0]), np.array([1.0]), 0.5)[0] > 0
     with pytest.raises(ValueError, match="acquisition"):
         make_acquisition("nope")
     with pytest.raises(ValueError, match="kappa"):
