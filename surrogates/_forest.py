@@ -7,12 +7,16 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from ._tree import NNODES, ROOT, TreeStore, node_depths, scale_rows
-from ._validation import (check_bounds, check_choice, check_int, check_positive, check_X,
-                          seed_sequence)
+from ._tree import NNODES, ROOT, X_LIMIT, TreeStore, node_depths, scale_rows
+from ._validation import (check_bounds, check_choice, check_int, check_positive,
+                          check_unchanged, check_X, feature_names, seed_sequence,
+                          set_feature_names, unchanged_since)
 
 _MIN_WEIGHT = 1e-3  # keeps every feature's range positive
 
+#: parameters that shape the trees or the feature scaling: they take effect at ``fit`` only
+STRUCTURE_PARAMS = ("n_estimators", "lifetime", "min_samples_split", "feature_bounds",
+                    "feature_weights", "random_state")
 
 
 def check_fitted(estimator) -> None:
@@ -23,7 +27,14 @@ def check_fitted(estimator) -> None:
                              f"'fit' with appropriate arguments before using this estimator.")
 
 class BaseMondrianForest(BaseEstimator):
-    """Base class; not for direct use."""
+    """Base class; not for direct use.
+
+    The parameters in ``STRUCTURE_PARAMS`` are applied by ``fit`` (and by the first
+    ``partial_fit``): a fitted forest keeps its trees, scaling and random streams, predicts
+    with them whatever ``set_params`` says later, and ``partial_fit`` refuses to continue after
+    one of them was changed.  The other parameters act at prediction time and may be changed
+    freely.
+    """
 
     _task: int = -1
 
@@ -51,16 +62,36 @@ class BaseMondrianForest(BaseEstimator):
     # -- scaling --------------------------------------------------------------------------
     def _init_scaling(self, X: np.ndarray, y: np.ndarray) -> None:
         if self.feature_bounds is not None:
-            lower, scale = check_bounds(self.feature_bounds, X.shape[1])
+            check_bounds(self.feature_bounds, X.shape[1])
+            bounds = np.asarray(self.feature_bounds, dtype=np.float64)
+            lower, upper = bounds[:, 0].copy(), bounds[:, 1].copy()
         else:
-            lower = X.min(axis=0)
-            scale = X.max(axis=0) - lower
-            scale[scale <= 0] = 1.0
+            lower, upper = X.min(axis=0), X.max(axis=0)
         weights = self._feature_weights(X, y)
-        self.feature_weights_ = weights
-        self.feature_lower_ = lower
         # a feature of weight w spans [0, w]: splits and distances favour relevant features
-        self.feature_scale_ = scale / weights
+        mult = np.ones(X.shape[1])
+        with np.errstate(over="ignore"):
+            for _ in range(64):
+                scale = upper * mult - lower * mult
+                scale[scale <= 0] = 1.0
+                scale = scale / weights
+                wide = ~np.isfinite(scale)
+                if not wide.any():
+                    break
+                # the range (or range / weight) overflows float64: such a feature is taken
+                # as x / 2^k, an exact rescaling (features of ordinary range keep k = 0 and
+                # their arithmetic bit for bit)
+                mult[wide] *= 0.5
+        self.feature_weights_ = weights
+        self.feature_lower_ = lower * mult
+        self.feature_scale_ = scale
+        self._x_mult = mult if np.any(mult != 1.0) else None
+
+    def _premultiply(self, X: np.ndarray) -> np.ndarray:
+        """``X`` with each feature whose range overflows float64 divided by its power of two
+        (see ``_init_scaling``)."""
+        mult = self.__dict__.get("_x_mult")
+        return X if mult is None else X * mult
 
     def _feature_weights(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Per-feature weights in (0, 1] (max 1) from ``feature_weights``."""
@@ -93,7 +124,7 @@ class BaseMondrianForest(BaseEstimator):
         raise NotImplementedError
 
     def _scale(self, X: np.ndarray) -> np.ndarray:
-        return (X - self.feature_lower_) / self.feature_scale_
+        return (self._premultiply(X) - self.feature_lower_) / self.feature_scale_
 
     # -- fitting ----------------------------------------------------------------------------
     def fit(self, X, y):
@@ -115,34 +146,73 @@ class BaseMondrianForest(BaseEstimator):
         if not hasattr(self, "_store"):
             # the first batch is grown as a batch tree: identical in distribution, and faster
             return self._fit_batch(X, y, **kwargs)
+        checked = unchanged_since(self, self.__dict__.get("_checked_params"))
+        if not checked:
+            # (skipped while the parameters are the very objects checked last time: one point
+            # per call must stay cheap)
+            self._check_params()
+            check_unchanged(self, self.__dict__.get("_fit_params"))
         # finiteness is checked by the compiled ingest step, before anything is changed
         X = check_X(X, "X", self.n_features_in_, estimator=self, check_finite=False)
         yy = self._encode_target(y, X.shape[0], first=False, **kwargs)
-        self._store.extend(X, yy, self.feature_lower_, self.feature_scale_)
+        self._extend_store(self._premultiply(X), yy)
+        if not checked:
+            self._checked_params = self._param_snapshot()
         self._after_update()
         return self
 
+    def _extend_store(self, X: np.ndarray, y: np.ndarray) -> None:
+        self._store.extend(X, y, self.feature_lower_, self.feature_scale_, x_limit=X_LIMIT)
+
+    def _fit_targets(self, y: np.ndarray) -> np.ndarray:
+        """The encoded targets of a fit as the trees store them (hook for the regressor)."""
+        return y
+
+    def _param_snapshot(self) -> tuple:
+        return tuple((k, getattr(self, k)) for k in self._get_param_names())
+
     def _fit_batch(self, X, y, **kwargs):
+        # a rejected fit leaves the estimator as it was: every attribute set below is put back
+        saved = dict(self.__dict__)
+        try:
+            return self._fit_batch_unguarded(X, y, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    def _fit_batch_unguarded(self, X, y, **kwargs):
         self._check_params()
+        names = feature_names(X)
         X = check_X(X, "X", estimator=self)
         if self.feature_bounds is not None:
             check_bounds(self.feature_bounds, X.shape[1])
-        yy = self._encode_target(y, X.shape[0], first=True, **kwargs)
+        yy = self._fit_targets(self._encode_target(y, X.shape[0], first=True, **kwargs))
         self._init_scaling(X, yy)
         self.n_features_in_ = X.shape[1]
+        set_feature_names(self, names)
+        with np.errstate(over="ignore"):  # (refused just below)
+            Xs = self._scale(X)
+        far = ~(np.abs(Xs) <= X_LIMIT).all(axis=1)  # only possible outside feature_bounds
+        if far.any():
+            raise ValueError(f"Input X: sample {int(np.argmax(far))} lies too far outside "
+                             f"feature_bounds (more than {X_LIMIT:.3g} times their range away).")
         store = TreeStore(self.n_estimators, X.shape[1], self._n_stats(), self.lifetime,
                           self.min_samples_split, self._task, seed_sequence(self.random_state),
                           capacity=max(16, X.shape[0]))
-        store.fit(self._scale(X), yy)
+        store.fit(Xs, yy)
         self._store = store
+        self._fit_params = {k: getattr(self, k) for k in STRUCTURE_PARAMS}
+        self._checked_params = self._param_snapshot()
         self._after_update()
         return self
 
     def _checked_query(self, X, name="X") -> np.ndarray:
         check_fitted(self)
-        X = check_X(X, name, self.n_features_in_, estimator=self, check_finite=False)
+        X = self._premultiply(check_X(X, name, self.n_features_in_, estimator=self,
+                                      check_finite=False))
         out = np.empty(X.shape)
-        if scale_rows(X, self.feature_lower_, self.feature_scale_, out) >= 0:
+        if scale_rows(X, self.feature_lower_, self.feature_scale_, out, X_LIMIT) >= 0:
             raise ValueError(f"Input {name} contains NaN or infinity.")
         return out
 

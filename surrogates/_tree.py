@@ -418,41 +418,68 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
         j = child_containing(inode, fnode, t, j, X, p)
 
 
+#: largest magnitude of a scaled coordinate the trees work with.  Box widths, L1 distances
+#: summed over features and the branch-off rates derived from them stay finite below it; a
+#: query further out is moved to this distance (it is already certain to branch off at the
+#: root, so its prediction is the same), a training point further out is refused.
+X_LIMIT = 2.0 ** 512
+
+
 @njit(cache=True)
-def scale_rows(Xraw, lower, scale, out):
-    """``out = (Xraw - lower) / scale`` in one pass; returns the first row that is not
-    finite (``out`` is then incomplete) or -1."""
+def scale_rows(Xraw, lower, scale, out, limit):
+    """``out = (Xraw - lower) / scale`` in one pass, clipped to ``[-limit, limit]``; returns
+    the first row that is not finite (``out`` is then incomplete) or -1."""
     n, D = Xraw.shape
     for i in range(n):
         for d in range(D):
             v = Xraw[i, d]
             if not np.isfinite(v):
                 return i
-            out[i, d] = (v - lower[d]) / scale[d]
+            s = (v - lower[d]) / scale[d]
+            if s > limit:  # (also catches a difference that overflowed to inf)
+                s = limit
+            elif s < -limit:
+                s = -limit
+            out[i, d] = s
     return -1
 
 
-@njit(cache=True)
-def ingest(Xraw, yraw, lower, scale, start, X, y, write):
-    """Check new rows are finite, then (if ``write``) write them scaled into the buffers at
-    ``start``.
+# what :func:`ingest` found besides all well (-1): a non-finite input or target, an input too
+# far out of the scaled range, a target too large for its scaling (to be rescaled, not an
+# error); returned as ``4 * row + kind``, one integer being cheaper to return than a pair
+INGEST_BAD_X, INGEST_BAD_Y, INGEST_FAR_X, INGEST_BIG_Y = 0, 1, 2, 3
 
-    Returns -1 when all is well, ``i`` when row ``i`` of ``Xraw`` is not finite and ``n + i``
-    when ``yraw[i]`` is not; nothing is written then.
+
+@njit(cache=True)
+def ingest(Xraw, yraw, lower, scale, x_limit, y_mult, y_limit, start, X, y, write):
+    """Check new rows, then (if ``write``) write them scaled into the buffers at ``start``:
+    ``(Xraw - lower) / scale`` and ``yraw * y_mult``.
+
+    Returns -1 when all is well; otherwise ``4 * row + kind`` for the first problem, and
+    nothing is written: a non-finite ``Xraw`` (``INGEST_BAD_X``) or ``yraw``
+    (``INGEST_BAD_Y``), a scaled input beyond ``x_limit`` (``INGEST_FAR_X``), or, only when all
+    rows are otherwise valid, a scaled target beyond ``y_limit`` (``INGEST_BIG_Y``).
     """
     n, D = Xraw.shape
+    big = -1
     for i in range(n):
         for d in range(D):
             if not np.isfinite(Xraw[i, d]):
-                return i
+                return 4 * i + INGEST_BAD_X
         if not np.isfinite(yraw[i]):
-            return n + i
-    if not write:
-        return -1
-    for i in range(n):
+            return 4 * i + INGEST_BAD_Y
         for d in range(D):
-            X[start + i, d] = (Xraw[i, d] - lower[d]) / scale[d]
-        y[start + i] = yraw[i]
+            if not abs((Xraw[i, d] - lower[d]) / scale[d]) <= x_limit:
+                return 4 * i + INGEST_FAR_X
+        if big < 0 and not abs(yraw[i] * y_mult) <= y_limit:
+            big = i
+    if big >= 0:
+        return 4 * big + INGEST_BIG_Y
+    if write:
+        for i in range(n):
+            for d in range(D):
+                X[start + i, d] = (Xraw[i, d] - lower[d]) / scale[d]
+            y[start + i] = yraw[i] * y_mult
     return -1
 
 
@@ -646,6 +673,15 @@ class _SmallBatchKernel:
         chooser.record(k, (time.perf_counter() - t0) / n_points)
 
 
+class TargetsTooLarge(ValueError):
+    """Raised by :meth:`TreeStore.extend` when a scaled target exceeds ``y_limit``; the inputs
+    are otherwise valid and nothing was changed, so the caller can rescale and retry."""
+
+    def __init__(self, row):
+        super().__init__(f"Input y: target {row} is too large for the current target scaling.")
+        self.row = row
+
+
 class TreeStore:
     """All trees of one forest as flat arrays, plus the (scaled) training points they index.
 
@@ -725,11 +761,26 @@ class TreeStore:
         return state
 
     def reserve(self, n_points):
-        """Make room for ``n_points`` points in total (nodes: ``2 * n_points``)."""
+        """Make room for ``n_points`` points in total.
+
+        A tree of ``n`` points has at most ``2 n - 1`` nodes (every leaf holds a point), so
+        the node arrays are kept at twice the point capacity: then the kernels, which add
+        nodes without checking, can never write past them while the points fit.  (Unpickled
+        stores hold exactly what is in use and regain that margin here.)
+        """
         if n_points > self.X.shape[0]:
             self._allocate_points(max(n_points, 2 * self.X.shape[0]))
-        if 2 * n_points > self.inode.shape[1]:
-            self._allocate_nodes(max(2 * n_points, 2 * self.inode.shape[1]))
+        if 2 * self.X.shape[0] > self.inode.shape[1]:
+            self._allocate_nodes(max(2 * self.X.shape[0], 2 * self.inode.shape[1]))
+
+    def _check_room(self, n_points):
+        """Refuse to run a node-writing kernel on ``n_points`` points unless the arrays are
+        large enough for any tree those points can make (the compiled kernels do not check
+        their writes)."""
+        if n_points > self.X.shape[0] or 2 * n_points > self.inode.shape[1] \
+                or self.pnext.shape[1] < n_points:
+            raise RuntimeError(f"tree store too small for {n_points} points: point capacity "
+                               f"{self.X.shape[0]}, node capacity {self.inode.shape[1]}")
 
     def _args(self):
         return (self.X, self.y, self.inode, self.fnode, self.box, self.stats, self.pnext,
@@ -745,24 +796,37 @@ class TreeStore:
         self.X[:n] = X
         self.y[:n] = y
         self.n_points = n
+        self._check_room(n)
         fit_trees(n, *self._args())
 
-    def extend(self, Xraw, y, lower, scale):
+    def extend(self, Xraw, y, lower, scale, x_limit=np.inf, y_mult=1.0, y_limit=np.inf):
         """Insert points one at a time into every tree (online = batch in distribution).
 
         ``Xraw`` is in the user's units and is scaled by ``(Xraw - lower) / scale`` on the
-        way in.  Non-finite input raises ``ValueError`` and leaves the store untouched.
+        way in, ``y`` is multiplied by ``y_mult``.  Non-finite input, or a scaled input beyond
+        ``x_limit``, raises ``ValueError``; a scaled target beyond ``y_limit`` (all else valid)
+        raises :class:`TargetsTooLarge`; either leaves the store untouched.
         """
         b = Xraw.shape[0]
         start = self.n_points
-        room = start + b <= self.X.shape[0]
-        bad = ingest(Xraw, y, lower, scale, start, self.X, self.y, room)
+        room = start + b <= self.X.shape[0] and 2 * (start + b) <= self.inode.shape[1]
+        bad = ingest(Xraw, y, lower, scale, x_limit, y_mult, y_limit, start, self.X, self.y,
+                     room)
         if bad < 0 and not room:  # validated: now grow, then write
             self.reserve(start + b)
-            bad = ingest(Xraw, y, lower, scale, start, self.X, self.y, True)
+            bad = ingest(Xraw, y, lower, scale, x_limit, y_mult, y_limit, start, self.X, self.y,
+                         True)
         if bad >= 0:
-            name, row = ("X", bad) if bad < b else ("y", bad - b)
+            row, kind = divmod(bad, 4)
+            if kind == INGEST_BIG_Y:
+                raise TargetsTooLarge(row)
+            if kind == INGEST_FAR_X:
+                raise ValueError(f"Input X: sample {row} lies too far outside the feature range "
+                                 f"the model was fitted on (more than {x_limit:.3g} times that "
+                                 f"range away); pass feature_bounds covering it, or refit.")
+            name = "X" if kind == INGEST_BAD_X else "y"
             raise ValueError(f"Input {name} contains NaN or infinity (sample {row}).")
+        self._check_room(start + b)
         self.n_points = start + b
         if b >= 16 or self.n_trees < 2:
             kernel = extend_trees_parallel if self.n_trees >= 2 else extend_trees

@@ -16,7 +16,8 @@ from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_int, check_positive, check_target, check_X, seed_sequence
+from ._validation import (check_int, check_positive, check_target, check_X, feature_names,
+                          seed_sequence, set_feature_names)
 from .kernel import _check_seed, _resolve_delta2
 
 __all__ = ["laplace_kernel", "LaplaceKernelRidge", "RandomFourierFeatures",
@@ -70,6 +71,7 @@ class LaplaceKernelRidge(RegressorMixin, BaseEstimator):
         self.prior_variance = prior_variance
 
     def fit(self, X, y):
+        names = feature_names(X)
         X = check_X(X, "X", estimator=self)
         yy = check_target(y, X.shape[0], "y")
         _lifetimes(self.lifetime, X.shape[1])
@@ -83,6 +85,7 @@ class LaplaceKernelRidge(RegressorMixin, BaseEstimator):
         self.X_fit_ = X
         self.delta2_ = d2
         self.n_features_in_ = X.shape[1]
+        set_feature_names(self, names)
         n = X.shape[0]
         quad = float((yy - self.intercept_) @ self.dual_coef_)
         logdet = 2.0 * float(np.log(np.diag(self._chol[0])).sum())
@@ -130,10 +133,12 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         R = check_int(self.n_components, "n_components", 1)
         lam = check_positive(self.lifetime, "lifetime")
         _check_seed(self.random_state)
+        names = feature_names(X)
         X = check_X(X, "X", estimator=self)
         rng = np.random.default_rng(seed_sequence(self.random_state))
         self.omega_ = lam * rng.standard_cauchy((X.shape[1], R))
         self.n_features_in_ = X.shape[1]
+        set_feature_names(self, names)
         return self
 
     def transform(self, X) -> np.ndarray:
@@ -186,6 +191,7 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         P = check_int(self.n_grids, "n_grids", 1)
         lam = check_positive(self.lifetime, "lifetime")
         _check_seed(self.random_state)
+        names = feature_names(X)
         X = check_X(X, "X", estimator=self)
         rng = np.random.default_rng(seed_sequence(self.random_state))
         D = X.shape[1]
@@ -202,6 +208,7 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
             offsets.append(offsets[-1] + u.shape[0])
         self.bin_offsets_ = np.asarray(offsets, np.int64)
         self.n_features_in_ = D
+        set_feature_names(self, names)
         return self
 
     @property

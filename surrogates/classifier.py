@@ -118,6 +118,18 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     ----------
     classes_ : ndarray of shape (n_classes,)
     n_features_in_, n_samples_seen_, feature_lower_, feature_scale_, feature_weights_
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of the data frame the forest was fitted on (only when it had string
+        column names); later data frames must have the same columns in the same order.
+
+    Notes
+    -----
+    ``n_estimators``, ``lifetime``, ``min_samples_split``, ``feature_bounds``,
+    ``feature_weights`` and ``random_state`` shape the trees and are applied by ``fit`` (and by
+    a first ``partial_fit``): after ``set_params`` changes one of them, predictions still use
+    the fitted forest, as in scikit-learn, and ``partial_fit`` raises ``ValueError`` until
+    ``fit`` is called.  ``discount_factor``, ``branch_counts`` and ``proba_floor`` act at
+    prediction time and may be changed at any time.
     """
 
     _task = TASK_CLASSIFICATION
@@ -141,11 +153,17 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
 
     def _check_params(self):
         super()._check_params()
-        check_positive(self.discount_factor, "discount_factor")
-        check_choice(self.branch_counts, "branch_counts", {"ikn", "ref"})
+        self._prediction_params()
+
+    def _prediction_params(self):
+        """``(discount_factor, branch_counts == "ref", proba_floor)``, checked (they may have
+        been changed by ``set_params`` after fitting)."""
+        d = check_positive(self.discount_factor, "discount_factor")
+        ref = check_choice(self.branch_counts, "branch_counts", {"ikn", "ref"}) == "ref"
         f = self.proba_floor
         if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 <= f < 1:
             raise ValueError(f"proba_floor must be a number in [0, 1), got {f!r}.")
+        return d, ref, f
 
     def _encode_target(self, y, n_samples, first, classes=None):
         if y is None:
@@ -206,21 +224,21 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, shape ``(n_samples, n_classes)``; rows sum to one."""
         Xs = self._checked_query(X)
+        discount_factor, ref, proba_floor = self._prediction_params()
         cache = self.__dict__.get("_proba_cache")
         if cache is None:  # a model pickled before the cache existed
             cache = self._proba_cache = _ProbaCache()
         s = self._store
         out = np.empty((Xs.shape[0], len(self.classes_)))
-        gamma = float(self.discount_factor) * self.n_features_in_
-        ref = self.branch_counts == "ref"
+        gamma = discount_factor * self.n_features_in_
         arrays = cache.get(s, len(self.classes_), gamma, Xs.shape[0])
         if arrays is None:
             predict_proba_trees(Xs, s.inode, s.fnode, s.box, s.stats, s.meta, gamma, ref, out)
         else:
             block = max(1, -(-Xs.shape[0] // numba.get_num_threads()))
             predict_proba_cached(Xs, *arrays, s.box, s.stats, s.meta, gamma, ref, out, block)
-        if self.proba_floor:
-            out = (1.0 - self.proba_floor) * out + self.proba_floor / out.shape[1]
+        if proba_floor:
+            out = (1.0 - proba_floor) * out + proba_floor / out.shape[1]
         return out
 
     def predict_log_proba(self, X) -> np.ndarray:

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _grid_core as core
 from ._validation import check_choice, check_int, check_positive, check_target, check_X, \
-    seed_sequence
+    feature_names, seed_sequence, set_feature_names
 
 __all__ = ["GridExploration", "MondrianGrid"]
 
@@ -731,6 +731,7 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
         the inverse.
         """
         self._check_params()
+        names = feature_names(X)
         X = check_X(X, "X", estimator=self)
         y = check_target(y, X.shape[0], "y")
         lam = self._check_lifetimes(self.lifetimes, X.shape[1])
@@ -748,6 +749,7 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
         self._state = st
         self._tie_seed = int(words[1])
         self.n_features_in_ = X.shape[1]
+        set_feature_names(self, names)
         return self
 
     # -- fitted quantities ------------------------------------------------------------------

@@ -30,7 +30,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _kernel_core as core
 from ._tree import LEFT, NNODES, TASK_STRUCTURE, TAU, TreeStore
-from ._validation import (check_choice, check_int, check_positive, check_target, check_X,
+from ._validation import (check_choice, check_int, check_positive, check_target,
+                          check_unchanged, check_X, feature_names, set_feature_names,
                           seed_sequence)
 
 __all__ = ["MondrianKernel", "MondrianKernelRidge", "LifetimePath", "lifetime_path",
@@ -247,6 +248,9 @@ class MondrianKernel(TransformerMixin, BaseEstimator):
         Tree of each output column.
     """
 
+    #: parameters applied by ``fit``; ``partial_fit`` refuses to go on after they changed
+    _STRUCTURE = ("n_trees", "lifetime", "random_state")
+
     def __init__(self, n_trees=50, lifetime=1.0, extension="expected", random_state=None):
         self.n_trees = n_trees
         self.lifetime = lifetime
@@ -262,12 +266,15 @@ class MondrianKernel(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Sample the ``n_trees`` Mondrian partitions of the rows of ``X`` up to ``lifetime``."""
         self._check_params()
+        names = feature_names(X)
         X = check_X(X, "X", estimator=self)
         ss = seed_sequence(self.random_state)
         tree_ss, sample_ss = ss.spawn(2)
         self._map = _CellMap.grow(X, self.n_trees, self.lifetime, tree_ss)
         self._sample_seed = int(sample_ss.generate_state(1, np.uint64)[0])
         self.n_features_in_ = X.shape[1]
+        set_feature_names(self, names)
+        self._fit_params = {k: getattr(self, k) for k in self._STRUCTURE}
         return self
 
     def partial_fit(self, X, y=None):
@@ -276,6 +283,7 @@ class MondrianKernel(TransformerMixin, BaseEstimator):
         if not hasattr(self, "_map"):
             return self.fit(X)
         self._check_params()
+        check_unchanged(self, self.__dict__.get("_fit_params"))
         X = check_X(X, "X", self.n_features_in_, estimator=self, check_finite=False)
         self._map.extend(X)
         return self
@@ -389,6 +397,9 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         ``log p(y | X, lifetime)`` with the ``-(N - C)/2 log delta2`` term kept (spec A4).
     """
 
+    #: parameters applied by ``fit``; ``partial_fit`` refuses to go on after they changed
+    _STRUCTURE = ("n_trees", "lifetime", "delta2", "alpha", "solver", "random_state")
+
     def __init__(self, n_trees=50, lifetime=1.0, delta2=None, alpha=None, solver="auto",
                  prior_variance=1.0, sgd_epochs=10, eta0=0.01, power_t=0.25, random_state=None):
         self.n_trees = n_trees
@@ -433,16 +444,18 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             [R], spec A10), e.g. the validation and test inputs.
         """
         self._check_params()
+        names = feature_names(X)
         X = check_X(X, "X", estimator=self)
         yy = check_target(y, X.shape[0], "y")
         rows = X
         if X_unlabeled is not None:
-            Xu = check_X(X_unlabeled, "X_unlabeled", X.shape[1], estimator=self)
+            Xu = check_X(X_unlabeled, "X_unlabeled", X.shape[1], estimator=self, names=names)
             rows = np.vstack([X, Xu])
         ss = seed_sequence(self.random_state)
         tree_ss, sgd_ss = ss.spawn(2)
         cmap = _CellMap.grow(rows, self.n_trees, self.lifetime, tree_ss)
         self.n_features_in_ = X.shape[1]
+        set_feature_names(self, names)
         self._fit_map(cmap, np.arange(X.shape[0]), yy, sgd_ss)
         return self
 
@@ -495,6 +508,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
                                       int(self.sgd_epochs), 1.0, self._rng, True)
         self._stale = True
         self._solve()
+        self._fit_params = {k: getattr(self, k) for k in self._STRUCTURE}
 
     def partial_fit(self, X, y):
         """Add rows online: extend the trees (at most one new cell per tree and row), then
@@ -504,6 +518,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         if not hasattr(self, "_map"):
             return self.fit(X, y)
         self._check_params()
+        check_unchanged(self, self.__dict__.get("_fit_params"))
         X = check_X(X, "X", self.n_features_in_, estimator=self, check_finite=False)
         yy = check_target(y, X.shape[0], "y")
         cmap = self._map

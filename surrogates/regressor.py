@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.special import ndtri
 from sklearn.base import RegressorMixin
@@ -12,7 +14,7 @@ from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP,
                           predict_forest_moments_nodes, predict_forest_moments_serial,
                           predict_regression,
                           predict_regression_serial)
-from ._tree import ROOT, TASK_REGRESSION, _SmallBatchKernel
+from ._tree import ROOT, TASK_REGRESSION, X_LIMIT, TargetsTooLarge, _SmallBatchKernel
 from ._validation import check_choice, check_positive, check_target
 
 
@@ -26,6 +28,20 @@ PARALLEL_FROM = 256
 #: (``predict_forest_moments_nodes``): measured 1.2-2x faster than walking each point down
 #: each tree from about 20,000 points on, slower below (fewer blocks than threads)
 NODES_FROM = 4 * NODE_BLOCK
+
+#: targets are divided by a power of two when their magnitude exceeds Y_LIMIT.  The node
+#: statistics hold squared deviations summed over points, and the predictive moments squared
+#: differences of means, which overflow float64 for targets beyond about 1e154; below 2^400
+#: (about 2.6e120) they stay finite for any number of points, and ordinary targets are never
+#: rescaled (their arithmetic is unchanged bit for bit).
+Y_LIMIT = 2.0 ** 400
+
+
+def _target_exponent(y: np.ndarray) -> int:
+    """``k`` such that ``y / 2^k`` is safe to store: 0 when ``max |y| <= Y_LIMIT``, otherwise
+    the exponent that brings ``max |y|`` into ``[0.5, 1)`` (dividing by ``2^k`` is exact)."""
+    top = float(np.max(np.abs(y))) if y.size else 0.0
+    return math.frexp(top)[1] if top > Y_LIMIT else 0
 
 
 class _PredictBatchKernel(_SmallBatchKernel):
@@ -104,9 +120,27 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         The weights in use (all ones by default).
     hyperparameters_ : dict
         ``mu_H``, ``gamma1``, ``gamma2``, ``noise_var`` in use (from the data seen so far).
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of the data frame the forest was fitted on (only when it had string
+        column names).  Later data frames must have the same columns in the same order
+        (``ValueError`` otherwise); arrays are taken by position, with a warning.
 
     Notes
     -----
+    ``n_estimators``, ``lifetime``, ``min_samples_split``, ``feature_bounds``,
+    ``feature_weights`` and ``random_state`` shape the trees and the feature scaling: they are
+    applied by ``fit`` (and by a first ``partial_fit``).  After ``set_params`` changes one of
+    them, predictions still use the fitted forest, as in scikit-learn, and ``partial_fit``
+    raises ``ValueError`` until ``fit`` is called.  ``posterior``, ``branch_off``, ``K_cap``,
+    ``gamma2_factor`` and ``noise_var`` act at prediction time and may be changed at any time.
+
+    Targets beyond about 2.6e120 in magnitude are divided internally by a power of two (exact)
+    and predictions mapped back (variances beyond float64, of targets beyond about 1e154, are
+    inf; standard deviations stay finite).  A feature whose range overflows float64 is taken
+    divided by a power of two, ``feature_lower_`` and ``feature_scale_`` then describing the
+    divided feature.  Inputs more than about 1e154 feature ranges outside the fitted range are
+    refused by ``partial_fit`` and treated as that far away by predictions.
+
     Like every constant-leaf tree model it cannot extrapolate beyond ``[min y, max y]``, and
     label-independent splits make it sensitive to irrelevant features (thesis §6.5.4).
     Numba uses all cores; set ``NUMBA_NUM_THREADS`` to limit it.
@@ -157,6 +191,37 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def _after_update(self):
         self._bp_key = None
 
+    # -- target scaling (only targets beyond Y_LIMIT are rescaled) -----------------------------
+    def _fit_targets(self, y):
+        k = _target_exponent(y)
+        self._y_exp = k
+        return np.ldexp(y, -k) if k else y
+
+    def _extend_store(self, X, y):
+        k = self.__dict__.get("_y_exp", 0)
+        s = self._store
+        try:
+            s.extend(X, y, self.feature_lower_, self.feature_scale_, X_LIMIT,
+                     math.ldexp(1.0, -k), Y_LIMIT)
+        except TargetsTooLarge:
+            # targets far larger than any before (everything else was valid and nothing was
+            # changed): divide all stored targets by a further power of two, exactly, recompute
+            # the node statistics (the partitions do not depend on the targets), then insert
+            k_new = max(k, _target_exponent(y))
+            s.set_targets(np.ldexp(s.y[:s.n_points], k - k_new))
+            self._y_exp = k_new
+            s.extend(X, y, self.feature_lower_, self.feature_scale_, X_LIMIT,
+                     math.ldexp(1.0, -k_new), Y_LIMIT)
+
+    def _unscale(self, values, power=1):
+        """Targets' ``values`` (``power=2``: their squares) back in the user's units; a
+        variance of targets beyond about 1e154 is inf there."""
+        k = self.__dict__.get("_y_exp", 0)
+        if not k:
+            return values
+        with np.errstate(over="ignore"):
+            return np.ldexp(values, power * k)
+
     def _mode(self) -> int:
         check_choice(self.posterior, "posterior", {"empirical", "bp"})
         if self.posterior == "empirical":
@@ -197,19 +262,29 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             raise ValueError(f"Input y has {yy.shape[0]} targets, but the forest has seen {n} "
                              f"samples.")
         yy = check_target(y, n, "y")
-        self._store.set_targets(yy)
+        k = _target_exponent(yy)
+        self._store.set_targets(np.ldexp(yy, -k) if k else yy)
+        self._y_exp = k
         self._after_update()
         return self
 
     # -- hyper-parameters and messages ------------------------------------------------------
     def _hyper(self):
+        """The hyper-parameters in the stored (possibly rescaled) target units."""
         s = self._store
         r = s.meta[0, ROOT]
         n, mean, m2 = s.stats[0, r]
-        if self.noise_var is not None:
-            check_positive(self.noise_var, "noise_var")
+        # prediction-time parameters may have been changed by set_params since the last fit
+        check_positive(self.K_cap, "K_cap", allow_inf=True)
+        check_positive(self.gamma2_factor, "gamma2_factor")
+        noise_var = self.noise_var
+        if noise_var is not None:
+            noise_var = check_positive(noise_var, "noise_var")
+            k = self.__dict__.get("_y_exp", 0)
+            if k:
+                noise_var = math.ldexp(noise_var, -2 * k)
         return heuristic_hyperparameters(n, mean, m2 / n, s.n_features, self.K_cap,
-                                         self.gamma2_factor, self.noise_var)
+                                         self.gamma2_factor, noise_var)
 
     def log_marginal_likelihood(self) -> np.ndarray:
         """Log marginal likelihood of the training targets under each tree's hierarchical
@@ -218,13 +293,16 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         if self._mode() == MODE_EMPIRICAL:
             raise ValueError("log_marginal_likelihood needs posterior='bp'.")
         self._prepare()
-        return self._log_ml.copy()
+        k = self.__dict__.get("_y_exp", 0)
+        # the density of targets divided by 2^k is 2^(k n) times that of the targets
+        return self._log_ml - k * self._store.n_points * math.log(2.0)
 
     @property
     def hyperparameters_(self) -> dict:
         check_fitted(self)
         mu, g1, g2, s2 = self._hyper()
-        return {"mu_H": mu, "gamma1": g1, "gamma2": g2, "noise_var": s2}
+        return {"mu_H": self._unscale(mu), "gamma1": self._unscale(g1, 2), "gamma2": g2,
+                "noise_var": self._unscale(s2, 2)}
 
     def _prepare(self):
         mode = self._mode()
@@ -264,7 +342,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def predict_per_tree(self, X):
         """Each tree's predictive mean and variance, two arrays ``(n_samples, n_estimators)``."""
         mean, var, _ = self._run(self._checked_query(X))
-        return mean, var
+        return self._unscale(mean), self._unscale(var, 2)
 
     def predict(self, X, return_std: bool = False):
         """Predictive mean, and with ``return_std`` the predictive standard deviation.
@@ -289,14 +367,17 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             _PredictBatchKernel.run(s, "_predict_batches", predict_forest_moments_serial,
                                     predict_forest_moments, n, *args)
         if not return_std:
-            return mean
-        return mean, np.sqrt(var)
+            return self._unscale(mean)
+        return self._unscale(mean), self._unscale(np.sqrt(var))
 
     def predictive_log_pdf(self, X, y) -> np.ndarray:
         """Log density of each ``y[i]`` under the full predictive mixture at ``X[i]``."""
         Xs = self._checked_query(X)
         yy = check_target(y, Xs.shape[0], "y")
-        return self._run(Xs, yy)[2]
+        k = self.__dict__.get("_y_exp", 0)
+        if not k:
+            return self._run(Xs, yy)[2]
+        return self._run(Xs, np.ldexp(yy, -k))[2] - k * math.log(2.0)
 
     def nlpd(self, X, y) -> float:
         """Mean negative log predictive density of ``y`` given ``X`` (mixture density)."""

@@ -15,7 +15,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_int, check_target, check_X, seed_sequence
+from ._validation import (check_int, check_target, check_X, feature_names, seed_sequence,
+                          set_feature_names)
 
 __all__ = ["SMACRandomForestRegressor"]
 
@@ -47,6 +48,7 @@ class SMACRandomForestRegressor(RegressorMixin, BaseEstimator):
         check_int(self.n_estimators, "n_estimators", 1)
         check_int(self.min_samples_split, "min_samples_split", 2)
         check_int(self.min_samples_leaf, "min_samples_leaf", 1)
+        names = feature_names(X)
         X = check_X(X, "X", estimator=self)
         y = check_target(y, X.shape[0], "y")
         if not np.isfinite(y).all():
@@ -77,6 +79,7 @@ class SMACRandomForestRegressor(RegressorMixin, BaseEstimator):
         self.estimators_ = trees
         self._leaf_values = leaf_values
         self.n_features_in_ = X.shape[1]
+        set_feature_names(self, names)
         return self
 
     def predict_per_tree(self, X):

@@ -292,3 +292,51 @@ def test_fresh_array_large_is_a_plain_writable_array():
         a[...] = np.zeros((), dtype)
         b = pickle.loads(pickle.dumps(a))
         np.testing.assert_array_equal(a, b)
+
+
+def test_structure_parameter_changed_after_fit_is_refused_by_partial_fit():
+    X, y = _blobs(120)
+    m = MondrianForestClassifier(n_estimators=5, random_state=0).fit(X[:100], y[:100])
+    before = m.predict_proba(X)
+    for params, match in [({"n_estimators": 20}, "n_estimators was changed"),
+                          ({"min_samples_split": 0}, "min_samples_split must be >= 1"),
+                          ({"lifetime": 2.0}, "lifetime was changed"),
+                          ({"random_state": 1}, "random_state was changed")]:
+        old = {k: m.get_params()[k] for k in params}
+        m.set_params(**params)
+        with pytest.raises(ValueError, match=match):
+            m.partial_fit(X[100:], y[100:])
+        assert m.n_samples_seen_ == 100
+        np.testing.assert_array_equal(before, m.predict_proba(X))  # the fitted forest
+        m.set_params(**old)
+    m.set_params(discount_factor=3.0, branch_counts="ref", proba_floor=0.1)  # act at once
+    m.partial_fit(X[100:], y[100:])
+    assert m.n_samples_seen_ == 120
+    for params, match in [({"discount_factor": -1.0}, "discount_factor"),
+                          ({"branch_counts": "rf"}, "branch_counts"),
+                          ({"proba_floor": 1.0}, "proba_floor")]:
+        old = {k: m.get_params()[k] for k in params}
+        m.set_params(**params)
+        with pytest.raises(ValueError, match=match):
+            m.predict_proba(X)
+        m.set_params(**old)
+
+
+def test_a_rejected_refit_leaves_the_fitted_classifier_as_it_was():
+    X, y = _blobs(60)
+    m = MondrianForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    before = m.predict_proba(X)
+    classes = m.classes_.copy()
+    m.set_params(feature_weights=[1.0, 2.0, 3.0])  # wrong length: found after the labels
+    with pytest.raises(ValueError, match="feature_weights"):
+        m.fit(X, np.array(["a", "b", "c", "d"] * 15))
+    np.testing.assert_array_equal(m.classes_, classes)
+    np.testing.assert_array_equal(before, m.predict_proba(X))
+
+
+def test_queries_whose_scaled_distance_overflows_get_finite_probabilities():
+    X, y = _blobs(60)
+    m = MondrianForestClassifier(n_estimators=5, random_state=0).fit(X * 1e-200, y)
+    p = m.predict_proba(np.array([[1e300, 0.0], [-1e308, 1e308], [0.5e-200, 0.5e-200]]))
+    assert np.all(np.isfinite(p))
+    np.testing.assert_allclose(p[:2], 1.0 / len(m.classes_))  # far from all data: uniform

@@ -378,6 +378,27 @@ def test_bad_input_names_the_argument_and_leaves_state_untouched():
         lifetime_path(X, y, X, y, max_lifetime=1.0, solver="cg")
 
 
+@pytest.mark.parametrize("make,param,value", [
+    (lambda: MondrianKernel(n_trees=3, lifetime=2.0, random_state=0), "n_trees", 6),
+    (lambda: MondrianKernel(n_trees=3, lifetime=2.0, random_state=0), "lifetime", 4.0),
+    (lambda: MondrianKernelRidge(n_trees=3, lifetime=2.0, random_state=0), "n_trees", 6),
+    (lambda: MondrianKernelRidge(n_trees=3, lifetime=2.0, random_state=0), "lifetime", 4.0),
+    (lambda: MondrianKernelRidge(n_trees=3, lifetime=2.0, random_state=0), "delta2", 0.1),
+    (lambda: MondrianKernelRidge(n_trees=3, lifetime=2.0, random_state=0), "solver", "sgd"),
+    (lambda: MondrianKernelRidge(n_trees=3, lifetime=2.0, random_state=0), "random_state", 5)])
+def test_parameter_applied_by_fit_and_changed_since_is_refused_by_partial_fit(make, param,
+                                                                             value):
+    X, y = _data(40, 2)
+    m = make().fit(X, y)
+    n_cells = m.n_cells_
+    m.set_params(**{param: value})
+    with pytest.raises(ValueError, match=f"{param} was changed .* since the last fit"):
+        m.partial_fit(X[:2] + 0.5, y[:2])
+    assert m.n_cells_ == n_cells and m._map.store.n_points == 40
+    m.fit(X, y).partial_fit(X[:2] + 0.5, y[:2])  # fit applies it
+    assert m._map.store.n_points == 42
+
+
 def test_pickle_round_trip_and_reproducibility():
     X, y = _data(80, 2)
     m = MondrianKernelRidge(n_trees=5, lifetime=3.0, random_state=7).fit(X, y)

@@ -525,3 +525,204 @@ def test_node_batched_moments_equal_the_per_point_walk(posterior, branch_off, li
         m1, s1 = f.predict(Q[lo:lo + regressor.SERIAL_BELOW], return_std=True)
         np.testing.assert_array_equal(m1, m[lo:lo + regressor.SERIAL_BELOW])
         np.testing.assert_array_equal(s1, s[lo:lo + regressor.SERIAL_BELOW])
+
+
+# --------------------------------------------------------------------------------------------
+# targets and inputs near the limits of float64
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("posterior", ["empirical", "bp"])
+@pytest.mark.parametrize("kind", ["1e300", "+-1e308", "1e200 offset", "1e-300 tiny"])
+def test_huge_targets_give_finite_predictions(posterior, kind):
+    """Squared deviations of targets beyond ~1e154 overflow: such targets are rescaled inside
+    and the predictions come back finite, in the targets' units."""
+    X, y = _data(200, 2)
+    Y = {"1e300": y / np.abs(y).max() * 1e300,
+         "+-1e308": np.where(y > np.median(y), 1e308, -1e308),
+         "1e200 offset": 1e200 + y * 1e186,
+         "1e-300 tiny": y * 1e-300}[kind]
+    m = MondrianForestRegressor(posterior=posterior, min_samples_split=2, random_state=0)
+    m.fit(X[:150], Y[:150])
+    m.partial_fit(X[150:], Y[150:])
+    mean, std = m.predict(X, return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std)) and np.all(std > 0)
+    assert np.all(np.abs(mean) <= np.abs(Y).max())
+    # the training points are fitted (min_samples_split=2: each point is nearly its own leaf);
+    # compared in [0, 1] (halves first: Y's range may overflow)
+    def unit(v):
+        return (v / 2 - Y.min() / 2) / (Y.max() / 2 - Y.min() / 2)
+
+    assert np.corrcoef(unit(mean), unit(Y))[0, 1] > 0.9
+    assert np.all(np.isfinite(m.predictive_log_pdf(X, Y)))
+
+
+@pytest.mark.parametrize("posterior", ["empirical", "bp"])
+def test_huge_targets_are_rescaled_exactly(posterior):
+    """Targets times 2^900 give exactly 2^900 times the predictions (division by a power of
+    two is exact), and densities shifted by -900 log 2."""
+    X, y = _data(300, 3, seed=2)
+    Q = np.random.default_rng(0).uniform(-0.5, 1.5, (500, 3))
+    kw = dict(posterior=posterior, min_samples_split=2, n_estimators=5, random_state=0)
+    a = MondrianForestRegressor(**kw).fit(X[:200], y[:200])
+    b = MondrianForestRegressor(**kw).fit(X[:200], np.ldexp(y[:200], 900))
+    for i in range(200, 300, 10):
+        a.partial_fit(X[i:i + 10], y[i:i + 10])
+        b.partial_fit(X[i:i + 10], np.ldexp(y[i:i + 10], 900))
+    (ma, sa), (mb, sb) = a.predict(Q, return_std=True), b.predict(Q, return_std=True)
+    np.testing.assert_array_equal(np.ldexp(ma, 900), mb)
+    np.testing.assert_array_equal(np.ldexp(sa, 900), sb)
+    np.testing.assert_allclose(a.predictive_log_pdf(Q[:50], y[:50]) - 900 * np.log(2),
+                               b.predictive_log_pdf(Q[:50], np.ldexp(y[:50], 900)),
+                               rtol=1e-12)
+    assert b.hyperparameters_["mu_H"] == np.ldexp(a.hyperparameters_["mu_H"], 900)
+    if posterior == "bp":
+        np.testing.assert_allclose(a.log_marginal_likelihood() - 300 * 900 * np.log(2),
+                                   b.log_marginal_likelihood(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("posterior", ["empirical", "bp"])
+def test_a_huge_target_arriving_online_rescales_the_stored_ones(posterior):
+    from surrogates._tree import check_invariants
+
+    X, y = _data(200, 2, seed=3)
+    m = MondrianForestRegressor(posterior=posterior, min_samples_split=2, random_state=0)
+    m.fit(X[:100], y[:100])
+    for i in range(100, 200):
+        m.partial_fit(X[i:i + 1], y[i:i + 1] * (1e300 if i == 150 else 1.0))
+    check_invariants(m._store)
+    mean, std = m.predict(X, return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std))
+    assert np.argmax(np.abs(mean)) == 150
+    m.refit_targets(y)  # ordinary targets again: no rescaling left
+    np.testing.assert_array_equal(m._store.y[:200], y)
+    assert np.isfinite(m.predict(X, return_std=True)[1]).all()
+
+
+@pytest.mark.parametrize("posterior", ["empirical", "bp"])
+def test_a_feature_range_overflowing_float64_is_scaled_exactly(posterior):
+    """A feature spanning +-1.5 * 2^1023 (its range overflows) is halved exactly: the trees
+    and predictions are those of the same feature spanning +-1.5."""
+    X, y = _data(300, 3, seed=5)
+    X[:, 0] = 3 * X[:, 0] - 1.5
+    big = X.copy()
+    big[:, 0] = np.ldexp(X[:, 0], 1023)
+    with np.errstate(over="ignore"):
+        assert np.isinf(big[:, 0].max() - big[:, 0].min())
+    Q = np.random.default_rng(1).uniform(-1.5, 1.5, (400, 3))
+    Qbig = Q.copy()
+    Qbig[:, 0] = np.ldexp(Q[:, 0], 1023)
+    kw = dict(posterior=posterior, min_samples_split=2, n_estimators=5, random_state=0)
+    a = MondrianForestRegressor(**kw).fit(X[:200], y[:200])
+    b = MondrianForestRegressor(**kw).fit(big[:200], y[:200])
+    for i in range(200, 300):
+        a.partial_fit(X[i:i + 1], y[i:i + 1])
+        b.partial_fit(big[i:i + 1], y[i:i + 1])
+    for u, v in zip(a.predict(Q, return_std=True), b.predict(Qbig, return_std=True)):
+        np.testing.assert_array_equal(u, v)
+    # +-1e308 exactly, and bounds that wide: a model that follows the data, not a constant
+    wide = X.copy()
+    wide[:, 0] = X[:, 0] * 1e308
+    for fb in (None, [(-1e308, 1e308), (0, 1), (0, 1)]):
+        c = MondrianForestRegressor(feature_bounds=fb, **kw).fit(wide, y)
+        mean, std = c.predict(wide, return_std=True)
+        assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std))
+        assert np.corrcoef(mean, y)[0, 1] > 0.9
+
+
+def test_points_too_far_outside_the_fitted_range_are_refused_and_queries_clipped():
+    X, y = _data(100, 2)
+    tiny = X * 1e-200
+    m = MondrianForestRegressor(random_state=0).fit(tiny, y)
+    before = _snapshot(m)
+    with pytest.raises(ValueError, match="sample 1 lies too far outside the feature range"):
+        m.partial_fit(np.array([[5e-201, 5e-201], [1e300, 0.0]]), np.array([1.0, 2.0]))
+    after = _snapshot(m)
+    for k, v in before.items():
+        np.testing.assert_array_equal(v, after[k], err_msg=k)
+    mean, std = m.predict(np.array([[1e300, 0.0], [-1e308, 1e308]]), return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std))
+    np.testing.assert_allclose(mean, y.mean(), rtol=0.2)  # the prior, far from the data
+    bounded = MondrianForestRegressor(feature_bounds=[(0, 1e-200), (0, 1e-200)], random_state=0)
+    with pytest.raises(ValueError, match="sample 3 lies too far outside feature_bounds"):
+        bounded.fit(np.r_[tiny[:3], [[1e300, 0.0]], tiny[3:]], np.r_[y, 0.0])
+    assert not hasattr(bounded, "n_features_in_")
+
+
+# --------------------------------------------------------------------------------------------
+# set_params after fitting: structure parameters need fit, prediction parameters act at once
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("param,value", [
+    ("n_estimators", 20), ("lifetime", 5.0), ("min_samples_split", 3),
+    ("feature_bounds", [(0, 1), (0, 1)]), ("feature_weights", [1.0, 0.5]),
+    ("feature_weights", "f_score"), ("random_state", 7)])
+def test_structure_parameter_changed_after_fit_is_refused_by_partial_fit(param, value):
+    X, y = _data(200, 2)
+    m = MondrianForestRegressor(random_state=0).fit(X[:150], y[:150])
+    for i in range(150, 160):
+        m.partial_fit(X[i:i + 1], y[i:i + 1])
+    before = _snapshot(m)
+    pred = m.predict(X, return_std=True)
+    m.set_params(**{param: value})
+    with pytest.raises(ValueError, match=f"{param} was changed from .* since the last fit"
+                                         f"(.|\n)*Call fit"):
+        m.partial_fit(X[160:161], y[160:161])
+    after = _snapshot(m)
+    for k, v in before.items():
+        np.testing.assert_array_equal(v, after[k], err_msg=k)
+    # predictions use the fitted forest (as scikit-learn estimators use fitted attributes)
+    np.testing.assert_array_equal(pred, m.predict(X, return_std=True))
+    assert m.predict_per_tree(X[:3])[0].shape == (3, 10)
+    # fit applies the new value, after which partial_fit goes on
+    m.fit(X[:150], y[:150]).partial_fit(X[150:160], y[150:160])
+    assert m.n_samples_seen_ == 160
+    if param == "n_estimators":
+        assert m.predict_per_tree(X[:3])[0].shape == (3, 20)
+
+
+def test_structure_parameter_set_back_or_to_an_equal_value_is_accepted():
+    X, y = _data(100, 2)
+    m = MondrianForestRegressor(feature_bounds=[(0, 1), (0, 1)], random_state=0).fit(X, y)
+    m.set_params(n_estimators=20)
+    with pytest.raises(ValueError, match="n_estimators"):
+        m.partial_fit(X[:1], y[:1])
+    m.set_params(n_estimators=10, feature_bounds=np.array([[0.0, 1.0], [0.0, 1.0]]))
+    m.partial_fit(X[:1], y[:1])
+    assert m.n_samples_seen_ == 101
+
+
+def test_invalid_parameter_set_after_fit_is_refused_by_partial_fit_and_predict():
+    X, y = _data(100, 2)
+    m = MondrianForestRegressor(random_state=0).fit(X, y)
+    for params, match in [({"min_samples_split": 0}, "min_samples_split must be >= 1"),
+                          ({"n_estimators": 2.5}, "n_estimators must be an integer"),
+                          ({"lifetime": -1.0}, "lifetime"),
+                          ({"K_cap": -1}, "K_cap"), ({"posterior": "exact"}, "posterior")]:
+        old = {k: m.get_params()[k] for k in params}
+        m.set_params(**params)
+        with pytest.raises((ValueError, TypeError), match=match):
+            m.partial_fit(X[:1], y[:1])
+        m.set_params(**old)
+    assert m.n_samples_seen_ == 100
+    for params, match in [({"K_cap": -1}, "K_cap"), ({"gamma2_factor": 0}, "gamma2_factor"),
+                          ({"noise_var": -1.0}, "noise_var"), ({"posterior": "x"}, "posterior"),
+                          ({"posterior": "bp", "branch_off": "Q"}, "branch_off")]:
+        old = {k: m.get_params()[k] for k in params}
+        m.set_params(**params)
+        with pytest.raises(ValueError, match=match):
+            m.predict(X, return_std=True)
+        m.set_params(**old)
+
+
+def test_prediction_parameters_can_be_changed_between_online_updates():
+    X, y = _data(200, 2)
+    m = MondrianForestRegressor(random_state=0).fit(X[:100], y[:100])
+    first = m.predict(X, return_std=True)
+    m.set_params(posterior="bp", branch_off="R", K_cap=500.0, gamma2_factor=2.0, noise_var=0.01)
+    m.partial_fit(X[100:], y[100:])
+    assert m.hyperparameters_["noise_var"] == 0.01
+    assert not np.array_equal(first[1], m.predict(X, return_std=True)[1])
+    ref = MondrianForestRegressor(posterior="bp", branch_off="R", K_cap=500.0,
+                                  gamma2_factor=2.0, noise_var=0.01, random_state=0)
+    ref.fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
+    np.testing.assert_array_equal(ref.predict(X, return_std=True), m.predict(X, return_std=True))

@@ -186,3 +186,73 @@ def test_invariants_hold_for_arbitrary_small_data(X, mss, split, seed):
     check_invariants(m._store)
     mean, std = m.predict(X, return_std=True)
     assert np.all(np.isfinite(mean)) and np.all(std >= 0)
+
+
+# --------------------------------------------------------------------------------------------
+# node capacity of a store that was pickled (unpickled stores hold exactly the nodes in use)
+# --------------------------------------------------------------------------------------------
+
+def _unpickled_forest(kind):
+    """A forest fitted on 100 points and pickled, the shape that used to run out of nodes:
+    its node arrays come back holding exactly the nodes in use, fewer than twice the points."""
+    import pickle
+
+    from surrogates import MondrianForestClassifier
+
+    if kind == "classifier":
+        # noisy labels: blocks seldom become pure (and paused), so the trees have about as
+        # many nodes as a regression tree
+        rng = np.random.default_rng(1)
+        X, y = rng.random((400, 3)), rng.integers(0, 2, 400)
+        model = MondrianForestClassifier(n_estimators=10, min_samples_split=2, random_state=0)
+    else:
+        X, y = _data(400, 3, seed=8)
+        model = MondrianForestRegressor(min_samples_split=2, random_state=0)
+    model.fit(X[:100], y[:100])
+    return model, pickle.dumps(model), X, y
+
+
+#: run after unpickling, here and in a fresh process: one point at a time up to 400 points,
+#: the nodes in use never exceeding the node arrays
+_GROW_ONE_BY_ONE = """
+for i in range(100, 400):
+    model.partial_fit(X[i:i + 1], y[i:i + 1])
+    store = model._store
+    assert store.meta[:, 1].max() <= store.inode.shape[1], (
+        f"point {i + 1}: {store.meta[:, 1].max()} nodes for a capacity of "
+        f"{store.inode.shape[1]}")
+assert model.n_samples_seen_ == 400
+check_invariants(model._store)
+"""
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_unpickled_forest_grows_one_point_at_a_time_within_its_node_arrays(kind):
+    import pickle
+
+    model, blob, X, y = _unpickled_forest(kind)
+    model = pickle.loads(blob)
+    exec(_GROW_ONE_BY_ONE, {"model": model, "X": X, "y": y, "check_invariants": check_invariants})
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier"])
+def test_forest_unpickled_in_a_fresh_process_grows_within_its_node_arrays(tmp_path, kind):
+    import subprocess
+    import sys
+    import textwrap
+
+    _, blob, X, y = _unpickled_forest(kind)
+    (tmp_path / "model.pkl").write_bytes(blob)
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    code = textwrap.dedent(f"""
+        import pickle
+        import numpy as np
+        from surrogates._tree import check_invariants
+        model = pickle.loads(open(r"{tmp_path / 'model.pkl'}", "rb").read())
+        X = np.load(r"{tmp_path / 'X.npy'}")
+        y = np.load(r"{tmp_path / 'y.npy'}")
+    """) + _GROW_ONE_BY_ONE
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
