@@ -148,11 +148,17 @@ class MondrianModel(Model):
         # losses are divided by)
         self._tf = None
 
+    def _limit(self) -> float:
+        # raw losses are squared by the forest's variances; logs of losses are not
+        return RAW_SAFE_MAGNITUDE if self.y_transform is None else SAFE_MAGNITUDE
+
     def _set_transform(self, y: np.ndarray) -> None:
         lo = float(y.min())
-        k = safe_exponent(y)
+        k = safe_exponent(y, self._limit())
         ys = np.ldexp(y, -k)
-        if self.y_transform == "log":
+        if self.y_transform is None:
+            self._tf = (None, None, y.shape[0], lo, k)
+        elif self.y_transform == "log":
             self._tf = (float(ys.min()) - log_shift(ys), 1.0, y.shape[0], lo, k)
         elif self.y_transform == "smac-log":
             self._tf = (*_smac_log_constants(ys), y.shape[0], lo, k)
@@ -162,7 +168,7 @@ class MondrianModel(Model):
     def _transform(self, values) -> np.ndarray:
         values = np.asarray(values, dtype=float)
         if self.y_transform is None:
-            return values
+            return np.ldexp(values, -self._tf[4]) if self._tf[4] else values
         if self.y_transform != "rank":
             shifted_min, denom = self._tf[:2]
             values = np.ldexp(values, -self._tf[4])
@@ -179,12 +185,10 @@ class MondrianModel(Model):
         y = np.asarray(y, dtype=float)
         new = y[-n_new:]
         if self._n == 0:
-            if self.y_transform is not None:
-                self._set_transform(y)
+            self._set_transform(y)
             self.forest.fit(X, self._transform(y))
-        elif self.y_transform is not None and (
-                new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2]
-                or safe_exponent(new) > self._tf[4]):
+        elif safe_exponent(new, self._limit()) > self._tf[4] or self.y_transform is not None \
+                and (new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2]):
             # a new best loss, twice the data or a loss too large for the current scaling:
             # re-derive the transform
             self._set_transform(y)
@@ -228,15 +232,17 @@ def log_shift(y: np.ndarray) -> float:
 #: losses are divided by a power of two that brings them below this magnitude before a log
 #: transform, so that differences of losses (``max - min'``) cannot overflow
 SAFE_MAGNITUDE = 2.0 ** 1016
+#: the same for raw losses, whose squares the forest's variances hold
+RAW_SAFE_MAGNITUDE = 2.0 ** 500
 
 
-def safe_exponent(y: np.ndarray) -> int:
-    """The ``k`` such that ``y / 2**k`` lies within ``SAFE_MAGNITUDE`` (0 for all but losses
-    beyond about 7e305, which are then scaled exactly)."""
+def safe_exponent(y: np.ndarray, limit: float = SAFE_MAGNITUDE) -> int:
+    """The ``k`` such that ``y / 2**k`` lies within ``limit`` (0 for all ordinary losses;
+    larger ones are then scaled exactly)."""
     top = float(np.max(np.abs(y))) if np.size(y) else 0.0
-    if top <= SAFE_MAGNITUDE:
+    if top <= limit:
         return 0
-    return int(np.frexp(top)[1]) - int(np.frexp(SAFE_MAGNITUDE)[1]) + 1
+    return int(np.frexp(top)[1]) - int(np.frexp(limit)[1]) + 1
 
 
 def smac_log_transform(y: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:

@@ -101,7 +101,8 @@ def test_a_tell_that_fails_in_the_storage_is_not_half_recorded(monkeypatch):
 
 @pytest.mark.parametrize("surrogate,options", [
     ("mondrian", {}), ("mondrian", {"y_transform": "smac-log"}),
-    ("mondrian", {"y_transform": "rank"}), ("rf-smac", {})])
+    ("mondrian", {"y_transform": "rank"}), ("mondrian", {"y_transform": None}),
+    ("mondrian", {"posterior": "bp"}), ("rf-smac", {})])
 @pytest.mark.parametrize("huge", [1.7e308, -1.7e308])
 def test_a_huge_finite_loss_does_not_brick_the_study(tmp_path, surrogate, options, huge):
     db = str(tmp_path / "big.db")

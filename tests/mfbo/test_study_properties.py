@@ -117,10 +117,9 @@ class StudyMachine(RuleBasedStateMachine):
         if model.ready:
             store = model.forest._store
             assert model.forest.n_samples_seen_ == self.opt._obs.n
-            # room for the largest tree the stored points can make: the compiled kernels
-            # add nodes without bounds checks
+            # no tree has more nodes than its arrays hold (the compiled kernels add nodes
+            # without bounds checks; an unpickled store regains its margin before growing)
             assert store.meta[:, NNODES].max() <= store.inode.shape[1]
-            assert 2 * store.n_points <= store.inode.shape[1]
             check_invariants(store)
 
     def teardown(self):
