@@ -29,6 +29,8 @@ import platform
 import sys
 from typing import Iterable
 
+from benchmarks.cli import CommandError, command_main
+from benchmarks.environment import versions
 from benchmarks.results_file import ResultsFile, ResultsFileError, read_records, record_key
 
 DESCRIPTION = """\
@@ -67,12 +69,8 @@ def _as_seeds(seeds) -> list[int]:
 
 
 def _versions(method) -> dict:
-    import numpy
-
-    import mfbo
-
-    return {"mfbo": mfbo.__version__, "python": platform.python_version(),
-            "numpy": numpy.__version__, **method.versions()}
+    return {"python": platform.python_version(), **versions("mfbo", "numpy"),
+            **method.versions()}
 
 
 def run_one(problem, method, seed: int, budget: int | None = None) -> dict:
@@ -227,29 +225,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def run_from_args(args: argparse.Namespace, prog: str = "mfbo bench") -> int:
-    """Run the harness from parsed arguments; errors are printed, not raised (exit code 2)."""
+def run_from_args(args: argparse.Namespace) -> None:
+    """:func:`run` from parsed arguments (:class:`~benchmarks.cli.CommandError` for a bad
+    name, a missing peer or data file, or an unwritable ``--out``)."""
     from benchmarks.methods import PeerUnavailable
 
     try:
         records = run(args.problem, args.method, budget=args.budget, seeds=args.seeds,
                       out=args.out, progress=not args.no_progress, data_home=args.data_home)
     except ResultsFileError as err:
-        print(f"{prog}: error: --out {err.path!r} is not writable ({err.reason}); nothing was "
-              f"run.", file=sys.stderr)
-        return 2
+        raise CommandError(f"--out {err.path!r} is not writable ({err.reason}); nothing was "
+                           f"run.") from err
     except (ValueError, TypeError, PeerUnavailable, OSError) as err:
         # OSError: a missing or damaged data file (FileNotFoundError, ChecksumError)
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        return 2
+        raise CommandError(str(err)) from err
     print(f"{len(records)} runs in {args.out}; summarise them with: mfbo report {args.out}")
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench", description=DESCRIPTION)
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv), prog="python -m benchmarks.bench")
+    """``python -m benchmarks.bench``: the same as ``mfbo bench``."""
+    return command_main(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":

@@ -25,10 +25,11 @@ times: ``wall_s`` of the whole run, ``objective_time_s`` spent inside the object
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
-import time
 from dataclasses import dataclass, field
 from typing import Callable
+
+from benchmarks.environment import versions
+from benchmarks.timing import clock, timed
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
            "get_method", "optimizer_settings", "run_method"]
@@ -48,14 +49,14 @@ class TimedObjective:
         self.time = 0.0
 
     def __call__(self, **params) -> float:
-        t0 = time.perf_counter()
+        t0 = clock()
         try:
             value = float(self.problem(**params))
         except Exception:
             self.values.append(None)
             raise
         finally:
-            self.time += time.perf_counter() - t0
+            self.time += clock() - t0
         self.values.append(value)
         return value
 
@@ -104,13 +105,8 @@ class Method:
                     f"install {' '.join(self.packages)}).") from err
 
     def versions(self) -> dict:
-        out = {}
-        for dist in self.packages:
-            try:
-                out[dist] = importlib.metadata.version(dist)
-            except importlib.metadata.PackageNotFoundError:
-                out[dist] = None
-        return out
+        """``{package: version or None}`` of :attr:`packages`."""
+        return versions(*self.packages)
 
 
 _MODULE_OF = {"scikit-optimize": "skopt", "ConfigSpace": "ConfigSpace"}
@@ -177,8 +173,7 @@ def run_method(method: str | Method, problem, budget: int, seed: int) -> MethodR
     m = method if isinstance(method, Method) else get_method(method)
     m.check_available()
     objective = TimedObjective(problem)
-    t0 = time.perf_counter()
-    grid, continuous = m.runner(objective, problem, int(budget), int(seed))
-    wall = time.perf_counter() - t0
+    (grid, continuous), wall = timed(lambda: m.runner(objective, problem, int(budget),
+                                                      int(seed)))
     return MethodRun(values=list(objective.values), wall_s=wall,
                      objective_time_s=objective.time, grid=grid, continuous=bool(continuous))

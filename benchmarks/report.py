@@ -38,7 +38,10 @@ from typing import Iterable
 
 import numpy as np
 
-from benchmarks.bench import read_records, record_key
+from benchmarks.cli import CommandError, command_main
+from benchmarks.figures import figure, save
+from benchmarks.results_file import read_records, record_key
+from benchmarks.tables import markdown_table
 
 DESCRIPTION = """\
 Read one or more JSONL results files of mfbo bench and write DIR/report.md (also printed):
@@ -143,16 +146,15 @@ def to_markdown(records: list[dict]) -> str:
         target = (_fmt(targets[0], 10) if len(targets) == 1
                   else f"{_fmt(targets[0], 10)} to {_fmt(targets[-1], 10)} (per grid)")
         lines += [f"## {problem}, {budget} evaluations", "",
-                  f"Optimum f* = {_fmt(first['optimum'], 10)}; target {target}.", "",
-                  "| method | runs | best (mean ± sd) | at optimum | median evals to optimum | "
-                  "optimizer s/run |", "|---|---|---|---|---|---|"]
+                  f"Optimum f* = {_fmt(first['optimum'], 10)}; target {target}.", ""]
+        rows = []
         for label, runs in methods.items():
             s = summarize(runs)
-            med = s["median_evals"]
-            lines.append(f"| {label} | {s['n']} | {_fmt(s['best_mean'])} ± "
-                         f"{_fmt(s['best_sd'], 3)} | {s['reached']}/{s['n']} | "
-                         f"{_fmt(med, 4)} | {s['optimizer_time_s']:.3g} |")
-        lines.append("")
+            rows.append([label, s["n"], f"{_fmt(s['best_mean'])} ± {_fmt(s['best_sd'], 3)}",
+                         f"{s['reached']}/{s['n']}", _fmt(s["median_evals"], 4),
+                         f"{s['optimizer_time_s']:.3g}"])
+        lines += [markdown_table(["method", "runs", "best (mean ± sd)", "at optimum",
+                                  "median evals to optimum", "optimizer s/run"], rows), ""]
     return "\n".join(lines)
 
 
@@ -160,11 +162,7 @@ def plot_problem(methods: dict[str, list[dict]], path: str | os.PathLike,
                  title: str | None = None) -> str:
     """Mean ± s.e. over runs of the gap ``best so far - optimum`` against the evaluation, one
     curve per method, log scale where the gap is positive; a PNG at ``path``."""
-    import matplotlib
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    fig, ax = figure(6.0, 4.0)
     positive = []
     for label, runs in methods.items():
         L = max(int(r["budget"]) for r in runs)
@@ -195,10 +193,7 @@ def plot_problem(methods: dict[str, list[dict]], path: str | os.PathLike,
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return os.fspath(path)
+    return save(fig, path)
 
 
 def report(paths: str | os.PathLike | Iterable[str | os.PathLike],
@@ -237,23 +232,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def run_from_args(args: argparse.Namespace, prog: str = "mfbo report") -> int:
-    """Write the report from parsed arguments; errors are printed (exit code 2)."""
+def run_from_args(args: argparse.Namespace) -> None:
+    """:func:`report` from parsed arguments, printed (:class:`~benchmarks.cli.CommandError`
+    for a missing or empty results file)."""
     try:
         text = report(args.results, args.out, plots=not args.no_plots)
     except (ValueError, FileNotFoundError) as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        return 2
+        raise CommandError(str(err)) from err
     print(text)
     print(f"written to {Path(args.out) / 'report.md'}")
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.report",
-                                     description=DESCRIPTION)
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv), prog="python -m benchmarks.report")
+    """``python -m benchmarks.report``: the same as ``mfbo report``."""
+    return command_main(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""How mfbo's Bayesian optimization scales with the number of observations (issue 7).
+"""How mfbo's Bayesian optimization scales with the number of observations.
 
 ``mfbo scale --out results/scaling`` (or ``python -m benchmarks.scaling --out ...``; ``--quick``
 for tiny sizes, ``--only overhead,scoring`` for some parts) writes ``results.json``,
@@ -17,10 +17,10 @@ for tiny sizes, ``--only overhead,scoring`` for some parts) writes ``results.jso
   around them, so cells get ever smaller and paths deeper; its 2-D acquisition search is also
   the cheapest, which lets the Mondrian run reach 10,000 evaluations within its budget.
 * **scoring**: ``predict(C, return_std=True)`` and the full UCB score (the optimizer's
-  ``MondrianModel.predict`` + ``lcb``) over 250,000 random candidates, 10 trees, for forests
-  grown online as in BO (D=2 with 50 observations, D=6 with 200); median of ``--repeats``
-  after a warm-up call; throughput in points x trees per second.  Also a 1,000-point batch, the
-  size of one local-search round of the acquisition maximiser.
+  ``MondrianModel.predict`` + ``ucb``) over 250,000 random candidates, 10 trees, for forests
+  grown online as in BO (D=2 with 50 observations, D=6 with 200); median of 5 calls after a
+  warm-up (:mod:`benchmarks.timing`); throughput in points x trees per second.  Also a
+  1,000-point batch, the size of one local-search round of the acquisition maximiser.
 * **memory**: bytes of the forest's arrays per node and per observation (allocated and in
   use) and pickle size and (un)pickling time for 1k and 10k observations (D=2 and 6, grown one
   ``partial_fit`` at a time); and the journal: telling 10,000 evaluated configurations to an
@@ -32,25 +32,30 @@ for tiny sizes, ``--only overhead,scoring`` for some parts) writes ``results.jso
   makes the first model-based proposal; with an empty numba cache (``NUMBA_CACHE_DIR`` set to a
   new directory: everything used is compiled) and again with that cache filled.
 
-Timings depend on the machine's load: the load averages before and after are recorded.
+Timings depend on the machine's load: the environment record
+(:mod:`benchmarks.environment`) holds the load averages before, and ``load_after`` those after.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import pickle
-import platform
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.cli import CommandError, command_main
+from benchmarks.environment import ROOT, environment, save_diff
+from benchmarks.figures import figure, save
+from benchmarks.progress import progress
+from benchmarks.tables import markdown_table
+from benchmarks.timing import clock, median_time, timed
 
 DESCRIPTION = """\
 Measure how mfbo's Bayesian optimization scales with the number of observations: time per
@@ -68,22 +73,10 @@ OVERHEAD_METHODS = ("mondrian", "rf-smac", "gp")
 TABLE_N = (100, 1_000, 10_000)
 #: seconds of optimizer time after which a method of the overhead loop stops
 DEFAULT_BUDGETS = {"mondrian": 900.0, "rf-smac": 300.0, "gp": 120.0}
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _progress(message: str) -> None:
-    print(f"[scaling] {message}", file=sys.stderr, flush=True)
-
-
-def _median_time(fn, repeats: int) -> float:
-    """Median seconds of ``repeats`` calls of ``fn`` after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    progress("scaling", message)
 
 
 def _unit_problem(name: str):
@@ -180,15 +173,15 @@ def _time_loop(ask, evaluate, tell, n_max: int, budget: float, name: str,
     ``scoring`` (a callable returning the seconds the last ask spent in the surrogate's
     predictions) the candidate-scoring part of each ask."""
     ask_s, tell_s, score_s = [], [], []
-    spent, last = 0.0, time.perf_counter()
+    spent, last = 0.0, clock()
     while len(ask_s) < n_max and spent < budget:
-        t0 = time.perf_counter()
+        t0 = clock()
         x = ask()
-        t1 = time.perf_counter()
+        t1 = clock()
         y = evaluate(x)
-        t2 = time.perf_counter()
+        t2 = clock()
         tell(x, y)
-        t3 = time.perf_counter()
+        t3 = clock()
         ask_s.append(t1 - t0)
         tell_s.append(t3 - t2)
         if scoring is not None:
@@ -201,7 +194,8 @@ def _time_loop(ask, evaluate, tell, n_max: int, budget: float, name: str,
     _progress(f"overhead {name}: stopped at n={len(ask_s)} ({stopped}), {spent:.1f} s")
     out = {"score_s": [round(t, 7) for t in score_s]} if scoring is not None else {}
     return {**out, "ask_s": [round(t, 7) for t in ask_s],
-            "tell_s": [round(t, 7) for t in tell_s], "n": len(ask_s), "stopped": stopped, "optimizer_s": spent, "budget_s": budget}
+            "tell_s": [round(t, 7) for t in tell_s], "n": len(ask_s), "stopped": stopped,
+            "optimizer_s": spent, "budget_s": budget}
 
 
 def overhead(problem: str = "branin", methods=OVERHEAD_METHODS, n_max: int = 10_000,
@@ -235,14 +229,14 @@ def _time_predictions(model):
     spent = [0.0]
     predict = model.predict
 
-    def timed(X):
-        t0 = time.perf_counter()
+    def timed_predict(X):
+        t0 = clock()
         try:
             return predict(X)
         finally:
-            spent[0] += time.perf_counter() - t0
+            spent[0] += clock() - t0
 
-    model.predict = timed
+    model.predict = timed_predict
 
     def take() -> float:
         s, spent[0] = spent[0], 0.0
@@ -290,12 +284,7 @@ def summarize_overhead(result: dict) -> dict:
 
 def plot_overhead(result: dict, path: str | os.PathLike) -> None:
     """Log-log medians of ask+tell, ask and tell seconds against n, over log-spaced bins."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(15, 4.5), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, 3, sharex=True, sharey=True)
+    fig, axes = figure(15, 4.5, 1, 3, sharex=True, sharey=True)
     for name, r in result["methods"].items():
         ask, tell = np.asarray(r["ask_s"]), np.asarray(r["tell_s"])
         if ask.size == 0:
@@ -312,7 +301,7 @@ def plot_overhead(result: dict, path: str | os.PathLike) -> None:
     axes[0].set_ylabel("seconds per step (binned median)")
     axes[0].legend()
     fig.suptitle(f"mfbo optimizer overhead on {result['problem']}")
-    fig.savefig(path, dpi=110)
+    save(fig, path)
 
 
 # -- candidate scoring ------------------------------------------------------------------------
@@ -346,9 +335,9 @@ def scoring(configs=(("branin", 50), ("hartmann6", 200)), n_candidates: int = 25
         forest = model.forest
         C = np.random.default_rng(seed + 1).random((n_candidates, D))
         small = C[:small_batch]
-        predict_s = _median_time(lambda: forest.predict(C, return_std=True), repeats)
-        ucb_s = _median_time(lambda: ucb(*model.predict(C)), repeats)
-        small_s = _median_time(lambda: forest.predict(small, return_std=True), 10 * repeats)
+        _, predict_s = median_time(lambda: forest.predict(C, return_std=True), repeats)
+        _, ucb_s = median_time(lambda: ucb(*model.predict(C)), repeats)
+        _, small_s = median_time(lambda: forest.predict(small, return_std=True), 10 * repeats)
         T = forest.n_estimators
         rows.append({"problem": name, "D": D, "n_obs": n, "n_trees": T,
                      "n_candidates": n_candidates, "predict_s": predict_s, "ucb_s": ucb_s,
@@ -390,15 +379,17 @@ def memory(sizes=(1_000, 10_000), dims=(2, 6), seed: int = 0, repeats: int = 3) 
             X, y = rng.random((n, D)), rng.standard_normal(n)
             forest = MondrianForestRegressor(n_estimators=10, min_samples_split=2,
                                              feature_bounds=[[0.0, 1.0]] * D, random_state=seed)
-            t0 = time.perf_counter()
-            for i in range(n):
-                forest.partial_fit(X[i:i + 1], y[i:i + 1])
-            grow_s = time.perf_counter() - t0
+
+            def grow():
+                for i in range(n):
+                    forest.partial_fit(X[i:i + 1], y[i:i + 1])
+
+            _, grow_s = timed(grow)
             b = _forest_bytes(forest)
             blob = pickle.dumps(forest, protocol=pickle.HIGHEST_PROTOCOL)
-            dump_s = _median_time(lambda: pickle.dumps(forest, protocol=pickle.HIGHEST_PROTOCOL),
-                                  repeats)
-            load_s = _median_time(lambda: pickle.loads(blob), repeats)
+            _, dump_s = median_time(
+                lambda: pickle.dumps(forest, protocol=pickle.HIGHEST_PROTOCOL), repeats)
+            _, load_s = median_time(lambda: pickle.loads(blob), repeats)
             Q = X[:100]
             same = bool(np.array_equal(pickle.loads(blob).predict(Q), forest.predict(Q)))
             rows.append({"D": D, "n_obs": n, **b, "grow_s": grow_s,
@@ -425,23 +416,26 @@ def journal(problem: str = "branin", n: int = 10_000, seed: int = 0) -> dict:
         path = Path(tmp) / "study.db"
         for kind, storage in (("memory", None), ("sqlite", path)):
             opt = _mfbo_optimizer(p, seed, storage=storage)
-            t0 = time.perf_counter()
-            for x, v in zip(params, values):
-                opt.tell(x, float(v))
-            out[f"tell_{kind}_s"] = time.perf_counter() - t0
+
+            def tell_all():
+                for x, v in zip(params, values):
+                    opt.tell(x, float(v))
+
+            _, out[f"tell_{kind}_s"] = timed(tell_all)
             opt.close()
             if storage is not None:
                 opt.storage.close()
         out["file_bytes"] = sum(f.stat().st_size for f in Path(tmp).iterdir())
-        t0 = time.perf_counter()
-        store = mfbo.SQLiteStorage(path)
-        events = store.read("default", 0)
-        out["read_s"] = time.perf_counter() - t0
+
+        def read_all():
+            store = mfbo.SQLiteStorage(path)
+            return store, store.read("default", 0)
+
+        (store, events), out["read_s"] = timed(read_all)
         out["events"] = len(events)
         store.close()
-        t0 = time.perf_counter()
-        opt = _mfbo_optimizer(p, seed, storage=path)
-        out["reload_s"] = time.perf_counter() - t0
+        # timed once: the first opening of the stored study (replay + refit) is what is measured
+        opt, out["reload_s"] = timed(lambda: _mfbo_optimizer(p, seed, storage=path))
         out["reloaded_trials"] = opt.n_trials
         opt.storage.close()
     _progress(f"journal: {n} tells {out['tell_sqlite_s']:.1f} s (SQLite), reload "
@@ -461,9 +455,8 @@ def batch(problem: str = "branin", n_obs: int = 200, sizes=(8, 32, 128),
         opt = _mfbo_optimizer(p, seed, batch_strategy=strategy)
         for x, v in zip(params, values):
             opt.tell(x, float(v))
-        t0 = time.perf_counter()
-        trials = opt.ask(size)
-        return len(trials), time.perf_counter() - t0
+        trials, seconds = timed(lambda: opt.ask(size))  # once: an ask creates trials
+        return len(trials), seconds
 
     rows = []
     for strategy in strategies:
@@ -499,10 +492,9 @@ print(json.dumps({"import_s": t1 - t0, "initial_design_s": t2 - t1, "proposal_s"
 
 
 def _run_cold_start(env: dict) -> dict:
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _COLD_START], env=env, cwd=ROOT,
-                          capture_output=True, text=True, check=True)
-    wall = time.perf_counter() - t0
+    proc, wall = timed(lambda: subprocess.run([sys.executable, "-c", _COLD_START], env=env,
+                                              cwd=ROOT, capture_output=True, text=True,
+                                              check=True))
     return {**json.loads(proc.stdout.strip().splitlines()[-1]), "process_wall_s": wall}
 
 
@@ -535,12 +527,11 @@ def _ms(x) -> str:
 
 def to_markdown(results: dict) -> str:
     """The markdown report of :func:`run`'s results."""
-    from benchmarks.regression_friedman import markdown_table
-
-    meta = results["meta"]
-    lines = [f"# mfbo scaling ({meta['date']})", "",
-             f"{meta['machine']}; numba threads {meta['numba_threads']}; load averages "
-             f"before {meta['load_before']}, after {meta.get('load_after')}.", ""]
+    env = results["environment"]
+    lines = [f"# mfbo scaling ({env['date']})", "",
+             f"{env['platform']}, {env['cpu_count']} CPUs, Python {env['python']}; numba "
+             f"threads {env['numba_threads']}; load averages before {env['load_average']}, "
+             f"after {env.get('load_after')}.", ""]
     if "overhead" in results:
         ov = results["overhead"]
         summary = summarize_overhead(ov)
@@ -642,30 +633,6 @@ def to_markdown(results: dict) -> str:
 
 
 # -- driver -----------------------------------------------------------------------------------
-def _meta(argv) -> dict:
-    import numba
-
-    def version(dist):
-        from importlib.metadata import PackageNotFoundError, version as v
-        try:
-            return v(dist)
-        except PackageNotFoundError:
-            return None
-
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
-                              text=True).stdout.strip()
-
-    return {"date": datetime.datetime.now().isoformat(timespec="seconds"), "argv": argv,
-            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
-                       f"{platform.python_version()}", "git_commit": git("rev-parse", "HEAD"),
-            "git_modified": git("status", "--porcelain", "--untracked-files=no").splitlines(),
-            "numba_threads": numba.get_num_threads(),
-            "load_before": [round(x, 2) for x in os.getloadavg()],
-            "versions": {d: version(d) for d in ("numpy", "numba", "scikit-learn",
-                                                 "scikit-optimize")}}
-
-
 def run(out: str | os.PathLike = "results/scaling", parts=PARTS, n_max: int = 10_000,
         quick: bool = False, problem: str = "branin", methods=OVERHEAD_METHODS,
         budgets: dict | None = None, gp: str = "auto", seed: int = 0, argv=None) -> dict:
@@ -683,10 +650,8 @@ def run(out: str | os.PathLike = "results/scaling", parts=PARTS, n_max: int = 10
         budgets = dict.fromkeys(OVERHEAD_METHODS, 10.0)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    results = {"meta": _meta(argv), "quick": quick}
-    if results["meta"]["git_modified"]:  # uncommitted changes: keep what is measured
-        diff = subprocess.run(["git", "diff", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        (out / "working_tree.diff").write_text(diff.stdout, encoding="utf-8")
+    results = {"environment": environment(argv, packages=("scikit-optimize",)), "quick": quick}
+    save_diff(results["environment"], out)  # uncommitted changes: keep what was measured
     if "overhead" in parts:
         results["overhead"] = overhead(problem, methods, n_max, budgets, seed, gp)
         plot_overhead(results["overhead"], out / "overhead.png")
@@ -704,7 +669,7 @@ def run(out: str | os.PathLike = "results/scaling", parts=PARTS, n_max: int = 10
                                  sizes=(2, 4) if quick else (8, 32, 128), seed=seed)
     if "coldstart" in parts:
         results["coldstart"] = coldstart(fresh_cache=not quick)
-    results["meta"]["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    results["environment"]["load_after"] = [round(x, 2) for x in os.getloadavg()]
     text = to_markdown(results)
     (out / "report.md").write_text(text + "\n", encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
@@ -756,8 +721,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def run_from_args(args: argparse.Namespace, prog: str = "mfbo scale") -> int:
-    """Run from parsed arguments; errors are printed, not raised (exit code 2)."""
+def run_from_args(args: argparse.Namespace) -> None:
+    """:func:`run` from parsed arguments (:class:`~benchmarks.cli.CommandError` for a bad
+    part, method or problem, or a missing GP package)."""
     n_max = args.n_max if args.n_max is not None else (30 if args.quick else 10_000)
     try:
         run(args.out, parts=[p.strip() for p in args.only.split(",") if p.strip()],
@@ -765,15 +731,12 @@ def run_from_args(args: argparse.Namespace, prog: str = "mfbo scale") -> int:
             methods=[m.strip() for m in args.methods.split(",") if m.strip()],
             budgets=args.time_budget, gp=args.gp, seed=args.seed, argv=sys.argv)
     except (ValueError, ImportError) as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        return 2
-    return 0
+        raise CommandError(str(err)) from err
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.scaling", description=DESCRIPTION)
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv), prog="python -m benchmarks.scaling")
+    """``python -m benchmarks.scaling``: the same as ``mfbo scale``."""
+    return command_main(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":

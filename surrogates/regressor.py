@@ -90,7 +90,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         components are nearly uninformative. Measured on Friedman-1 / cpu_act (BP, defaults
         otherwise): factor 20 gives RMSE 3.69 / 6.66, factor 2 gives 2.82 / 3.95 with
         calibration errors up to 0.07, factor 1 gives 2.70 / 3.78 with calibration errors
-        within 0.05 (``python -m benchmarks.regression_sweep``). The
+        within 0.05 (``python -m benchmarks.experiments.regression_sweep``). The
         marginal likelihood (:meth:`log_marginal_likelihood`) prefers larger factors and
         worse-calibrated forests, so it is not used to pick this.
     noise_var : float or None, default=None

@@ -1,11 +1,11 @@
-"""The regression benchmark script runs end to end at reduced sizes (CI smoke test)."""
+"""The experiment scripts run end to end at reduced sizes (CI smoke test)."""
 
 import json
 
 import pytest
 
 from benchmarks import data
-from benchmarks import regression_friedman as bench
+from benchmarks.experiments import regression_friedman as bench
 
 
 def _have_cpu_act():
@@ -35,7 +35,7 @@ def test_quick_benchmark_writes_report_tables_and_png(tmp_path, capsys):
 @pytest.mark.skipif(not _have_cpu_act(), reason="cpu_act.csv not found: set MFBO_DATA_DIR to "
                     "a directory holding it (CI uses ../shared/data)")
 def test_quick_parameter_sweep(capsys):
-    from benchmarks import regression_sweep
+    from benchmarks.experiments import regression_sweep
     regression_sweep.main(["--quick"])
     out = capsys.readouterr().out
     assert out.count("| mutual_info | 10 | bp | 20 |") == 2  # both data sets, every setting
@@ -43,7 +43,7 @@ def test_quick_parameter_sweep(capsys):
 
 @pytest.mark.slow
 def test_online_classification_experiment_on_digits(tmp_path, capsys):
-    from benchmarks import classification_online
+    from benchmarks.experiments import classification_online
     classification_online.main(["--dataset", "digits", "--batches", "4", "--out", str(tmp_path)])
     res = json.loads((tmp_path / "results.json").read_text())
     assert set(res["curves"]) == {"Mondrian", "ERT-1", "ERT", "RF"}
@@ -54,7 +54,7 @@ def test_online_classification_experiment_on_digits(tmp_path, capsys):
 
 
 def test_bo_quick_runs_and_writes_report(tmp_path, capsys):
-    from benchmarks import bo_quick
+    from benchmarks.experiments import bo_quick
 
     res = bo_quick.main(["--budget", "12", "--seeds", "2", "--timing-n", "55",
                          "--out", str(tmp_path)])

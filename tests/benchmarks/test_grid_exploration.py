@@ -1,10 +1,10 @@
-"""Experiment 5 (Mondrian grid exploration) runs end to end at reduced sizes."""
+"""The Mondrian grid exploration experiment runs end to end at reduced sizes."""
 
 import json
 
 import pytest
 
-from benchmarks import grid_exploration
+from benchmarks.experiments import grid_exploration
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from benchmarks import data
-from benchmarks import kernel_experiments as bench
+from benchmarks.experiments import kernel_experiments as bench
 
 
 def _have_cpu_act():

@@ -1,4 +1,4 @@
-"""The scaling benchmark (issue 7): tiny runs write well-formed outputs.  No timing checks."""
+"""The scaling benchmark: tiny runs write well-formed outputs.  No timing checks."""
 
 import json
 import os
@@ -19,8 +19,10 @@ def test_quick_run_writes_results_report_and_plot(tmp_path):
     scaling.run(tmp_path, parts=["overhead", "scoring", "memory", "batch"], n_max=15,
                 quick=True, gp="sklearn")
     data = json.loads((tmp_path / "results.json").read_text())
-    assert {"meta", "overhead", "scoring", "memory", "journal", "batch"} <= set(data)
-    assert len(data["meta"]["load_before"]) == 3 and len(data["meta"]["load_after"]) == 3
+    assert {"environment", "overhead", "scoring", "memory", "journal", "batch"} <= set(data)
+    env = data["environment"]
+    assert len(env["load_average"]) == 3 and len(env["load_after"]) == 3
+    assert env["versions"]["numpy"] and env["cpu_count"] >= 1
 
     ov = data["overhead"]
     assert ov["problem"] == "branin" and set(ov["methods"]) == {"mondrian", "rf-smac", "gp"}

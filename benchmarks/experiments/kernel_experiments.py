@@ -1,46 +1,60 @@
-"""The Mondrian kernel paper's experiments (Balog et al., UAI 2016), on cpu_act and synthetic data.
+"""The Mondrian kernel paper's experiments (Balog et al., 2016, Section 8), on cpu_act and
+synthetic data.
 
 1. ``convergence`` (Fig. 6): relative test error of ridge regression on Mondrian kernel, random
    binning and random Fourier features against the number of non-zero features per row, next
    to exact Laplace kernel ridge regression (lifetime 1e-6, delta2 = 1e-4, exact solves).
 2. ``width`` (Fig. 8): validation error against computation time for kernel-width selection:
    one Mondrian lifetime path against re-fitting Fourier features and random binning for each
-   width tried by the [code] search; time to reach a width within 5 % of the best validation
-   error; and the cost of a whole path against one fit at the terminal lifetime.
+   width tried by the paper's search (Section 8.2: doubling or halving from lifetime 1, then
+   bisection); time to reach a width within 5 % of the best validation error; and the cost of
+   a whole path against one fit at the terminal lifetime.
 3. ``synthetic`` (Fig. 7): data drawn from a Laplace-kernel GP with lifetime 10; the lifetime
    that minimises validation error (and the one maximising the marginal likelihood).
 4. ``forest`` (Fig. 9): Mondrian kernel against Mondrian forest on the same trees.
 
-Writes ``<out>/report.md`` (also printed), ``<out>/results.json`` and one PNG per experiment.
-``--quick`` runs every experiment at toy sizes (CI smoke test, well under a minute).
+Settings the paper leaves out are those of its authors' code (github.com/matejbalog/
+mondrian-kernel); each is said where it is used.  Writes ``<out>/report.md`` (also printed),
+``<out>/results.json`` and one PNG per experiment.  ``--quick`` runs every experiment at toy
+sizes (CI smoke test, well under a minute).  Run (cpu_act is found through ``MFBO_DATA_DIR``,
+see :mod:`benchmarks.data`)::
 
-    MFBO_DATA_DIR=../shared/data python -m benchmarks.kernel_experiments --out results/kernel
+    python -m benchmarks.experiments.kernel_experiments [EXPERIMENT ...] [--quick] --out DIR
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
+import sys
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import scipy.linalg  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-from threadpoolctl import threadpool_limits  # noqa: E402
-
-from benchmarks.data import load_cpu_act  # noqa: E402
-from surrogates import (LaplaceKernelRidge, MondrianForestRegressor, MondrianKernel,  # noqa: E402
+from benchmarks.data import load_cpu_act
+from benchmarks.environment import environment
+from benchmarks.figures import figure, save
+from benchmarks.regression_data import permuted_split
+from benchmarks.tables import markdown_table
+from benchmarks.timing import median_time
+from surrogates import (LaplaceKernelRidge, MondrianForestRegressor, MondrianKernel,
                         MondrianKernelRidge, RandomBinningFeatures, RandomFourierFeatures,
                         forest_lifetime_path, laplace_kernel, lifetime_path, relative_error,
                         select_width)
 
-DELTA2 = 1e-4  # [P]: ridge constant of Rahimi & Recht, sum form for exact solves
-ALPHA = 1e-4  # [code]: the same number as scikit-learn SGD's mean-form alpha (spec A2)
+#: ridge constant of exact solves, sum form: the paper's 1e-4 (Section 8, the value of Rahimi
+#: & Recht, 2007)
+DELTA2 = 1e-4
+#: ridge constant of SGD, mean form (scikit-learn's ``alpha``).  The paper gives one constant
+#: for every solver; its authors' code uses the same number as a mean-form ``alpha`` in SGD
+#: (a sum-form delta2 of N * alpha, about 0.66 on cpu_act).  We follow the code, which made
+#: the paper's SGD figures.
+ALPHA = 1e-4
+#: timed calls of a fit or a path (median after a warm-up)
+REPEATS = 5
 
 
 # --------------------------------------------------------------------------------------------
@@ -49,17 +63,16 @@ ALPHA = 1e-4  # [code]: the same number as scikit-learn SGD's mean-form alpha (s
 
 
 def cpu_split(data_home=None, seed=0, n_val=1000, quick=False):
-    """cpu_act: 6,554 train / 819 test rows like [P] (random split; the R&R split is not
-    public), and a validation split of ``n_val`` rows taken from the training rows."""
+    """cpu_act: 6,554 train / 819 test rows as in the paper (a random split: Rahimi & Recht's
+    is not public), and a validation split of the last ``n_val`` training rows."""
     X, y = load_cpu_act(data_home)
-    perm = np.random.default_rng(seed).permutation(len(X))
     n_tr, n_te = (1500, 300) if quick else (6554, 819)
-    tr, te = perm[:n_tr], perm[n_tr:n_tr + n_te]
+    s = permuted_split(X, y, n_tr, n_te, seed)
     if quick:
         n_val = 300
-    fit, val = tr[:-n_val], tr[-n_val:]
-    return dict(X_train=X[tr], y_train=y[tr], X_test=X[te], y_test=y[te], X_fit=X[fit],
-                y_fit=y[fit], X_val=X[val], y_val=y[val])
+    return dict(X_train=s.X_train, y_train=s.y_train, X_test=s.X_test, y_test=s.y_test,
+                X_fit=s.X_train[:-n_val], y_fit=s.y_train[:-n_val], X_val=s.X_train[-n_val:],
+                y_val=s.y_train[-n_val:])
 
 
 def ridge_error(Z, y, Zt, yt, delta2=DELTA2):
@@ -84,7 +97,8 @@ def ridge_error(Z, y, Zt, yt, delta2=DELTA2):
 
 
 def sgd_error(Z, y, Zt, yt, alpha=ALPHA, epochs=10, seed=0):
-    """[code]'s SGD protocol: scikit-learn SGDRegressor, 10 epochs, old defaults."""
+    """Relative test error of SGD as in the authors' code: scikit-learn's SGDRegressor, 10
+    epochs, the old defaults (inverse-scaling learning rate, ``eta0=0.01``, ``power_t=0.25``)."""
     from sklearn.linear_model import SGDRegressor
 
     ybar = y.mean()
@@ -92,17 +106,6 @@ def sgd_error(Z, y, Zt, yt, alpha=ALPHA, epochs=10, seed=0):
                      learning_rate="invscaling", eta0=0.01, power_t=0.25, random_state=seed)
     m.fit(Z, y - ybar)
     return relative_error(yt, ybar + Zt @ m.coef_)
-
-
-def _timed(f, repeat=5):
-    """Smallest wall time of ``repeat`` calls (robust to load spikes on a shared machine), and
-    the last result."""
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = f()
-        ts.append(time.perf_counter() - t0)
-    return float(np.min(ts)), out
 
 
 def _prefix_columns(Z, group_of_col, R, n_groups):
@@ -118,22 +121,24 @@ def _prefix_columns(Z, group_of_col, R, n_groups):
 
 def exp_convergence(d, quick, lifetime=1e-6, label="raw", Ms=None, repeats=None,
                     delta2=DELTA2):
+    """Relative test error of each feature map against ``M`` (``repeats`` samples), and of
+    exact Laplace KRR."""
     Xtr, ytr, Xte, yte = d["X_train"], d["y_train"], d["X_test"], d["y_test"]
     if Ms is None:
         Ms = [1, 5, 10] if quick else [1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50]
     if repeats is None:
         repeats = 1 if quick else 5
     Mmax = max(Ms)
-    t0 = time.perf_counter()
-    exact = relative_error(yte, LaplaceKernelRidge(lifetime=lifetime, delta2=delta2)
-                           .fit(Xtr, ytr).predict(Xte))
-    t_exact = time.perf_counter() - t0
+    exact, t_exact = median_time(
+        lambda: relative_error(yte, LaplaceKernelRidge(lifetime=lifetime, delta2=delta2)
+                               .fit(Xtr, ytr).predict(Xte)), repeats=1)
     Xall = np.vstack([Xtr, Xte])
     n = len(Xtr)
     res = {k: np.empty((repeats, len(Ms))) for k in ("mondrian", "mondrian_inductive",
                                                      "binning", "fourier")}
     for r in range(repeats):
-        # one sample of the largest order; the first R trees give a valid order-R map ([code])
+        # one sample of the largest order; the first R trees give a valid order-R map (so
+        # the authors' code draws its error-against-M curves)
         mk = MondrianKernel(n_trees=Mmax, lifetime=lifetime, random_state=r).fit(Xall)
         Z = mk.transform(Xall)
         tree = mk.tree_of_feature_
@@ -155,7 +160,9 @@ def exp_convergence(d, quick, lifetime=1e-6, label="raw", Ms=None, repeats=None,
             res["mondrian_inductive"][r, k] = ridge_error(Zim, ytr, Zitm, yte, delta2)
             Bm = _prefix_columns(B, grid, M, Mmax).tocsr()
             res["binning"][r, k] = ridge_error(Bm[:n], ytr, Bm[n:], yte, delta2)
-            R = max(1, M // 2)  # 2R dense non-zeros per row ~ M (A8)
+            # M/2 frequencies: cos and sin give 2R = M non-zeros per row, as for the others
+            # (the paper compares feature maps at equal non-zeros per row)
+            R = max(1, M // 2)
             Fm = _prefix_columns(F, freq, R, Rf)
             res["fourier"][r, k] = ridge_error(Fm[:n], ytr, Fm[n:], yte, delta2)
     out = dict(label=label, lifetime=lifetime, delta2=delta2, M=Ms, repeats=repeats,
@@ -169,7 +176,8 @@ def exp_convergence(d, quick, lifetime=1e-6, label="raw", Ms=None, repeats=None,
 
 
 def plot_convergence(results, path):
-    fig, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), 4), squeeze=False)
+    """Fig. 6: relative test error against M, one panel per variant."""
+    fig, axes = figure(5.5 * len(results), 4, 1, len(results), squeeze=False)
     for ax, r in zip(axes[0], results):
         M = np.array(r["M"])
         for key, name, mk in [("fourier", "Fourier features", "^"),
@@ -183,9 +191,7 @@ def plot_convergence(results, path):
         ax.set_title(f"cpu_act, {r['label']} features, lifetime {r['lifetime']:g}")
         ax.set_ylim(0, min(30, 1.5 * max(max(r["mean"]["fourier"]), r["exact"] + 1)))
         ax.legend(frameon=False, fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,18 +207,21 @@ def _time_to(times, errors, target):
 
 
 def exp_width(d, quick):
+    """Validation error against time of every width-selection method, and the path cost."""
     X, y, Xv, yv = d["X_fit"], d["y_fit"], d["X_val"], d["y_val"]
-    nnz = 50 if quick else 350  # non-zero features per row for every method ([P] §8.2)
+    nnz = 50 if quick else 350  # non-zero features per row, every method (paper: Section 8.2)
     steps_ff, steps_rb = (8, 6) if quick else (100, 50)
     Lam = 1e-6
     curves = {}
 
-    # Mondrian kernel, [P]: one SGD path to Lambda with one epoch per cut (alpha mean form)
+    # Mondrian kernel as in the paper: one SGD path to Lambda, one epoch per cut (mean-form
+    # alpha)
     p = lifetime_path(X, y, Xv, yv, max_lifetime=Lam, n_trees=nnz, alpha=ALPHA, solver="sgd",
                       random_state=0)
     curves["Mondrian kernel (SGD path, 1 epoch per cut)"] = dict(
         time=p.runtime.tolist(), error=p.val_error.tolist(), lifetime=p.lifetimes.tolist())
-    # the same trained only at 20 log-spaced lifetimes, 5 epochs each (spec §3 tip 5)
+    # the same trained only at 20 log-spaced lifetimes, 5 epochs each: with many cuts,
+    # evaluating on a log-spaced grid costs far less and loses little of the curve
     grid = np.geomspace(Lam / 100, Lam, 20)
     pg = lifetime_path(X, y, Xv, yv, max_lifetime=Lam, n_trees=nnz, alpha=ALPHA, solver="sgd",
                        lifetimes=grid, sgd_epochs=5, random_state=0)
@@ -230,7 +239,7 @@ def exp_width(d, quick):
 
     def rb_eval(lam):
         f = RandomBinningFeatures(n_grids=nnz, lifetime=lam, random_state=0).fit(
-            np.vstack([X, Xv]))  # [code] bins train and evaluation rows together
+            np.vstack([X, Xv]))  # as the authors' code: train and evaluation rows binned together
         return sgd_error(f.transform(X), y, f.transform(Xv), yv)
 
     def rff_exact(lam):
@@ -268,9 +277,10 @@ def exp_width(d, quick):
         c["time_to_5pct_own"] = _time_to(c["time"], c["error"], 1.05 * c["best"])
         c["total_time"] = float(c["time"][-1])
 
-    t_fit_sgd, _ = _timed(lambda: MondrianKernelRidge(n_trees=nnz, lifetime=Lam, alpha=ALPHA,
-                                                      solver="sgd", random_state=0)
-                          .fit(X, y, X_unlabeled=Xv), repeat=3)
+    _, t_fit_sgd = median_time(lambda: MondrianKernelRidge(n_trees=nnz, lifetime=Lam,
+                                                           alpha=ALPHA, solver="sgd",
+                                                           random_state=0)
+                               .fit(X, y, X_unlabeled=Xv), repeats=3)
     cost = dict(exp_path_cost(d, n_trees=min(nnz, 50), lifetime=Lam),
                 n_trees_sgd=nnz, fit_sgd_10_epochs=t_fit_sgd,
                 path_sgd_every_cut=curves["Mondrian kernel (SGD path, 1 epoch per cut)"][
@@ -282,23 +292,26 @@ def exp_width(d, quick):
                                best=ref_best, best_lifetime=float(ref_lams[ref_err.argmin()])))
 
 
-
 def exp_path_cost(d, n_trees=50, lifetime=1e-6):
     """The exact path against one exact fit at its terminal lifetime: same trees and rows
-    (validation rows unlabelled in the fit), fastest of 5 each."""
+    (validation rows unlabelled in the fit), each the median of :data:`REPEATS` after a
+    warm-up."""
     X, y, Xv, yv = d["X_fit"], d["y_fit"], d["X_val"], d["y_val"]
-    t_fit, _ = _timed(lambda: MondrianKernelRidge(n_trees=n_trees, lifetime=lifetime,
-                                                  delta2=DELTA2, solver="primal", random_state=0)
-                      .fit(X, y, X_unlabeled=Xv))
-    t_path, pe = _timed(lambda: lifetime_path(X, y, Xv, yv, max_lifetime=lifetime,
-                                              n_trees=n_trees, delta2=DELTA2, random_state=0))
+    _, t_fit = median_time(lambda: MondrianKernelRidge(n_trees=n_trees, lifetime=lifetime,
+                                                       delta2=DELTA2, solver="primal",
+                                                       random_state=0)
+                           .fit(X, y, X_unlabeled=Xv), REPEATS)
+    pe, t_path = median_time(lambda: lifetime_path(X, y, Xv, yv, max_lifetime=lifetime,
+                                                   n_trees=n_trees, delta2=DELTA2,
+                                                   random_state=0), REPEATS)
     return dict(n_trees_exact=n_trees, fit_exact=t_fit, path_exact=t_path,
                 path_exact_trees=pe.tree_time, n_cuts=int(len(pe.lifetimes) - 1),
                 n_features=int(pe.n_features[-1]), ratio_exact=t_path / t_fit)
 
 
 def plot_width(r, path):
-    fig, ax = plt.subplots(figsize=(8.5, 4.5))
+    """Fig. 8: validation error against computation time, one marker per method."""
+    fig, ax = figure(8.5, 4.5)
     for (name, c), mk in zip(r["curves"].items(), [".", "s", "D", "v", "P", "^", "o"]):
         ax.scatter(np.maximum(c["time"], 1e-3), c["error"], marker=mk, s=12, label=name)
     ax.set_xscale("log")
@@ -310,9 +323,7 @@ def plot_width(r, path):
     ax.set_title(f"cpu_act: kernel-width selection, {r['nnz']} non-zero features per row",
                  fontsize=10)
     ax.legend(frameon=False, fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -321,7 +332,8 @@ def plot_width(r, path):
 
 
 def laplace_gp_data(n, lifetime=10.0, noise_var=1e-4, D=2, seed=0):
-    """``X ~ U[0,1]^D``, ``y = chol(K) eps + sqrt(noise_var) eps'`` ([code])."""
+    """``X ~ U[0,1]^D``, ``y = chol(K) eps + sqrt(noise_var) eps'`` (the generator of the
+    authors' code)."""
     rng = np.random.default_rng(seed)
     X = rng.random((n, D))
     K = laplace_kernel(X, lifetime=lifetime)
@@ -331,6 +343,7 @@ def laplace_gp_data(n, lifetime=10.0, noise_var=1e-4, D=2, seed=0):
 
 
 def exp_synthetic(quick):
+    """Lifetimes selected on Laplace-GP data with a known lifetime of 10."""
     lam0, noise = 10.0, 1e-4
     n = 300 if quick else 1000
     X, y = laplace_gp_data(3 * n, lam0, noise, seed=0)
@@ -338,7 +351,8 @@ def exp_synthetic(quick):
     M = 20 if quick else 50
     runs = {}
     for Lam in ([20.0] if quick else [100.0, 20.0]):
-        # [P]/[code]: SGD, alpha = noise variance (prior variance 1), one epoch per cut
+        # as the paper and its code: SGD, alpha = noise variance (prior variance 1), one epoch
+        # per cut
         p = lifetime_path(Xt, yt, Xv, yv, X_test=Xs, y_test=ys, max_lifetime=Lam, n_trees=M,
                           alpha=noise, solver="sgd", random_state=0)
         runs[f"SGD path, M={M}, Lambda={Lam:g}"] = p
@@ -379,8 +393,9 @@ def exp_synthetic(quick):
 
 
 def plot_synthetic(r, path):
+    """Fig. 7: train, validation and test error against the lifetime, one panel per path."""
     paths = r["_paths"]
-    fig, axes = plt.subplots(1, len(paths), figsize=(5.5 * len(paths), 4), squeeze=False)
+    fig, axes = figure(5.5 * len(paths), 4, 1, len(paths), squeeze=False)
     for ax, (name, p) in zip(axes[0], paths.items()):
         lam = np.maximum(p.lifetimes, 1e-3)
         ax.plot(lam, p.train_error, drawstyle="steps-post", lw=1, label="train")
@@ -397,9 +412,7 @@ def plot_synthetic(r, path):
         ax.set_ylabel("relative error [%]")
         ax.set_title(name, fontsize=9)
         ax.legend(frameon=False, fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -408,11 +421,12 @@ def plot_synthetic(r, path):
 
 
 def exp_forest(d, quick):
+    """Mondrian kernel against Mondrian forest on the same trees, over the lifetime."""
     X, y, Xv, yv, Xt, yt = d["X_fit"], d["y_fit"], d["X_val"], d["y_val"], d["X_test"], d["y_test"]
     M = 10 if quick else 50
     Lam = 3e-6 if quick else 1e-5
     kw = dict(X_test=Xt, y_test=yt, max_lifetime=Lam, n_trees=M, random_state=0)
-    ks = lifetime_path(X, y, Xv, yv, alpha=ALPHA, solver="sgd", **kw)  # [P]: SGD, 1 epoch/cut
+    ks = lifetime_path(X, y, Xv, yv, alpha=ALPHA, solver="sgd", **kw)  # the paper's: 1 epoch/cut
     fp = forest_lifetime_path(X, y, Xv, yv, gamma2=DELTA2, **kw)  # same trees, gamma2 = delta2
     ke = lifetime_path(X, y, Xv, yv, delta2=DELTA2, max_features=M * 40, **kw)
     # the library's forest (hierarchical empirical posterior), raw units, re-fitted per lifetime
@@ -440,8 +454,9 @@ def exp_forest(d, quick):
 
 
 def plot_forest(r, path):
+    """Fig. 9: train and test error of kernel and forest against the lifetime."""
     P = r["_paths"]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = figure(8, 4.5)
     for p, name, c in [(P["kernel_sgd"], "Mondrian kernel (SGD)", "C2"),
                        (P["kernel_exact"], "Mondrian kernel (exact)", "C0"),
                        (P["forest"], "Mondrian forest (same trees)", "C3")]:
@@ -458,9 +473,7 @@ def plot_forest(r, path):
     ax.set_ylabel("relative error [%]")
     ax.set_title(f"cpu_act: kernel vs forest, M = {r['M']}")
     ax.legend(frameon=False, fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -472,21 +485,40 @@ def _fmt(v, f="{:.2f}", none="never"):
     return none if v is None else f.format(v)
 
 
+def _path_cost_table(k) -> str:
+    """The exact path's cost against one fit (and, from ``width``, the SGD variants')."""
+    rows = [[f"exact fit at Lambda (M = {k['n_trees_exact']}, C = {k['n_features']})",
+             f"{k['fit_exact']:.3f}"],
+            [f"exact path over all {k['n_cuts']} cuts (trees: {k['path_exact_trees']:.3f})",
+             f"{k['path_exact']:.3f} (**{k['ratio_exact']:.2f}x**)"]]
+    if "fit_sgd_10_epochs" in k:
+        rows += [[f"SGD fit at Lambda, 10 epochs (M = {k['n_trees_sgd']})",
+                  f"{k['fit_sgd_10_epochs']:.3f}"],
+                 ["SGD path, 1 epoch per cut", f"{k['path_sgd_every_cut']:.3f}"],
+                 ["SGD path, 5 epochs at 20 lifetimes", f"{k['path_sgd_grid']:.3f}"]]
+    return markdown_table(["", "seconds"], rows)
+
+
+_COST_NOTE = (f"same trees and rows, median of {REPEATS} after a warm-up, BLAS "
+              f"single-threaded")
+
+
 def report(res, cmd):
+    """The markdown report of the experiments run."""
     L = ["# Mondrian kernel experiments", "", f"Command: `{cmd}`", ""]
     if "convergence" in res:
         for r in res["convergence"]:
+            keys = ("mondrian", "mondrian_inductive", "binning", "fourier")
             L += [f"## 1. Convergence to exact Laplace KRR (Fig. 6; {r['label']} features)", "",
                   f"lifetime {r['lifetime']:g}, delta2 {r['delta2']:g} (exact ridge), "
                   f"{r['repeats']} repeats (mean ± sd); exact Laplace KRR: "
                   f"**{r['exact']:.2f} %** ({r['exact_time']:.1f} s). Relative test error [%]:",
-                  "", "| M | Mondrian | Mondrian (inductive) | random binning | Fourier (M/2 freq.) |",
-                  "|---|---|---|---|---|"]
-            for k, M in enumerate(r["M"]):
-                cells = [f"{r['mean'][key][k]:.2f} ± {r['std'][key][k]:.2f}"
-                         for key in ("mondrian", "mondrian_inductive", "binning", "fourier")]
-                L.append(f"| {M} | " + " | ".join(cells) + " |")
-            L += ["", f"Smallest Mondrian − exact gap: {r['best_mondrian_gap']:+.2f} points "
+                  "", markdown_table(
+                      ["M", "Mondrian", "Mondrian (inductive)", "random binning",
+                       "Fourier (M/2 freq.)"],
+                      [[M, *(f"{r['mean'][key][k]:.2f} ± {r['std'][key][k]:.2f}" for key in keys)]
+                       for k, M in enumerate(r["M"])]),
+                  "", f"Smallest Mondrian − exact gap: {r['best_mondrian_gap']:+.2f} points "
                   f"(M = {r['best_mondrian_M']}).", ""]
     if "width" in res:
         r = res["width"]
@@ -496,12 +528,13 @@ def report(res, cmd):
               "For reference, exact Laplace KRR's own best validation error on a grid of "
               f"{len(r['reference']['lifetimes'])} lifetimes is {r['reference']['best']:.2f} % at "
               f"lifetime {r['reference']['best_lifetime']:.3g}.", "",
-              "| method | best val. error [%] | at lifetime | time to ≤ 1.05 × overall best [s] "
-              "| time to ≤ 1.05 × own best [s] | total time [s] |", "|---|---|---|---|---|---|"]
-        for name, c in r["curves"].items():
-            L.append(f"| {name} | {c['best']:.2f} | {c['best_lifetime']:.3g} | "
-                     f"{_fmt(c['time_to_5pct_overall'])} | {_fmt(c['time_to_5pct_own'])} | "
-                     f"{c['total_time']:.2f} |")
+              markdown_table(
+                  ["method", "best val. error [%]", "at lifetime",
+                   "time to ≤ 1.05 × overall best [s]", "time to ≤ 1.05 × own best [s]",
+                   "total time [s]"],
+                  [[name, f"{c['best']:.2f}", f"{c['best_lifetime']:.3g}",
+                    _fmt(c['time_to_5pct_overall']), _fmt(c['time_to_5pct_own']),
+                    f"{c['total_time']:.2f}"] for name, c in r["curves"].items()])]
         c = r["curves"]
         mk = [v for k, v in c.items() if k.startswith("Mondrian")]
         base = [v for k, v in c.items() if not k.startswith("Mondrian")]
@@ -514,56 +547,40 @@ def report(res, cmd):
                          f"Mondrian): **{min(tb) / min(tm):.1f}x**.")
             elif tm:
                 L.append(f"\nWithin 5 % of the {what}: only the Mondrian kernel gets there.")
-        k = r["cost"]
-        L += ["", "Path cost vs one fit at the terminal lifetime (same trees and rows, fastest "
-              "of 5, BLAS single-threaded):", "",
-              "| | seconds |", "|---|---|",
-              f"| exact fit at Lambda (M = {k['n_trees_exact']}, C = {k['n_features']}) | "
-              f"{k['fit_exact']:.3f} |",
-              f"| exact path over all {k['n_cuts']} cuts (trees: {k['path_exact_trees']:.3f}) | "
-              f"{k['path_exact']:.3f} (**{k['ratio_exact']:.2f}x**) |",
-              f"| SGD fit at Lambda, 10 epochs (M = {k['n_trees_sgd']}) | "
-              f"{k['fit_sgd_10_epochs']:.3f} |",
-              f"| SGD path, 1 epoch per cut | {k['path_sgd_every_cut']:.3f} |",
-              f"| SGD path, 5 epochs at 20 lifetimes | {k['path_sgd_grid']:.3f} |", ""]
+        L += ["", f"Path cost vs one fit at the terminal lifetime ({_COST_NOTE}):", "",
+              _path_cost_table(r["cost"]), ""]
     if "cost" in res:
-        k = res["cost"]
-        L += ["## Exact path cost vs one fit at the terminal lifetime (same trees and rows, "
-              "fastest of 5, BLAS single-threaded)", "",
-              "| | seconds |", "|---|---|",
-              f"| exact fit at Lambda (M = {k['n_trees_exact']}, C = {k['n_features']}) | "
-              f"{k['fit_exact']:.3f} |",
-              f"| exact path over all {k['n_cuts']} cuts (trees: {k['path_exact_trees']:.3f}) | "
-              f"{k['path_exact']:.3f} (**{k['ratio_exact']:.2f}x**) |", ""]
+        L += [f"## Exact path cost vs one fit at the terminal lifetime ({_COST_NOTE})", "",
+              _path_cost_table(res["cost"]), ""]
     if "synthetic" in res:
         r = res["synthetic"]
         L += ["## 3. Recovering a known lifetime (Fig. 7)", "",
               f"Laplace-GP data, D = 2, true lifetime {r['lambda0']:g}, noise variance "
               f"{r['noise_var']:g}, {r['n']} train / validation / test rows; exact Laplace KRR "
               f"at the true lifetime: {r['exact_krr_test_at_lambda0']:.2f} % test error.", "",
-              "| path | selected lifetime (val.) | val. error [%] | test error [%] "
-              "| lifetime (max. marg. lik.) | test error there [%] | seconds |",
-              "|---|---|---|---|---|---|---|"]
-        for name, row in r["runs"].items():
-            L.append(f"| {name} | {row['lambda_hat']:.2f} | {row['val_error']:.2f} | "
-                     f"{row['test_error']:.2f} | {_fmt(row.get('lambda_hat_ml'), none='–')} | "
-                     f"{_fmt(row.get('test_error_ml'), none='–')} | "
-                     f"{_fmt(None if np.isnan(row['seconds']) else row['seconds'], '{:.1f}', '–')} |")
-        L.append("")
+              markdown_table(
+                  ["path", "selected lifetime (val.)", "val. error [%]", "test error [%]",
+                   "lifetime (max. marg. lik.)", "test error there [%]", "seconds"],
+                  [[name, f"{row['lambda_hat']:.2f}", f"{row['val_error']:.2f}",
+                    f"{row['test_error']:.2f}", _fmt(row.get('lambda_hat_ml'), none='–'),
+                    _fmt(row.get('test_error_ml'), none='–'),
+                    _fmt(None if np.isnan(row['seconds']) else row['seconds'], '{:.1f}', '–')]
+                   for name, row in r["runs"].items()]), ""]
     if "forest" in res:
         r = res["forest"]
         L += [f"## 4. Mondrian kernel vs Mondrian forest (Fig. 9), M = {r['M']}", "",
-              "| model | best test error [%] | at lifetime | test error at the val.-selected "
-              "lifetime [%] | selected lifetime |", "|---|---|---|---|---|"]
-        for name, row in r["results"].items():
-            L.append(f"| {name} | {row['best_test']:.2f} | {row['at_lifetime']:.3g} | "
-                     f"{_fmt(row['test_at_val_best'], none='–')} | "
-                     f"{_fmt(row['val_best_lifetime'], '{:.3g}', none='–')} |")
-        L.append("")
+              markdown_table(
+                  ["model", "best test error [%]", "at lifetime",
+                   "test error at the val.-selected lifetime [%]", "selected lifetime"],
+                  [[name, f"{row['best_test']:.2f}", f"{row['at_lifetime']:.3g}",
+                    _fmt(row['test_at_val_best'], none='–'),
+                    _fmt(row['val_best_lifetime'], '{:.3g}', none='–')]
+                   for name, row in r["results"].items()]), ""]
     return "\n".join(L)
 
 
 def _jsonable(res):
+    """``res`` without its private (``_``) entries, numpy scalars as Python numbers."""
     def clean(o):
         if isinstance(o, dict):
             return {k: clean(v) for k, v in o.items() if not k.startswith("_")}
@@ -576,7 +593,9 @@ def _jsonable(res):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Command-line entry point; returns the results."""
+    ap = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("experiments", nargs="*", default=["convergence", "width", "synthetic",
                                                        "forest"],
                     help="any of convergence, width, synthetic, forest (default: all), or "
@@ -600,9 +619,9 @@ def main(argv=None):
         ap.error(f"unknown experiments {sorted(bad)}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    cmd = "python -m benchmarks.kernel_experiments " + " ".join(argv if argv is not None
-                                                               else __import__("sys").argv[1:])
-    res = {}
+    argv = sys.argv[1:] if argv is None else list(argv)
+    cmd = "python -m benchmarks.experiments.kernel_experiments " + " ".join(argv)
+    res = {"environment": environment(argv)}
     # small dense solves: multi-threaded BLAS is slower than one thread and makes timings noisy
     with threadpool_limits(1, user_api="blas"):
         need_cpu = set(args.experiments) & {"convergence", "width", "forest", "cost"}

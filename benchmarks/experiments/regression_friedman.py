@@ -1,14 +1,15 @@
 """Regression benchmark: Mondrian forests against scikit-learn's (and river's) forests.
 
-Run ``python -m benchmarks.regression_friedman [--out DIR] [--quick]``.  In one run it prints
+Run ``python -m benchmarks.experiments.regression_friedman [--out DIR] [--quick]``.  In one run it
+prints
 (as markdown, also written to ``DIR/report.md``; all numbers go to ``DIR/results.json``):
 
 a) Friedman-1 (20,000 train / 5,000 test, noise 1, 10 trees everywhere): batch fit and predict
    times, RMSE, NLPD and 90 % interval coverage of the Mondrian forest (empirical and BP
    posteriors, with and without mutual-information feature weights), random forest and extra
-   trees (predictive std = std of the per-tree predictions, Hutter 2009) and river's AMF;
+   trees (predictive std = std of the per-tree predictions, Hutter, 2009) and river's AMF;
    Mondrian one-point-at-a-time ``partial_fit`` throughput and cold-start time.
-b) Calibration as in Table 2 of Lakshminarayanan, Roy & Teh (AISTATS 2016): observed minus
+b) Calibration as in Lakshminarayanan et al., 2016 (AISTATS), Table 2: observed minus
    nominal coverage of the central Gaussian intervals, on Friedman-1 and cpu_act.
 c) ``DIR/gap_toy.png``: a 1-D toy with a gap in the data, showing the predictive std of each
    forest in the gap and beyond the data.
@@ -22,53 +23,28 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 import numba
 import numpy as np
-import sklearn
-from scipy.special import ndtri
-from sklearn.datasets import make_friedman1
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
-from benchmarks.data import load_cpu_act
-from surrogates import MondrianForestRegressor
+from benchmarks.calibration import (CALIBRATION_TOL, STD_FLOOR, Z_LEVELS, calibration,
+                                    gaussian_nlpd, interval_coverage, is_calibrated)
+from benchmarks.environment import environment
+from benchmarks.figures import figure, save
+from benchmarks.progress import progress
+from benchmarks.regression_data import (FULL, QUICK, SEED, Sizes, Split, cpu_act_split,
+                                        friedman_split)
+from benchmarks.tables import markdown_table
+from benchmarks.timing import median_time, timed
+from surrogates import MondrianForestRegressor, rmse
 
 N_TREES = 10
-SEED = 0
-Z_LEVELS = tuple(round(0.1 * k, 1) for k in range(1, 10))
-CALIBRATION_TOL = 0.05
-STD_FLOOR = 1e-9
-
-
-@dataclass(frozen=True)
-class Sizes:
-    """Problem sizes of one run."""
-
-    n_train: int = 20_000
-    n_test: int = 5_000
-    n_online: int = 5_000
-    n_river: int = 5_000
-    cpu_train: int = 6_554
-    cpu_test: int = 819
-    n_toy: int = 200
-
-
-FULL = Sizes()
-QUICK = Sizes(n_train=2_000, n_test=500, n_online=500, n_river=500, cpu_train=2_000,
-              cpu_test=500)
-
-
-class Split(NamedTuple):
-    """A train/test split."""
-
-    X_train: np.ndarray
-    y_train: np.ndarray
-    X_test: np.ndarray
-    y_test: np.ndarray
+#: timed calls of a fit, a repeated prediction and a ``partial_fit`` stream
+REPEATS = 3
 
 
 # -- methods -----------------------------------------------------------------------------------
@@ -100,48 +76,15 @@ def predict_mean_std(model: Any, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return per_tree.mean(axis=0), per_tree.std(axis=0)
 
 
-# -- metrics -----------------------------------------------------------------------------------
-def rmse(y: np.ndarray, mean: np.ndarray) -> float:
-    """Root mean squared error."""
-    return float(np.sqrt(np.mean((y - mean) ** 2)))
-
-
-def gaussian_nlpd(y: np.ndarray, mean: np.ndarray, std: np.ndarray) -> float:
-    """Mean negative log density of ``y`` under ``N(mean, std^2)``, std floored at 1e-9."""
-    var = np.maximum(std, STD_FLOOR) ** 2
-    return float(np.mean(0.5 * np.log(2 * np.pi * var) + 0.5 * (y - mean) ** 2 / var))
-
-
-def interval_coverage(y: np.ndarray, mean: np.ndarray, std: np.ndarray, z: float) -> float:
-    """Fraction of ``y`` inside the central ``z`` Gaussian interval ``mean -/+ q std``."""
-    half = ndtri(0.5 + 0.5 * z) * std
-    return float(np.mean(np.abs(y - mean) <= half))
-
-
-def calibration(y: np.ndarray, mean: np.ndarray, std: np.ndarray) -> list[float]:
-    """Observed minus nominal coverage for each level in :data:`Z_LEVELS`."""
-    return [interval_coverage(y, mean, std, z) - z for z in Z_LEVELS]
-
-
-def is_calibrated(errors: Sequence[float]) -> bool:
-    """Whether every coverage error is within +/- :data:`CALIBRATION_TOL`."""
-    return all(abs(e) <= CALIBRATION_TOL for e in errors)
-
-
 # -- experiments -------------------------------------------------------------------------------
-def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
-
-
 def evaluate(make: Callable[[], Any], split: Split) -> dict[str, Any]:
     """Fit a fresh model on the training part, and score its predictive on the test part."""
-    model, fit_s = _timed(lambda: make().fit(split.X_train, split.y_train))
-    (mean, std), predict_s = _timed(lambda: predict_mean_std(model, split.X_test))
-    # again: BP computes its messages on the first prediction after the data changed
-    repeat_s = float(np.median([_timed(lambda: predict_mean_std(model, split.X_test))[1]
-                                for _ in range(3)]))
+    model, fit_s = median_time(lambda: make().fit(split.X_train, split.y_train), REPEATS)
+    # the first prediction is timed on its own: BP computes its messages on the first
+    # prediction after the data changed; it is also the warm-up of the repeated ones
+    (mean, std), predict_s = timed(lambda: predict_mean_std(model, split.X_test))
+    _, repeat_s = median_time(lambda: predict_mean_std(model, split.X_test), REPEATS,
+                              warmup=0)
     y = split.y_test
     if isinstance(model, MondrianForestRegressor):
         nlpd = model.nlpd(split.X_test, y)  # the exact mixture density
@@ -179,8 +122,9 @@ def evaluate_river_amf(split: Split, n_rows: int) -> dict[str, Any] | None:
         for x, y in zip(train, split.y_train[:n_rows].tolist()):
             model.learn_one(x, y)
 
-    _, learn_s = _timed(learn)
-    pred, predict_s = _timed(lambda: np.array([model.predict_one(x) for x in test]))
+    # one pass each, as a stream sees them (``learn_one`` changes the model)
+    _, learn_s = timed(learn)
+    pred, predict_s = timed(lambda: np.array([model.predict_one(x) for x in test]))
     return {"n_train": n_rows, "learn_s": learn_s, "points_per_s": n_rows / learn_s,
             "predict_s": predict_s, "rmse": rmse(split.y_test, pred)}
 
@@ -200,9 +144,9 @@ def warm_up() -> None:
 
 
 def online_throughput(X: np.ndarray, y: np.ndarray, n_threads: int | None = None,
-                      repeats: int = 3, **params: Any) -> float:
-    """Points per second of one-at-a-time ``partial_fit`` on a fresh model (median of
-    ``repeats`` runs, each on a new model: single runs of a few hundred ms are noisy here).
+                      repeats: int = REPEATS, **params: Any) -> float:
+    """Points per second of one-at-a-time ``partial_fit`` on a fresh model (the median time of
+    ``repeats`` runs after a warm-up, each on a new model).
 
     ``n_threads`` temporarily limits numba's threads (``None``: leave as is).
     """
@@ -214,7 +158,7 @@ def online_throughput(X: np.ndarray, y: np.ndarray, n_threads: int | None = None
     before = numba.get_num_threads()
     numba.set_num_threads(n_threads or before)
     try:
-        return float(np.median([X.shape[0] / _timed(run)[1] for _ in range(repeats)]))
+        return X.shape[0] / median_time(run, repeats)[1]
     finally:
         numba.set_num_threads(before)
 
@@ -266,22 +210,6 @@ def speed_ratios(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, floa
             for name in MONDRIAN_METHODS}
 
 
-# -- data sets ---------------------------------------------------------------------------------
-def friedman_split(sizes: Sizes) -> Split:
-    """``make_friedman1`` (noise 1, seed 0): the first rows train, the last ``n_test`` test."""
-    X, y = make_friedman1(n_samples=sizes.n_train + sizes.n_test, noise=1.0, random_state=SEED)
-    return Split(X[:sizes.n_train], y[:sizes.n_train], X[sizes.n_train:], y[sizes.n_train:])
-
-
-def cpu_act_split(sizes: Sizes) -> Split:
-    """cpu_act, randomly permuted (seed 0), then ``cpu_train`` train / ``cpu_test`` test."""
-    X, y = load_cpu_act()
-    order = np.random.default_rng(SEED).permutation(X.shape[0])
-    train = order[:sizes.cpu_train]
-    test = order[sizes.cpu_train:sizes.cpu_train + sizes.cpu_test]
-    return Split(X[train], y[train], X[test], y[test])
-
-
 # -- gap toy -----------------------------------------------------------------------------------
 TOY_GAP = (1.0, 2.0)
 TOY_DATA = (0.0, 3.0)
@@ -319,12 +247,7 @@ def toy_regions(grid: np.ndarray) -> dict[str, np.ndarray]:
 def plot_gap_toy(path: Path, x: np.ndarray, y: np.ndarray, grid: np.ndarray,
                  preds: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
     """Three panels (Mondrian empirical + bp, RF, ET): mean -/+ 2 std, data, shaded gap."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(15, 4.5), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, 3, sharey=True)
+    fig, axes = figure(15, 4.5, 1, 3, sharey=True)
     panels = [("Mondrian forest (min_samples_split=2)", ["Mondrian empirical", "Mondrian bp"]),
               ("Random forest (per-tree std)", ["RF"]),
               ("Extra trees (per-tree std)", ["ET"])]
@@ -343,7 +266,7 @@ def plot_gap_toy(path: Path, x: np.ndarray, y: np.ndarray, grid: np.ndarray,
         ax.set_xlim(grid[0], grid[-1])
         ax.legend(loc="lower left", fontsize=7)
     axes[0].set_ylabel("y")
-    fig.savefig(path, dpi=120)
+    save(fig, path)
 
 
 def gap_toy(out: Path, n: int) -> dict[str, dict[str, float]]:
@@ -358,14 +281,7 @@ def gap_toy(out: Path, n: int) -> dict[str, dict[str, float]]:
 
 # -- reporting ---------------------------------------------------------------------------------
 def _progress(message: str) -> None:
-    print(f"[regression_friedman] {message}", file=sys.stderr, flush=True)
-
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A markdown table of already formatted cells."""
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    progress("regression_friedman", message)
 
 
 def metrics_table(results: dict[str, dict[str, Any]]) -> str:
@@ -406,7 +322,8 @@ def online_table(online: dict[str, Any]) -> str:
     """Mondrian one-at-a-time partial_fit throughput and cold start."""
     n = online["n_points"]
     return markdown_table(["Mondrian forest (default params, 10 trees)", "value"], [
-        [f"partial_fit one point at a time, first {n:,} rows (points/s, median of 3 fresh models)",
+        [f"partial_fit one point at a time, first {n:,} rows (points/s, median of "
+         f"{REPEATS} fresh models)",
          f"{online['points_per_s']:.1f}"],
         ["same with min_samples_split=2 (points/s)",
          f"{online['points_per_s_min_samples_split_2']:.1f}"],
@@ -436,12 +353,10 @@ def toy_table(stds: dict[str, dict[str, float]]) -> str:
                            for name, s in stds.items()])
 
 
-def environment() -> dict[str, Any]:
-    """Versions and thread counts that the timings depend on."""
-    return {"python": sys.version.split()[0], "numpy": np.__version__,
-            "scikit-learn": sklearn.__version__, "numba": numba.__version__,
-            "numba_threads": numba.get_num_threads(), "cpu_count": os.cpu_count(),
-            "load_average_1min_at_start": os.getloadavg()[0],
+def run_environment() -> dict[str, Any]:
+    """The environment record (:func:`benchmarks.environment.environment`, river's version
+    too) and the Mondrian forest's default parameters."""
+    return {**environment(packages=("river",)),
             "mondrian_defaults": {k: repr(v) for k, v in
                                   MondrianForestRegressor().get_params().items()}}
 
@@ -453,10 +368,11 @@ def build_report(sizes: Sizes, res: dict[str, Any]) -> str:
     return "\n\n".join([
         "# Regression benchmark: Mondrian forests vs scikit-learn and river forests",
         f"{N_TREES} trees everywhere; RF/ET predictive std = std of the per-tree predictions "
-        f"(Hutter 2009), n_jobs=1; Mondrian's numba kernels use {env['numba_threads']} "
+        f"(Hutter, 2009), n_jobs=1; Mondrian's numba kernels use {env['numba_threads']} "
         f"thread(s) on {env['cpu_count']} CPU(s) (1-min load average at start: "
-        f"{env['load_average_1min_at_start']:.2f}; other load inflates the timings, above all "
-        f"the one-point partial_fit calls). Mondrian NLPD is the exact mixture density "
+        f"{env['load_average'][0]:.2f}; other load inflates the timings, above all "
+        f"the one-point partial_fit calls). Fit and repeated-predict times are medians of "
+        f"{REPEATS} calls after a warm-up. Mondrian NLPD is the exact mixture density "
         f"(`model.nlpd`); 'NLPD (Gaussian)' uses the predictive mean and std for every method. "
         f"A std below {STD_FLOOR:g} (all trees agree, e.g. on rows duplicated between train and "
         f"test) is floored to it: each such point adds about -19.8 to the summed log loss when "
@@ -481,7 +397,7 @@ def build_report(sizes: Sizes, res: dict[str, Any]) -> str:
 # -- main --------------------------------------------------------------------------------------
 def run(sizes: Sizes, out: Path) -> dict[str, Any]:
     """Run every experiment; return all the numbers."""
-    env = environment()
+    env = run_environment()
     warm_up()
     friedman = friedman_split(sizes)
     methods = evaluate_all(friedman, "Friedman-1")
@@ -501,7 +417,8 @@ def run(sizes: Sizes, out: Path) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("results/regression"),
                         help="output directory (default: results/regression)")
     parser.add_argument("--quick", action="store_true",

@@ -1,10 +1,11 @@
 """How the regression forest's defaults were chosen: a sweep of ``min_samples_split``,
-``gamma2_factor`` and ``feature_weights`` on the splits of :mod:`benchmarks.regression_friedman`.
+``gamma2_factor`` and ``feature_weights`` on the Friedman-1 and cpu_act splits of the
+regression benchmark (:mod:`benchmarks.regression_data`).
 
-Run ``python -m benchmarks.regression_sweep``.  One forest is grown per (data, weights,
-min_samples_split); the posterior settings are switched with ``set_params`` on the same trees.
-Prints RMSE, NLPD and the largest calibration error (observed minus nominal coverage over
-z = 0.1..0.9) per setting.
+Run ``python -m benchmarks.experiments.regression_sweep [--quick]``.  One forest is grown per
+(data, weights, min_samples_split); the posterior settings are switched with ``set_params`` on
+the same trees.  Prints RMSE, NLPD and the largest calibration error (observed minus nominal
+coverage over z = 0.1..0.9) per setting.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-
-from benchmarks.regression_friedman import (FULL, QUICK, SEED, calibration, cpu_act_split,
-                                            friedman_split, markdown_table, rmse)
-from surrogates import MondrianForestRegressor
+from benchmarks.calibration import calibration
+from benchmarks.regression_data import FULL, QUICK, SEED, cpu_act_split, friedman_split
+from benchmarks.tables import markdown_table
+from surrogates import MondrianForestRegressor, rmse
 
 POSTERIORS = [("empirical", None, None)] + [("bp", "E", f) for f in (0.5, 1.0, 2.0, 20.0)]
 
 
 def sweep(split, weights, mss_values) -> list[list[str]]:
+    """One table row per (feature weights, min_samples_split, posterior setting) on ``split``."""
     rows = []
     for fw in weights:
         for mss in mss_values:
@@ -38,7 +40,9 @@ def sweep(split, weights, mss_values) -> list[list[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Command-line entry point: print one table per data set."""
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL

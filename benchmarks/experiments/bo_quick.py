@@ -1,6 +1,7 @@
-"""Branin with a small budget: Mondrian BO against RF-SMAC and random search (issue 5).
+"""Branin with a small budget: Mondrian BO against RF-SMAC and random search.
 
-``python -m benchmarks.bo_quick [--problem branin] [--budget 50] [--seeds 10] [--out DIR]``
+``python -m benchmarks.experiments.bo_quick [--problem branin] [--budget 50] [--seeds 10]
+[--out DIR]``
 
 For each method and seed: ``mfbo.minimize`` with that surrogate and its defaults; the best
 value after ``--budget`` evaluations is reported as mean ± sd over seeds.  Then one longer run
@@ -13,19 +14,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import numpy as np
 
 import mfbo
+from benchmarks.environment import environment
 from benchmarks.problems import get_problem
+from benchmarks.tables import markdown_table
+from benchmarks.timing import clock, timed
 from mfbo.results import plot_convergence
 
 METHODS = ("mondrian", "rf-smac", "random")
 
 
 def run_seeds(problem, method, budget, seeds, **options):
+    """Best-so-far traces and final best values of ``mfbo.minimize`` with seeds 0..seeds-1."""
     traces, bests = [], []
     for seed in range(seeds):
         r = mfbo.minimize(problem, problem.space, n_calls=budget, random_state=seed,
@@ -40,18 +44,20 @@ def time_per_step(problem, method, n_max, seed=0):
     opt = mfbo.Optimizer(problem.space, surrogate=method, random_state=seed)
     out = np.empty(n_max)
     for i in range(n_max):
-        t0 = time.perf_counter()
+        t0 = clock()
         trial = opt.ask()
-        t1 = time.perf_counter()
+        t1 = clock()
         value = problem(**trial.params)
-        t2 = time.perf_counter()
+        t2 = clock()
         opt.tell(trial, value)
-        out[i] = (t1 - t0) + (time.perf_counter() - t2)
+        out[i] = (t1 - t0) + (clock() - t2)
     return out
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Command-line entry point; returns the results per method."""
+    ap = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                 description=__doc__.splitlines()[0])
     ap.add_argument("--problem", default="branin")
     ap.add_argument("--budget", type=int, default=50)
     ap.add_argument("--seeds", type=int, default=10)
@@ -79,9 +85,8 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     results, traces = {}, {}
     for m in methods:
-        t0 = time.perf_counter()
-        tr, bests = run_seeds(problem, m, args.budget, args.seeds, **options)
-        wall = time.perf_counter() - t0
+        (tr, bests), wall = timed(lambda: run_seeds(problem, m, args.budget, args.seeds,
+                                                    **options))
         results[m] = {"best_mean": float(np.mean(bests)), "best_sd": float(np.std(bests)),
                       "bests": [float(b) for b in bests], "wall_s_per_run": wall / args.seeds}
         traces[m] = tr
@@ -102,18 +107,18 @@ def main(argv=None):
                 f"n={n}: {v * 1e3:.1f} ms" for n, v in at.items()), flush=True)
     plot_convergence(traces, out / "convergence.png", optimum=problem.optimum, log_gap=True,
                      title=f"{problem.name}, {args.seeds} seeds (mean ± s.e.)")
-    lines = [f"# {problem.name}, {args.budget} evaluations, {args.seeds} seeds", "",
-             "| method | best (mean ± sd) | s per run | median ask+tell at n=50 | at n=200 |",
-             "|---|---|---|---|---|"]
+    rows = []
     for m, r in results.items():
         at = r.get("ask_tell_median_s", {})
-        fmt = lambda n: f"{at[n] * 1e3:.1f} ms" if n in at else ""  # noqa: E731
-        lines.append(f"| {m} | {r['best_mean']:.4f} ± {r['best_sd']:.4f} | "
-                     f"{r['wall_s_per_run']:.2f} | {fmt(50)} | {fmt(200)} |")
+        rows.append([m, f"{r['best_mean']:.4f} ± {r['best_sd']:.4f}", f"{r['wall_s_per_run']:.2f}",
+                     *(f"{at[n] * 1e3:.1f} ms" if n in at else "" for n in (50, 200))])
+    lines = [f"# {problem.name}, {args.budget} evaluations, {args.seeds} seeds", "",
+             markdown_table(["method", "best (mean ± sd)", "s per run",
+                             "median ask+tell at n=50", "at n=200"], rows)]
     (out / "report.md").write_text("\n".join(lines) + "\n")
     (out / "results.json").write_text(json.dumps(
         {"problem": problem.name, "budget": args.budget, "seeds": args.seeds,
-         "results": results}, indent=1))
+         "results": results, "environment": environment(argv)}, indent=1))
     print("\n".join(lines))
     return results
 

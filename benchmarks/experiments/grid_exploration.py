@@ -1,18 +1,23 @@
-"""Experiment 5: Mondrian grid lifetime exploration on data with irrelevant dimensions
-(Balog's report §5.2 Fig. 5.3-5.4, poster Fig. 5; spec §1.16-1.18, §2.2).
+"""Mondrian grid lifetime exploration on data with irrelevant dimensions (Balog & Teh, 2015,
+poster Fig. 5; Balog, *The Mondrian Process in Machine Learning*, Oxford report, Section 5.2,
+Figs. 5.3-5.4).
 
-Run ``python -m benchmarks.grid_exploration [--out results/grid] [--quick] [--seeds N]``.
+Run ``python -m benchmarks.experiments.grid_exploration [--out results/grid] [--quick]
+[--seeds N]``.
 
-1. **Poster Fig. 5.**  Toy data of spec §2.2: ``x ~ U[0,1]^2``, ``y = sin(2 pi x1) + 0.1 eps``
-   (``x2`` irrelevant), 60 training / 40 validation rows, one grid (``M = 1``), ``delta = 0.1``
-   (``delta2 = 0.01``).  The greedy search starts at ``lambda = (0, 0)`` and, at every step,
-   raises the lifetime whose next cut gives the lowest validation RMSE (``max_steps=60``,
-   ``patience=20``).  For the first seed the validation RMSE of *every* configuration (number
-   of cuts in each dimension) is drawn with the greedy path on it; over ``--seeds`` data sets
-   the best lifetimes found are tabulated, with the test RMSE on 1,000 fresh points.
+1. **Poster Fig. 5.**  Toy data ``x ~ U[0,1]^2``, ``y = sin(2 pi x1) + 0.1 eps`` (``x2``
+   irrelevant; the report and poster do not give their toy function, so we take one smooth
+   function of ``x1`` alone), the poster's 60 training / 40 validation rows, one grid
+   (``M = 1``), ``delta = 0.1`` (``delta2 = 0.01``).  The greedy search starts at
+   ``lambda = (0, 0)`` and at every step raises the lifetime whose next cut gives the lowest
+   validation RMSE (``max_steps=60``, ``patience=20``).  For the first seed the validation
+   RMSE of *every* configuration (cuts per dimension) is drawn with the greedy path on it;
+   over ``--seeds`` data sets the best lifetimes found are tabulated, with the test RMSE on
+   1,000 fresh points.
 2. **Friedman-1** (scikit-learn's ``make_friedman1``, noise 1): 10 inputs of which 5 are
    pure noise; 1,000 training / 1,000 validation / 2,000 test rows, ``M = 5`` grids and
-   ``delta2`` = noise variance / target variance (the Bayesian ratio of spec §1.8 with the
+   ``delta2`` = noise variance / target variance (the noise-to-prior variance ratio of ridge
+   regression read as Bayesian linear regression, Balog et al., 2016, Section 4.2.1, with the
    known noise).  Greedy search from 0 (``patience=15``); compared with the best *isotropic*
    grid (all lifetimes equal, the best on validation of 25 log-spaced values in [0.02, 5]
    giving at most 2,500 cells).
@@ -32,20 +37,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 from typing import Sequence
 
-import matplotlib
 import numpy as np
 from sklearn.datasets import make_friedman1
 from threadpoolctl import threadpool_limits
 
-from benchmarks.regression_friedman import markdown_table
-from surrogates import MondrianGrid
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from benchmarks.environment import environment
+from benchmarks.figures import figure, save
+from benchmarks.tables import markdown_table
+from benchmarks.timing import median_time, timed
+from surrogates import MondrianGrid, rmse
 
 TOY_TRAIN, TOY_VAL, TOY_TEST = 60, 40, 1000
 TOY_DELTA2 = 0.01  # poster Fig. 5: delta = 0.10
@@ -54,14 +57,10 @@ ISO_MAX_CELLS = 2500
 
 
 def toy_data(seed: int, n: int):
-    """Spec §2.2's proposal for the report's toy: ``y = sin(2 pi x1) + 0.1 eps``."""
+    """``n`` rows of the toy: ``x ~ U[0,1]^2``, ``y = sin(2 pi x1) + 0.1 eps``."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(size=(n, 2))
     return X, np.sin(2 * np.pi * X[:, 0]) + 0.1 * rng.standard_normal(n)
-
-
-def rmse(a, b) -> float:
-    return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
 
 
 # -- part 1: the poster's toy ------------------------------------------------------------------
@@ -75,12 +74,14 @@ def toy_surface(model: MondrianGrid, Xv, yv, max_cuts: int):
         cols = range(times[0].shape[0]) if i % 2 == 0 else reversed(range(times[0].shape[0]))
         for j in cols:
             model.set_lifetimes([times[0][j], l1], incremental=True)
-            surf[i, j] = rmse(model.predict(Xv), yv)
+            surf[i, j] = rmse(yv, model.predict(Xv))
     model.set_lifetimes(start)
     return surf, times
 
 
 def run_toy(seeds: int, max_cuts: int):
+    """Greedy exploration on ``seeds`` toy data sets; the RMSE surface of the first (up to
+    ``max_cuts`` cuts per input)."""
     runs = []
     first = None
     for seed in range(seeds):
@@ -90,13 +91,13 @@ def run_toy(seeds: int, max_cuts: int):
         Xte, yte = X[TOY_TRAIN + TOY_VAL:], y[TOY_TRAIN + TOY_VAL:]
         g = MondrianGrid(n_grids=1, lifetimes=0.0, delta2=TOY_DELTA2, random_state=seed)
         g.fit(Xtr, ytr)
-        test_start = rmse(g.predict(Xte), yte)
+        test_start = rmse(yte, g.predict(Xte))
         res = g.explore(Xv, yv, max_steps=60, patience=20)
         moves = res.moved[1:res.best_step + 1]
         run = {"seed": seed, "best_lifetimes": res.best_lifetimes.tolist(),
                "best_step": res.best_step, "val_rmse_start": float(res.val_rmse[0]),
                "val_rmse_best": float(res.val_rmse[res.best_step]),
-               "test_rmse_start": test_start, "test_rmse_best": rmse(g.predict(Xte), yte),
+               "test_rmse_start": test_start, "test_rmse_best": rmse(yte, g.predict(Xte)),
                "moves_to_best": [int(np.sum(moves == d)) for d in (0, 1)],
                "moves_total": [int(np.sum(res.moved[1:] == d)) for d in (0, 1)],
                "n_cells_best": int(res.n_cells[res.best_step])}
@@ -112,6 +113,7 @@ def run_toy(seeds: int, max_cuts: int):
 
 
 def toy_table(toy) -> str:
+    """The toy's best lifetimes and errors over the runs, as markdown."""
     runs = toy["runs"]
     lam = np.array([r["best_lifetimes"] for r in runs])
     mv = np.array([r["moves_to_best"] for r in runs])
@@ -147,10 +149,12 @@ def toy_table(toy) -> str:
 
 
 def plot_toy(toy, path: Path, title: str) -> None:
+    """Four panels: the validation RMSE surface of seed 0 with the greedy path, RMSE and
+    lifetimes along the path, and the best lifetimes of every data set."""
     f = toy["first"]
     surf = np.array(f["surface"])
     path_cuts = np.array(f["path_cuts"])
-    fig, ax = plt.subplots(2, 2, figsize=(11, 8.5))
+    fig, ax = figure(11, 8.5, 2, 2)
     im = ax[0, 0].imshow(surf, origin="lower", aspect="auto", cmap="viridis",
                          vmax=np.percentile(surf, 95))
     fig.colorbar(im, ax=ax[0, 0], label="validation RMSE")
@@ -180,13 +184,13 @@ def plot_toy(toy, path: Path, title: str) -> None:
     ax[1, 1].set(xlabel="best lambda_1 (relevant)", ylabel="best lambda_2 (irrelevant)",
                  title=f"best lifetimes over {len(best)} data sets")
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 # -- part 2: Friedman-1 ------------------------------------------------------------------------
 def run_friedman(seeds: int, n: int, max_steps: int):
+    """Greedy exploration on ``seeds`` Friedman-1 data sets of ``n`` train / ``n`` validation /
+    ``2 n`` test rows, against the best isotropic lifetime."""
     runs = []
     for seed in range(seeds):
         X, y = make_friedman1(n_samples=4 * n, noise=1.0, random_state=seed)
@@ -196,7 +200,7 @@ def run_friedman(seeds: int, n: int, max_steps: int):
         g = MondrianGrid(n_grids=5, lifetimes=0.0, delta2=delta2, random_state=seed)
         g.fit(Xtr, ytr)
         res = g.explore(Xv, yv, max_steps=max_steps, patience=15)
-        test_best = rmse(g.predict(Xte), yte)
+        test_best = rmse(yte, g.predict(Xte))
         # isotropic reference: the same grids with all lifetimes equal, the best of 25
         # log-spaced values (up to ISO_MAX_CELLS cells: the error has long risen by then)
         iso = []
@@ -204,7 +208,7 @@ def run_friedman(seeds: int, n: int, max_steps: int):
             if g._state.count_cells(np.full(X.shape[1], lam)) > ISO_MAX_CELLS:
                 break
             g.set_lifetimes(lam, incremental=False)
-            iso.append((rmse(g.predict(Xv), yv), lam, rmse(g.predict(Xte), yte)))
+            iso.append((rmse(yv, g.predict(Xv)), lam, rmse(yte, g.predict(Xte))))
         iso_v, iso_lam, iso_test = min(iso)
         runs.append({"seed": seed, "delta2": delta2, "best_lifetimes": res.best_lifetimes.tolist(),
                      "best_step": res.best_step, "n_steps": len(res.moved) - 1,
@@ -220,6 +224,7 @@ def run_friedman(seeds: int, n: int, max_steps: int):
 
 
 def friedman_tables(runs) -> str:
+    """Friedman-1's best lifetimes per input and errors against the isotropic grid."""
     lam = np.array([r["best_lifetimes"] for r in runs])
     D = lam.shape[1]
     n = len(runs)
@@ -254,10 +259,12 @@ def friedman_tables(runs) -> str:
 
 
 def plot_friedman(runs, path: Path, title: str) -> None:
+    """Lifetimes and validation RMSE along the greedy path of seed 0, and the best lifetimes
+    of every input over the runs."""
     r = runs[0]
     lam = np.array(r["path_lifetimes"])
     steps = np.arange(lam.shape[0])
-    fig, ax = plt.subplots(1, 3, figsize=(15, 4.3))
+    fig, ax = figure(15, 4.3, 1, 3)
     for d in range(lam.shape[1]):
         rel = d < FRIEDMAN_RELEVANT
         ax[0].step(steps, lam[:, d], where="post", ls="-" if rel else "--",
@@ -277,13 +284,14 @@ def plot_friedman(runs, path: Path, title: str) -> None:
     ax[2].set_xticks(np.arange(D), [f"x{d + 1}" for d in range(D)])
     ax[2].set(ylabel="best lifetime", title=f"best lifetimes, mean +/- sd over {len(runs)} runs")
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 # -- part 3: cost ------------------------------------------------------------------------------
 def run_cost(n: int, scales: Sequence[float], reps: int):
+    """Cost of one lifetime move (timed once: it changes the model) against a fit from scratch
+    and a rebuild of ``A^-1`` at the configuration reached (medians after a warm-up), on ``n``
+    Friedman-1 rows with the relevant lifetimes at each of ``scales``."""
     X, y = make_friedman1(n_samples=n, noise=1.0, random_state=123)
     rows = []
     for c in scales:
@@ -295,22 +303,18 @@ def run_cost(n: int, scales: Sequence[float], reps: int):
             for d in range(FRIEDMAN_RELEVANT):
                 for move in (g.increase, g.decrease):
                     C0 = g.n_cells_
-                    t = time.perf_counter()
-                    ok = move(d)
-                    dt = time.perf_counter() - t
+                    ok, dt = timed(lambda: move(d))
                     if not ok:
                         continue
                     moves.append(dt)
                     ks.append(abs(g.n_cells_ - C0))
                     if move == g.increase and d < 2:  # refits at the configuration reached
-                        t = time.perf_counter()
-                        MondrianGrid(n_grids=5, lifetimes=g.lifetimes_, delta2=0.05,
-                                     max_cells=20000, random_state=0).fit(X, y)
-                        fits.append(time.perf_counter() - t)
+                        fits.append(median_time(lambda: MondrianGrid(
+                            n_grids=5, lifetimes=g.lifetimes_, delta2=0.05, max_cells=20000,
+                            random_state=0).fit(X, y), repeats=1)[1])
                         with threadpool_limits(limits=1, user_api="blas"):
-                            t = time.perf_counter()
-                            g._state.refactor()  # A^-1 from the current features only
-                            rebuilds.append(time.perf_counter() - t)
+                            # A^-1 from the current features only
+                            rebuilds.append(median_time(g._state.refactor, repeats=1)[1])
         rows.append({"lifetime": c, "n_cells": g.n_cells_, "cells_changed_median":
                      float(np.median(ks)), "move_ms_median": 1000 * float(np.median(moves)),
                      "fit_ms_median": 1000 * float(np.median(fits)),
@@ -319,6 +323,7 @@ def run_cost(n: int, scales: Sequence[float], reps: int):
 
 
 def cost_table(rows) -> str:
+    """The cost rows as markdown."""
     return markdown_table(
         ["lifetime of x1-x5", "cells C", "cells split/merged per move (median)",
          "incremental move (ms)", "fit from scratch (ms)", "rebuild A^-1 only (ms)",
@@ -330,7 +335,9 @@ def cost_table(rows) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("results") / "grid")
     parser.add_argument("--quick", action="store_true", help="reduced sizes (CI smoke test)")
     parser.add_argument("--seeds", type=int, default=None,
@@ -342,19 +349,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     seeds = args.seeds or (4 if q else 50)
     f_seeds = max(1, seeds // 5) if not q else 1
     f_n = 250 if q else 1000
-    t0 = time.perf_counter()
-    toy = run_toy(seeds, max_cuts=20 if q else 59)
-    fried = run_friedman(f_seeds, f_n, 20 if q else 150)
-    cost = run_cost(400 if q else 2000, [1.0, 2.0] if q else [1.0, 1.5, 2.0, 2.5, 3.0],
-                    1 if q else 3)
-    elapsed = time.perf_counter() - t0
+    env = environment(argv)
+    (toy, fried, cost), elapsed = timed(lambda: (
+        run_toy(seeds, max_cuts=20 if q else 59),
+        run_friedman(f_seeds, f_n, 20 if q else 150),
+        run_cost(400 if q else 2000, [1.0, 2.0] if q else [1.0, 1.5, 2.0, 2.5, 3.0],
+                 1 if q else 3)))
     plot_toy(toy, out / "toy_exploration.png",
              f"Mondrian grid, toy y = sin(2 pi x1) + noise (x2 irrelevant): {TOY_TRAIN} train / "
              f"{TOY_VAL} validation, M = 1, delta = 0.1")
     plot_friedman(fried, out / "friedman_exploration.png",
                   f"Friedman-1 (x6-x10 are noise): {f_n} train / {f_n} validation, M = 5 grids")
     report = "\n".join([
-        "# Experiment 5: Mondrian grid lifetime exploration with irrelevant inputs", "",
+        "# Mondrian grid lifetime exploration with irrelevant inputs", "",
         f"## Toy (poster Fig. 5): {seeds} data sets, {TOY_TRAIN} train / {TOY_VAL} validation, "
         f"M = 1, delta2 = {TOY_DELTA2}", "", toy_table(toy), "",
         f"## Friedman-1: {f_seeds} data sets, {f_n} train / {f_n} validation / {2 * f_n} test, "
@@ -367,7 +374,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         if r["seed"] != 0:
             r.pop("path_lifetimes")
             r.pop("path_val_rmse")
-    res = {"toy": toy, "friedman": fried, "cost": cost, "quick": q, "seconds": elapsed}
+    res = {"toy": toy, "friedman": fried, "cost": cost, "quick": q, "seconds": elapsed,
+           "environment": env}
     (out / "results.json").write_text(json.dumps(res, indent=1) + "\n")
 
 
