@@ -1,37 +1,44 @@
 """The Mondrian library: forests, kernel features, grids and baselines.
 
 Depends on numpy, scipy, numba and scikit-learn's estimator API only; knows nothing of
-Bayesian optimization.  Names are imported on first use (``import surrogates`` stays cheap
-for Bayesian optimization, which needs only the regression forests).
+Bayesian optimization.  One folder per family (``forest``, ``kernel``, ``grid``,
+``baselines``) over a private shared core (``_core``: the tree store and its compiled
+kernels, random streams, input checks).  Names are imported on first use (``import
+surrogates`` stays cheap for Bayesian optimization, which needs only the regression forest).
 """
 
-import importlib
+from ._core.exports import MovedModules, lazy_exports
 
 _WHERE = {
-    "MondrianForestRegressor": "regressor",
-    "MondrianForestClassifier": "classifier",
-    "SMACRandomForestRegressor": "smac_forest",
-    "MondrianGrid": "grid",
-    # Mondrian kernel and its baselines
-    **{name: "kernel" for name in ("MondrianKernel", "MondrianKernelRidge", "LifetimePath",
-                                   "lifetime_path", "forest_lifetime_path", "relative_error",
-                                   "rmse", "lifetime_from_lengthscale")},
-    **{name: "baselines" for name in ("LaplaceKernelRidge", "RandomFourierFeatures",
-                                      "RandomBinningFeatures", "laplace_kernel",
-                                      "select_width")},
+    "MondrianForestRegressor": ".forest.regressor",
+    "MondrianForestClassifier": ".forest.classifier",
+    "MondrianKernel": ".kernel.features",
+    "MondrianKernelRidge": ".kernel.ridge",
+    "LifetimePath": ".kernel.paths",
+    "lifetime_path": ".kernel.paths",
+    "forest_lifetime_path": ".kernel.paths",
+    "lifetime_from_lengthscale": ".kernel._common",
+    "MondrianGrid": ".grid.estimator",
+    "GridExploration": ".grid.estimator",
+    "LaplaceKernelRidge": ".baselines.laplace",
+    "laplace_kernel": ".baselines.laplace",
+    "RandomFourierFeatures": ".baselines.random_features",
+    "RandomBinningFeatures": ".baselines.random_features",
+    "select_width": ".baselines.width_search",
+    "SMACRandomForestRegressor": ".baselines.smac_forest",
+    "relative_error": ".metrics",
+    "rmse": ".metrics",
 }
 
 __all__ = list(_WHERE)
 __version__ = "0.1.0"
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE)
 
-
-def __getattr__(name):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+# where the modules of the flat 0.1 layout live now (pickles made by 0.1 name them)
+MovedModules.install({f"{__name__}.{old}": f"{__name__}.{new}" for old, new in {
+    "_tree": "_core.tree", "_rng": "_core.rng", "_prefetch": "_core.prefetch",
+    "_validation": "_core.validation", "_forest": "forest._base",
+    "regressor": "forest.regressor", "classifier": "forest.classifier",
+    "_regression": "forest._regression", "_classification": "forest._classification",
+    "_kernel_core": "kernel._core", "_grid_core": "grid._core",
+    "smac_forest": "baselines.smac_forest"}.items()})

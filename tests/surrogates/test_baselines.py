@@ -120,7 +120,7 @@ def test_sklearn_estimator_checks(estimator, check):
 
 
 def test_smac_forest_per_tree_predictions_use_each_trees_leaves():
-    from surrogates.smac_forest import SMACRandomForestRegressor
+    from surrogates.baselines.smac_forest import SMACRandomForestRegressor
     rng = np.random.default_rng(0)
     X = rng.random((80, 3))
     y = np.sin(6 * X[:, 0]) + X[:, 1]

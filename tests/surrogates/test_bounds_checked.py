@@ -23,7 +23,7 @@ import numpy as np
 
 from surrogates import MondrianForestClassifier, MondrianForestRegressor
 from surrogates import regressor
-from surrogates._tree import check_invariants
+from surrogates._core.tree import check_invariants
 
 rng = np.random.default_rng(0)
 X = rng.random((400, 3))

@@ -13,7 +13,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from surrogates import MondrianGrid
-from surrogates.grid import GridExploration, _GridState
+from surrogates.grid import GridExploration
+from surrogates.grid._state import _GridState
 
 
 def _toy(seed, n, noise=0.1):

@@ -11,7 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from surrogates import (MondrianKernel, MondrianKernelRidge, forest_lifetime_path,
                         laplace_kernel, lifetime_path, relative_error)
-from surrogates._tree import check_invariants
+from surrogates._core.tree import check_invariants
 
 
 def _data(n=120, d=2, seed=0, noise=0.05):

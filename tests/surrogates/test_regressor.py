@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from surrogates import MondrianForestRegressor
-from surrogates._regression import (MODE_BP_E, POST_M, POST_V,
+from surrogates.forest._regression import (MODE_BP_E, POST_M, POST_V,
                                     _branch_moments, truncated_exp_mean)
-from surrogates._tree import LEFT, PARENT, RIGHT, TAU, preorder
+from surrogates._core.tree import LEFT, PARENT, RIGHT, TAU, preorder
 
 
 def _data(n=200, d=2, seed=0, noise=0.1):
@@ -446,7 +446,7 @@ def test_bad_fit_and_predict_input():
 
 @pytest.mark.parametrize("posterior", ["empirical", "bp"])
 def test_refit_targets_equals_growing_on_the_new_targets(posterior):
-    from surrogates._tree import check_invariants
+    from surrogates._core.tree import check_invariants
 
     rng = np.random.default_rng(1)
     X = rng.random((300, 3))
@@ -582,7 +582,7 @@ def test_huge_targets_are_rescaled_exactly(posterior):
 
 @pytest.mark.parametrize("posterior", ["empirical", "bp"])
 def test_a_huge_target_arriving_online_rescales_the_stored_ones(posterior):
-    from surrogates._tree import check_invariants
+    from surrogates._core.tree import check_invariants
 
     X, y = _data(200, 2, seed=3)
     m = MondrianForestRegressor(posterior=posterior, min_samples_split=2, random_state=0)

@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from surrogates import MondrianForestRegressor
-from surrogates._tree import (LEFT, NNODES, ROOT, TASK_REGRESSION, TreeStore, check_invariants,
+from surrogates._core.tree import (LEFT, NNODES, ROOT, TASK_REGRESSION, TreeStore, check_invariants,
                               extend_trees)
 
 
@@ -148,7 +148,7 @@ def test_store_grows_and_reproducible_streams():
 
 def test_extend_kernel_is_serial_and_parallel_consistent():
     """The parallel and serial kernels are one implementation: same seeds, same trees."""
-    from surrogates._tree import extend_trees_parallel
+    from surrogates._core.tree import extend_trees_parallel
     X, y = _data(200, 3)
     stores = []
     for kernel in (extend_trees, extend_trees_parallel):
@@ -248,7 +248,7 @@ def test_forest_unpickled_in_a_fresh_process_grows_within_its_node_arrays(tmp_pa
     code = textwrap.dedent(f"""
         import pickle
         import numpy as np
-        from surrogates._tree import check_invariants
+        from surrogates._core.tree import check_invariants
         model = pickle.loads(open(r"{tmp_path / 'model.pkl'}", "rb").read())
         X = np.load(r"{tmp_path / 'X.npy'}")
         y = np.load(r"{tmp_path / 'y.npy'}")

@@ -8,14 +8,14 @@ import numpy as np
 from scipy.special import ndtri
 from sklearn.base import RegressorMixin
 
-from ._forest import BaseMondrianForest, check_fitted
+from ._base import BaseMondrianForest, check_fitted
 from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP, bp_messages,
                           NODE_BLOCK, heuristic_hyperparameters, predict_forest_moments,
                           predict_forest_moments_nodes, predict_forest_moments_serial,
                           predict_regression,
                           predict_regression_serial)
-from ._tree import ROOT, TASK_REGRESSION, X_LIMIT, TargetsTooLarge, _SmallBatchKernel
-from ._validation import check_choice, check_positive, check_target
+from .._core.tree import ROOT, TASK_REGRESSION, X_LIMIT, TargetsTooLarge, _SmallBatchKernel
+from .._core.validation import check_choice, check_positive, check_target
 
 
 #: batches of at least SERIAL_BELOW points are predicted on the thread pool, batches below

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import (check_int, check_target, check_X, feature_names, seed_sequence,
+from .._core.validation import (check_int, check_target, check_X, feature_names, seed_sequence,
                           set_feature_names)
 
 __all__ = ["SMACRandomForestRegressor"]

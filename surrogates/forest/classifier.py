@@ -9,9 +9,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
 from ._classification import WALK_DTYPE, build_cache, predict_proba_cached, predict_proba_trees
-from ._forest import BaseMondrianForest
-from ._tree import NNODES, TASK_CLASSIFICATION, fresh_array
-from ._validation import check_choice, check_positive
+from ._base import BaseMondrianForest
+from .._core.tree import NNODES, TASK_CLASSIFICATION, fresh_array
+from .._core.validation import check_choice, check_positive
 
 
 def _plain_labels(y, classes) -> bool:

@@ -20,8 +20,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._rng import uniform
-from ._tree import FEAT, HEAD, LEFT, NNODES, RIGHT, ROOT, TAU, THRESH, box_distance
+from .._core.rng import uniform
+from .._core.tree import FEAT, HEAD, LEFT, NNODES, RIGHT, ROOT, TAU, THRESH, box_distance
 
 # --------------------------------------------------------------------------------------------
 # truncation and routing

@@ -22,8 +22,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._prefetch import prefetch
-from ._tree import (FEAT, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
+from .._core.prefetch import prefetch
+from .._core.tree import (FEAT, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
                     branch_off_probability, child_containing, preorder)
 
 

@@ -32,8 +32,8 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from ._prefetch import prefetch
-from ._rng import exponential, seed_states, uniform
+from .prefetch import prefetch
+from .rng import exponential, seed_states, uniform
 
 LEFT, RIGHT, PARENT, FEAT, HEAD, PAUSED = 0, 1, 2, 3, 4, 5
 THRESH, TAU = 0, 1

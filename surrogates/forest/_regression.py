@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._tree import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
+from .._core.tree import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
                     branch_off_probability, child_containing, preorder)
 
 MODE_EMPIRICAL, MODE_BP_E, MODE_BP_R, MODE_BP_F = 0, 1, 2, 3

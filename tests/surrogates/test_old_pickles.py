@@ -1,0 +1,42 @@
+"""Estimators pickled by version 0.1 (flat module layout: ``surrogates.regressor``,
+``surrogates._tree``, ``surrogates.kernel`` ...) load and predict as they did.  The pickles and
+their predictions were written by ``pickles_v0_1/make.py`` under 0.1."""
+
+import importlib
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import surrogates
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pickles_v0_1")
+NAMES = ["regressor", "regressor_bp", "classifier", "kernel", "kernel_ridge", "grid", "laplace",
+         "fourier", "binning"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_pickle_of_version_0_1_loads_and_predicts_the_same(name):
+    expected = np.load(os.path.join(HERE, "expected.npz"))
+    with open(os.path.join(HERE, f"{name}.pkl"), "rb") as fh:
+        model = pickle.load(fh)
+    Xq = expected["Xq"]
+    if hasattr(model, "predict_proba"):
+        got = model.predict_proba(Xq)
+    elif hasattr(model, "predict"):
+        got = np.asarray(model.predict(Xq))
+    else:
+        t = model.transform(Xq)
+        got = t.toarray() if hasattr(t, "toarray") else np.asarray(t)
+    np.testing.assert_array_equal(got, expected[name])
+    assert type(model) is getattr(surrogates, type(model).__name__)  # the current class
+
+
+@pytest.mark.parametrize("old,new", [("surrogates._tree", "surrogates._core.tree"),
+                                     ("surrogates.regressor", "surrogates.forest.regressor"),
+                                     ("surrogates.smac_forest", "surrogates.baselines.smac_forest"),
+                                     ("surrogates._kernel_core", "surrogates.kernel._core")])
+def test_old_module_paths_are_the_new_modules(old, new):
+    module = importlib.import_module(old)
+    assert module is importlib.import_module(new) and module.__spec__.name == new
