@@ -4,8 +4,6 @@ import dataclasses
 import json
 import multiprocessing
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +13,9 @@ import pytest
 import mfbo
 from benchmarks import bench, data, methods, report
 from benchmarks.results_file import ResultsFileError
+from tests.support import run_mfbo
 from benchmarks.problems import PROBLEMS, get_problem
 
-ROOT = Path(__file__).resolve().parents[2]
 REQUIRED = {"problem", "method", "seed", "budget", "best", "trace", "optimizer_time_s",
             "values", "grid", "wall_s", "versions", "continuous", "target", "reached",
             "evals_to_target"}
@@ -325,10 +323,7 @@ def test_report_skips_a_malformed_record_naming_file_and_line(tmp_path, capsys):
 
 
 def _cli(*args, cwd):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-m", "mfbo", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
+    return run_mfbo(*args, cwd=cwd, timeout=300)
 
 
 def test_mfbo_bench_and_report_commands(tmp_path):

@@ -4,21 +4,12 @@ import json
 
 import pytest
 
-from benchmarks import data
+from tests.support import requires_data
 from benchmarks.experiments import kernel_experiments as bench
 
 
-def _have_cpu_act():
-    try:
-        data.fetch_file("cpu_act.csv", download=False)
-        return True
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _have_cpu_act(), reason="cpu_act.csv not found: set MFBO_DATA_DIR to "
-                    "a directory holding it (CI uses ../shared/data)")
+@requires_data("cpu_act.csv")
 def test_quick_kernel_experiments_write_report_json_and_pngs(tmp_path, capsys):
     bench.main(["--quick", "--out", str(tmp_path)])
     out = capsys.readouterr().out

@@ -1,17 +1,13 @@
 """The scaling benchmark: tiny runs write well-formed outputs.  No timing checks."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from benchmarks import scaling
 from benchmarks.methods import optimizer_settings
+from tests.support import run_mfbo
 
-ROOT = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -96,11 +92,8 @@ def test_argument_errors():
 
 
 def test_mfbo_scale_command(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    res = subprocess.run([sys.executable, "-m", "mfbo", "scale", "--quick", "--only", "overhead",
-                          "--methods", "mondrian", "--n-max", "12", "--out", "out"],
-                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    res = run_mfbo("scale", "--quick", "--only", "overhead", "--methods", "mondrian",
+                   "--n-max", "12", "--out", "out", cwd=tmp_path, timeout=300)
     if res.returncode == 2 and "invalid choice: 'scale'" in res.stderr:
         pytest.fail("the mfbo.commands entry point 'scale' is not registered: pip install -e .")
     assert res.returncode == 0, res.stderr
@@ -108,6 +101,5 @@ def test_mfbo_scale_command(tmp_path):
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["overhead"]["methods"]["mondrian"]["n"] == 12
     assert (tmp_path / "out" / "overhead.png").read_bytes()[:8] == PNG
-    res = subprocess.run([sys.executable, "-m", "mfbo", "scale", "--only", "nope", "--out", "o"],
-                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    res = run_mfbo("scale", "--only", "nope", "--out", "o", cwd=tmp_path, timeout=300)
     assert res.returncode == 2 and "unknown part" in res.stderr and "Traceback" not in res.stderr

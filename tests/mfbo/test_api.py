@@ -9,11 +9,7 @@ import pytest
 import mfbo
 from mfbo import Integer, objective
 
-SPACE = {"x": (-1.0, 1.0), "y": (-1.0, 1.0)}
-
-
-def quad(x, y):
-    return (x - 0.3) ** 2 + (y + 0.2) ** 2
+from tests.support import SPACE, quad
 
 
 def flaky(x, y):

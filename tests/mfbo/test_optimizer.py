@@ -8,13 +8,7 @@ import pytest
 
 import mfbo
 from mfbo import Categorical, Integer, Optimizer, Real, StudyExhausted
-
-
-def quad(x, y):
-    return (x - 0.3) ** 2 + (y + 0.2) ** 2
-
-
-SPACE = {"x": (-1.0, 1.0), "y": (-1.0, 1.0)}
+from tests.support import SPACE, quad
 
 
 def run(opt, f, n):

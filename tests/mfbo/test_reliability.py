@@ -6,9 +6,6 @@ import math
 import os
 import socket
 import sqlite3
-import subprocess
-import sys
-import textwrap
 import warnings
 
 import numpy as np
@@ -17,7 +14,6 @@ import pytest
 import mfbo
 from mfbo import Categorical, Integer, Optimizer, Real, SQLiteStorage
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 S = {"x": (-5.0, 10.0), "y": (0.0, 15.0)}
 
 
@@ -25,18 +21,12 @@ def f(x, y):
     return (x - 1) ** 2 + (y - 2) ** 2
 
 
-def run_python(code: str, timeout: float, *flags: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": ROOT}
-    return subprocess.run([sys.executable, *flags, "-c", textwrap.dedent(code)], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=timeout)
-
-
 # -- a batch ask after a full batch: the constant liar's copy of an unpickled-size store --------
 
-def test_batch_ask_after_a_batch_neither_hangs_nor_crashes(tmp_path):
+def test_batch_ask_after_a_batch_neither_hangs_nor_crashes(tmp_path, python_run):
     # ask(11) after ask(10) used to write past the copied tree store's node arrays: it hung in
     # restat_regression (holding the SQLite write lock) or raised a broadcast error
-    proc = run_python(f"""
+    proc = python_run(f"""
         import mfbo
         S = {S!r}
         f = lambda x, y: (x - 1) ** 2 + (y - 2) ** 2
@@ -262,9 +252,9 @@ def test_replay_refuses_bad_rows_naming_them(tmp_path, rows, match):
     assert f"event {6 + len(rows)}" in str(info.value)
 
 
-def test_replay_order_check_survives_python_O(tmp_path):
+def test_replay_order_check_survives_python_O(tmp_path, python_run):
     db = _study_with_rows(tmp_path, _ask(5, {"x": 1.0, "y": 2.0}))
-    proc = run_python(f"""
+    proc = python_run(f"""
         import mfbo
         try:
             mfbo.Optimizer({S!r}, storage={db!r})

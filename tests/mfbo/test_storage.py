@@ -1,7 +1,6 @@
 """The SQLite journal: durability, resume, a real kill, several processes sharing a study."""
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -14,12 +13,7 @@ import pytest
 import mfbo
 from mfbo import Optimizer, SQLiteStorage
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SPACE = {"x": (-1.0, 1.0), "y": (-1.0, 1.0)}
-
-
-def quad(x, y):
-    return (x - 0.3) ** 2 + (y + 0.2) ** 2
+from tests.support import ROOT, SPACE, quad
 
 
 def test_journal_is_json_and_resume_replays(tmp_path):
@@ -86,7 +80,7 @@ def _count(db, kind):
 def test_killed_process_loses_no_finished_trial(tmp_path):
     db = str(tmp_path / "kill.db")
     script = tmp_path / "run.py"
-    script.write_text(SCRIPT.format(root=ROOT, db=db))
+    script.write_text(SCRIPT.format(root=str(ROOT), db=db))
     proc = subprocess.Popen([sys.executable, str(script)])
     deadline = time.time() + 180
     while _count(db, "tell") < 6 and time.time() < deadline and proc.poll() is None:
@@ -117,7 +111,7 @@ WORKER = textwrap.dedent("""
 def test_two_processes_share_one_study_without_duplicates(tmp_path):
     db = str(tmp_path / "shared.db")
     script = tmp_path / "worker.py"
-    script.write_text(WORKER.format(root=ROOT, db=db))
+    script.write_text(WORKER.format(root=str(ROOT), db=db))
     procs = [subprocess.Popen([sys.executable, str(script), str(s)]) for s in (0, 0)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     opt = Optimizer(SPACE, storage=db)

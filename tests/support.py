@@ -1,0 +1,55 @@
+"""Helpers shared by the test modules: the repository root, a small objective and its space,
+subprocesses that import this checkout, and skips for missing data files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: a smooth two-dimensional test objective and its space (minimum 0 at (0.3, -0.2))
+SPACE = {"x": (-1.0, 1.0), "y": (-1.0, 1.0)}
+
+
+def quad(x, y):
+    return (x - 0.3) ** 2 + (y + 0.2) ** 2
+
+
+def checkout_env(**extra: str) -> dict:
+    """The environment for a subprocess that imports this checkout's packages."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+def run_python(code: str, timeout: float, *flags: str, **env: str) -> subprocess.CompletedProcess:
+    """Run ``code`` (dedented) in a fresh interpreter with ``flags`` (e.g. ``-O``)."""
+    return subprocess.run([sys.executable, *flags, "-c", textwrap.dedent(code)], cwd=ROOT,
+                          env=checkout_env(**env), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def run_mfbo(*args: str, timeout: float = 600, cwd=None) -> subprocess.CompletedProcess:
+    """Run the ``mfbo`` command of this checkout."""
+    return subprocess.run([sys.executable, "-m", "mfbo", *args], cwd=cwd or ROOT,
+                          env=checkout_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def have_data(name: str) -> bool:
+    from benchmarks import data
+    try:
+        data.fetch_file(name, download=False)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def requires_data(name: str):
+    """Skip unless the data file ``name`` is found locally (CI sets MFBO_DATA_DIR)."""
+    return pytest.mark.skipif(not have_data(name), reason=f"{name} not found: set MFBO_DATA_DIR "
+                              f"to a directory holding it (CI uses ../shared/data)")
