@@ -8,7 +8,9 @@ __all__ = ["relative_error", "rmse"]
 
 
 def relative_error(y_true, y_pred) -> float:
-    """[P]'s "test set error": ``100 * |y_pred - y_true|_2 / |y_true|_2`` in percent."""
+    """The "test set error" of Balog, Lakshminarayanan, Ghahramani, Roy & Teh, 2016 (Section
+    8.1, Figure 6): ``100 * |y_pred - y_true|_2 / |y_true|_2`` in percent, on the targets as
+    given (not centred), as the authors' reference code computes it."""
     y_true = np.asarray(y_true, dtype=np.float64)
     y_pred = np.asarray(y_pred, dtype=np.float64)
     return float(100.0 * np.linalg.norm(y_pred - y_true) / np.linalg.norm(y_true))

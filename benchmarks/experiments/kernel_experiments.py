@@ -306,7 +306,7 @@ def exp_path_cost(d, n_trees=50, lifetime=1e-6):
                                                    random_state=0), REPEATS)
     return dict(n_trees_exact=n_trees, fit_exact=t_fit, path_exact=t_path,
                 path_exact_trees=pe.tree_time, n_cuts=int(len(pe.lifetimes) - 1),
-                n_features=int(pe.n_features[-1]), ratio_exact=t_path / t_fit)
+                n_cells=int(pe.n_cells[-1]), ratio_exact=t_path / t_fit)
 
 
 def plot_width(r, path):
@@ -487,7 +487,7 @@ def _fmt(v, f="{:.2f}", none="never"):
 
 def _path_cost_table(k) -> str:
     """The exact path's cost against one fit (and, from ``width``, the SGD variants')."""
-    rows = [[f"exact fit at Lambda (M = {k['n_trees_exact']}, C = {k['n_features']})",
+    rows = [[f"exact fit at Lambda (M = {k['n_trees_exact']}, C = {k['n_cells']})",
              f"{k['fit_exact']:.3f}"],
             [f"exact path over all {k['n_cuts']} cuts (trees: {k['path_exact_trees']:.3f})",
              f"{k['path_exact']:.3f} (**{k['ratio_exact']:.2f}x**)"]]

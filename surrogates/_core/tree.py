@@ -1,11 +1,14 @@
 """The Mondrian tree store and its compiled structure kernels (grow, extend online, route).
 
 One :class:`TreeStore` holds all trees of a forest as flat arrays indexed ``[tree, node, ...]``
-so that one compiled call grows, extends or routes through every tree.  The kernels implement
-spec ``mondrian_forest.md`` A1 (SampleMondrianBlock, with an explicit stack), A2 (pause
-predicate), A3 (ExtendMondrianBlock with paused leaves that un-pause by re-sampling) and are
-shared by the regressor, the classifier and the kernel features: the only label-dependent
-parts are the per-node label statistics and the pause rule, selected by ``task``.
+so that one compiled call grows, extends or routes through every tree.  The kernels grow a
+tree as SampleMondrianBlock does (Lakshminarayanan, 2016, PhD thesis, Alg. 5.2, 5.9 and 6.2;
+with an explicit stack instead of recursion, whose depth the data would set), pause blocks
+(ibid., Sections 5.5.1 and 6.2) and add points one at a time as ExtendMondrianBlock does
+(ibid., Alg. 5.6, 5.10 and 6.4), a paused leaf un-pausing by re-sampling its block from its
+stored points.  They are shared by the regressor, the classifier and the kernel features: the
+only label-dependent parts are the per-node label statistics and the pause rule, selected by
+``task``.
 
 Layout (``T`` trees, node capacity ``C``, point capacity ``P``, ``D`` features, ``S`` stats):
 
@@ -74,7 +77,8 @@ def _linear_dimension(box, t, j):
 
 @njit(cache=True, inline="always")
 def box_distance(box, t, j, X, i):
-    """L1 distance from row ``X[i]`` to node ``j``'s box: eta_j(x) of spec A3/A7."""
+    """L1 distance from row ``X[i]`` to node ``j``'s box, eta_j(x) (Lakshminarayanan, 2016,
+    Section 5.5.3): the rate of a cut above ``j`` that separates the row from the box."""
     eta = 0.0
     for d in range(box.shape[3]):
         # branch-free (which side a query falls on is unpredictable); at most one term is
@@ -85,11 +89,32 @@ def box_distance(box, t, j, X, i):
 
 
 @njit(cache=True, inline="always")
+def branch_off_probability_outside(delta, eta):
+    """``1 - exp(-delta * eta)`` for a row at distance ``eta > 0`` from the box: kernels that
+    have already set aside the rows inside the box (``eta = 0``, where ``delta = inf`` would
+    give ``0 * inf = NaN``) call this and save the test."""
+    return -math.expm1(-delta * eta)
+
+
+@njit(cache=True, inline="always")
 def branch_off_probability(delta, eta):
-    """p^s = 1 - exp(-delta * eta), with p^s = 0 inside the box even when delta = inf (A7)."""
+    """p^s = 1 - exp(-delta * eta), the probability that a row at distance ``eta`` from the box
+    branches off within the gap ``delta`` (Lakshminarayanan, 2016, Section 5.5.3); 0 inside the
+    box even when ``delta = inf``, where the formula would give ``0 * inf = NaN``."""
     if eta > 0.0:
-        return -math.expm1(-delta * eta)
+        return branch_off_probability_outside(delta, eta)
     return 0.0
+
+
+@njit(cache=True, inline="always")
+def branch_off(fnode, box, t, j, tp, X, i):
+    """Where the path of row ``X[i]`` meets node ``j``, whose parent splits at time ``tp``:
+    ``(tau, delta, eta, p)``, the node's split time, its gap ``tau - tp`` to the parent's, the
+    row's distance to the node's box and the probability that the row branches off above it."""
+    tau = fnode[t, j, TAU]
+    delta = tau - tp
+    eta = box_distance(box, t, j, X, i)
+    return tau, delta, eta, branch_off_probability(delta, eta)
 
 
 @njit(cache=True, inline="always")
@@ -102,7 +127,15 @@ def child_containing(inode, fnode, t, j, X, i):
 
 @njit(cache=True)
 def _is_paused(box, stats, t, j, min_samples_split, task):
-    """Spec A2: pause zero-extent blocks, small blocks and (classification) pure blocks."""
+    """Whether block ``j`` is paused: a leaf that keeps its points and is re-sampled once this
+    turns false (Lakshminarayanan, 2016, Sections 5.5.1 and 6.2).
+
+    Pure blocks (classification) and blocks of fewer than ``min_samples_split`` points pause,
+    as in the papers; so does a block whose points all coincide, although the thesis' Alg. 6.2
+    would split it: its box has no extent, so no cut can be drawn (the authors' reference code
+    pauses it too).  Classification applies ``min_samples_split`` as well (Section 5.5.1 sets
+    it to 2, Alg. 5.9 leaves it out).
+    """
     if _linear_dimension(box, t, j) <= 0.0:
         return True
     n = stats[t, j, 0]
@@ -116,7 +149,7 @@ def _is_paused(box, stats, t, j, min_samples_split, task):
 
 
 # --------------------------------------------------------------------------------------
-# A1: sample a Mondrian block (batch growth) with an explicit stack
+# batch growth: SampleMondrianBlock with an explicit stack
 # --------------------------------------------------------------------------------------
 
 
@@ -247,7 +280,7 @@ def _grow_block(t, j, idx, start, end, tau_parent, X, y, inode, fnode, box, stat
 @njit(cache=True)
 def _singleton_leaf(t, k, p, X, y, inode, fnode, box, stats, pnext, lifetime, task):
     """SampleMondrianBlock on one point, without the general machinery: a one-point block has
-    a zero-size box, so it is always a paused leaf (A2)."""
+    a zero-size box, so it is always a paused leaf."""
     for d in range(X.shape[1]):
         box[t, k, 0, d] = X[p, d]
         box[t, k, 1, d] = X[p, d]
@@ -278,14 +311,16 @@ def _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
 @njit(cache=True, parallel=True)
 def fit_trees(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
               min_samples_split, task):
-    """Grow every tree from scratch on points ``0..n-1`` (A1), one thread per tree."""
+    """Grow every tree from scratch on points ``0..n-1`` (SampleMondrianTree), one thread
+    per tree."""
     for t in prange(inode.shape[0]):
         _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
                   min_samples_split, task)
 
 
 # --------------------------------------------------------------------------------------
-# A3: extend a tree by one point (conditional Mondrian), paused leaves un-pause by re-sampling
+# online growth: ExtendMondrianBlock, one point at a time (the conditional Mondrian); paused
+# leaves un-pause by re-sampling
 # --------------------------------------------------------------------------------------
 
 
@@ -299,6 +334,17 @@ def _prefetch_node(t, j, inode, fnode, box, stats, yv, task):
     prefetch(stats, t, j, 0)
     if task == TASK_CLASSIFICATION:
         prefetch(stats, t, j, 8 + 8 * np.int64(yv))
+
+
+@njit(cache=True, inline="always")
+def _widen_box(box, t, j, X, i):
+    """Widen node ``j``'s box to hold row ``X[i]``."""
+    for d in range(box.shape[3]):
+        v = X[i, d]
+        if v < box[t, j, 0, d]:
+            box[t, j, 0, d] = v
+        elif v > box[t, j, 1, d]:
+            box[t, j, 1, d] = v
 
 
 @njit(cache=True)
@@ -317,13 +363,11 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
         par = inode[t, j, PARENT]
         tp = fnode[t, par, TAU] if par >= 0 else 0.0
         is_leaf = inode[t, j, LEFT] < 0
+        # a paused leaf takes the point (regression too: the thesis' Alg. 6.4 has no pausing,
+        # so every point outside a leaf's box would get a leaf of its own, and online trees
+        # would no longer be distributed as batch trees grown with min_samples_split)
         if is_leaf and inode[t, j, PAUSED] == 1:
-            for d in range(D):
-                v = X[p, d]
-                if v < box[t, j, 0, d]:
-                    box[t, j, 0, d] = v
-                if v > box[t, j, 1, d]:
-                    box[t, j, 1, d] = v
+            _widen_box(box, t, j, X, p)
             _stats_add(stats, t, j, yv, task)
             pnext[t, p] = inode[t, j, HEAD]
             inode[t, j, HEAD] = p
@@ -404,12 +448,7 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
             _singleton_leaf(t, k, p, X, y, inode, fnode, box, stats, pnext, lifetime, task)
             return
         if eta > 0.0:
-            for d in range(D):
-                v = X[p, d]
-                if v < box[t, j, 0, d]:
-                    box[t, j, 0, d] = v
-                elif v > box[t, j, 1, d]:
-                    box[t, j, 1, d] = v
+            _widen_box(box, t, j, X, p)
         _stats_add(stats, t, j, yv, task)
         if is_leaf:  # a leaf whose lifetime is exhausted (finite lifetime only)
             pnext[t, p] = inode[t, j, HEAD]
@@ -630,8 +669,8 @@ def fresh_array(shape, dtype=np.float64) -> np.ndarray:
 class _SmallBatchKernel:
     """Chooses between the serial and the threaded extend kernel for small batches.
 
-    One thread per tree halves the time of a one-point update on an idle two-core machine,
-    but a parallel region can stall for milliseconds when other processes hold the cores.
+    Updating the trees on parallel threads can halve the time of a one-point update, but a
+    parallel region can stall for milliseconds when other processes hold the cores.
     Both kernels grow identical trees, so the choice is only about speed: the one with the
     lower moving average of seconds per point, the other being re-timed every ``EXPLORE``
     calls.  (The first call of each kernel in a process, which may load or compile it, is
@@ -692,7 +731,7 @@ class TreeStore:
     lifetime : float
         Mondrian lifetime (budget) lambda; ``inf`` by default in the papers.
     min_samples_split : int
-        Blocks with fewer points are paused (spec A2).
+        Blocks with fewer points are paused (see ``_is_paused``).
     task : int
         ``TASK_REGRESSION``, ``TASK_CLASSIFICATION`` or ``TASK_STRUCTURE``.
     seed_sequence : numpy.random.SeedSequence
@@ -861,7 +900,7 @@ class TreeStore:
 
 
 def check_invariants(store: TreeStore, atol: float = 1e-9) -> None:
-    """Raise ``AssertionError`` unless every tree of ``store`` satisfies spec A4.
+    """Raise ``AssertionError`` unless every tree of ``store`` is a valid Mondrian tree.
 
     Checks: each internal node has two children whose boxes nest in it; split times strictly
     increase from parent to child; label statistics of a node equal the sum over its children

@@ -40,7 +40,8 @@ def laplace_kernel(X, Y=None, lifetime=1.0) -> np.ndarray:
 
 
 class LaplaceKernelRidge(RegressorMixin, BaseEstimator):
-    """Exact kernel ridge regression (GP regression) with the Laplace kernel (spec §1.15).
+    """Exact kernel ridge regression (GP regression) with the Laplace kernel, the kernel that
+    the Mondrian kernel approximates (Balog et al., 2016, Section 3.2).
 
     ``y_hat = mean(y) + K_*(K + delta2 I)^-1 (y - mean(y))``, Theta(N^3) time and N^2 memory;
     ``predict(X, return_std=True)`` gives the GP predictive std with signal variance
@@ -51,7 +52,7 @@ class LaplaceKernelRidge(RegressorMixin, BaseEstimator):
     ----------
     lifetime : float or array-like of shape (n_features,), default=1.0
     delta2 : float or None, default=None
-        Sum-form ridge constant (``None``: 1e-4, [P]).
+        Sum-form ridge constant (``None``: 1e-4, as in Balog et al., 2016, Section 8).
     alpha : float or None, default=None
         Mean form, ``delta2 = n_samples * alpha``.
     prior_variance : float, default=1.0

@@ -1,5 +1,5 @@
 """Random features for the Laplace kernel ``exp(-lifetime * |x - x'|_1)``: random Fourier
-features (Rahimi & Recht, 2007) and random binning (Rahimi & Recht, 2007, §4), the Mondrian
+features (Rahimi & Recht, 2007, Section 3) and random binning (Section 4), the Mondrian
 kernel's baselines in Balog et al. (2016)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ __all__ = ["RandomFourierFeatures", "RandomBinningFeatures"]
 
 
 class RandomFourierFeatures(TransformerMixin, BaseEstimator):
-    """Random Fourier features of the Laplace kernel (Rahimi & Recht 2007; spec §1.15).
+    """Random Fourier features of the Laplace kernel (Rahimi & Recht, 2007, Section 3).
 
     Frequencies ``omega_{r,d} = lifetime * Cauchy(0, 1)`` i.i.d.; features
     ``R^-1/2 [cos(omega_r^T x), sin(omega_r^T x)]_{r=1..R}`` (dense, ``2R`` columns, all
@@ -63,13 +63,14 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
 
 
 class RandomBinningFeatures(TransformerMixin, BaseEstimator):
-    """Random binning features of the Laplace kernel (Rahimi & Recht 2007; spec §1.15).
+    """Random binning features of the Laplace kernel (Rahimi & Recht, 2007, Section 4).
 
     Grid ``p`` has width ``delta_pd ~ Gamma(shape 2, scale 1/lifetime)`` and shift
     ``u_pd ~ U[0, delta_pd]`` in dimension ``d``; a row's bin is the tuple of
     ``ceil((x_d - u_pd) / delta_pd)``, hashed to 64 bits.  The bins seen by ``fit`` become the
     columns (value ``P^-1/2``); a new row in a bin not seen by ``fit`` gets no entry for that
-    grid (spec §1.15), so it has at most ``P`` non-zeros.  Sparse CSR output.
+    grid (a model fitted on the seen bins gives an unseen bin weight 0, so its column would
+    change no prediction), so it has at most ``P`` non-zeros.  Sparse CSR output.
 
     Parameters
     ----------

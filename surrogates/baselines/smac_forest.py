@@ -1,4 +1,5 @@
-"""The random forest of SMAC3 2.4's hyper-parameter-optimization facade (spec bayesopt.md §3).
+"""The random-forest surrogate of SMAC3 2.4, with the settings of its
+``HyperparameterOptimizationFacade``.
 
 10 trees on bootstrap samples, all features at every split, random split thresholds
 (``splitter="random"``), ``min_samples_split=2``, ``min_samples_leaf=1``; the predictive mean is

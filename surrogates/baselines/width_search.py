@@ -1,6 +1,6 @@
-"""The kernel-width search of Balog et al. (2016, §8.2) for methods that must be refitted per
-width: in ``log2(lifetime)``, widen the bracket while the best error sits at one end, then
-bisect towards the best width."""
+"""The kernel-width search of Balog et al. (2016, Section 8.2) for methods that must be
+refitted per width: in ``log2(lifetime)``, widen the bracket while the best error sits at one
+end, then bisect towards the best width."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ __all__ = ["select_width"]
 
 def select_width(evaluate: Callable[[float], float], n_steps: int, start: float = 1.0,
                  max_error: float = 20.0):
-    """The width search of [P] §8.2 for methods that must be refitted per width ([code]).
+    """The width search of Balog et al. (2016), Section 8.2, for methods that must be refitted
+    per width, with the rules of the authors' reference code.
 
     Works on ``l = log2(lifetime)`` from ``log2(start)``: while the best error so far sits at
     the smallest (largest) ``l`` tried, try one below (above); while the best error exceeds
@@ -31,7 +32,10 @@ def select_width(evaluate: Callable[[float], float], n_steps: int, start: float 
     n_steps : int
         Evaluations after the first.
     start : float, default=1.0
+        First lifetime tried (the paper starts its baselines at 1).
     max_error : float, default=20.0
+        Validation error (in percent) above which the search alternates between the two ends
+        of the bracket; 20 in the authors' reference code.
 
     Returns
     -------

@@ -136,7 +136,8 @@ class BaseMondrianForest(BaseEstimator):
         return self._fit_batch(X, y)
 
     def partial_fit(self, X, y, **kwargs):
-        """Add one point or a mini-batch online (conditional Mondrian extension, spec A3).
+        """Add one point or a mini-batch online (the conditional Mondrian extension of
+        Lakshminarayanan, 2016, PhD thesis, Alg. 5.6 and 6.4).
 
         The trees keep the same distribution as trees grown by :meth:`fit` on all data seen
         so far, whatever the order or batch sizes.  A first call on an unfitted model fixes the
@@ -240,7 +241,8 @@ class BaseMondrianForest(BaseEstimator):
         return np.array([int(node_depths(s.inode, s.meta, t).max()) for t in range(s.n_trees)])
 
     def get_weighted_depth(self) -> np.ndarray:
-        """Data-weighted average leaf depth of each tree (thesis Table 5.1 statistic)."""
+        """Data-weighted average leaf depth of each tree (the statistic of Lakshminarayanan,
+        2016, Table 5.1)."""
         check_fitted(self)
         s = self._store
         out = np.empty(s.n_trees)

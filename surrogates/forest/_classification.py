@@ -1,9 +1,18 @@
 """Compiled classification kernel: hierarchical normalized stable process prior with the
-interpolated Kneser-Ney approximation, averaged analytically over branch-off points
-(spec ``mondrian_forest.md`` A5-A7, with the printing errors of Alg 5.3/5.8 corrected).
+interpolated Kneser-Ney (IKN) approximation, averaged analytically over branch-off points
+(Lakshminarayanan, Roy & Teh, 2014; Lakshminarayanan, 2016, PhD thesis, Sections 5.4-5.5).
 
-Only raw class counts are stored per node (column 0 of the stats holds the total); the IKN
-customer and table counts are derived from them (A5).
+Only raw class counts are stored per node (column 0 of the stats holds the total).  The IKN
+customers and tables (thesis Section 5.4.1) follow from them: a node has one table for class
+``k`` iff one of its points has class ``k``; a leaf's customers are its points, an internal
+node's are its children's tables.  So no count needs updating up the tree (as printed, the
+thesis' Alg. 5.3 would not climb from a leaf anyway).
+
+The prediction is the thesis' Alg. 5.8 with two printing errors corrected: the branch-off
+node's mean is normalised by its numbers of customers and tables summed over the classes, as
+in eq. (5.5) (per class, the result would not be a distribution), and the leaf test is made
+at every node, not only where the query can branch off (else a query inside a leaf's box
+would never finish).
 
 Two ways to predict, with the same arithmetic (the tests check they agree to 1e-12):
 
@@ -24,15 +33,56 @@ from numba import njit, prange
 
 from .._core.prefetch import prefetch
 from .._core.tree import (FEAT, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
-                    branch_off_probability, child_containing, preorder)
+                          branch_off, branch_off_probability, child_containing, preorder)
 
 
 @njit(cache=True, inline="always")
 def expected_discount(eta, gamma, delta):
-    """E[exp(-gamma * D)] for D ~ Exp(eta) truncated to [0, delta] (A7, closed form)."""
+    """E[exp(-gamma * D)] for D ~ Exp(eta) truncated to [0, delta]: the expected discount of
+    a node inserted by a branch-off (thesis Alg. 5.8 line 9), in closed form."""
     if delta == np.inf:
         return eta / (eta + gamma)
     return eta / (eta + gamma) * math.expm1(-(eta + gamma) * delta) / math.expm1(-eta * delta)
+
+
+@njit(cache=True, inline="always")
+def _discount(gamma, delta):
+    """A node's discount ``exp(-gamma * delta)`` (0 for a leaf at an infinite lifetime)."""
+    return math.exp(-gamma * delta) if delta != np.inf else 0.0
+
+
+@njit(cache=True, inline="always")
+def _n_tables(stats, t, j, K):
+    """Node ``j``'s number of IKN tables: the number of classes among its points."""
+    n = 0.0
+    for k in range(K):
+        if stats[t, j, 1 + k] > 0:
+            n += 1.0
+    return n
+
+
+@njit(cache=True, inline="always")
+def _add_branch_off_mean(acc, w, t, j, stats, dbar, n_tab, gpar, ref_variant):
+    """``acc += w * G``, ``G`` the posterior mean (eq. 5.5) of a node inserted between node
+    ``j`` and its parent (mean ``gpar``) with the expected discount ``dbar``.
+
+    Its customers are j's tables (one per class present, ``n_tab`` of them), as the thesis'
+    Alg. 5.8 line 10 has it, or with ``ref_variant`` j's class counts, as the authors'
+    reference code has it.  The tables are the default because they are what IKN gives a node
+    whose children are j and the query (which has no label), and because only they make the
+    prediction tend to the uniform distribution far from the data; the counts reproduce the
+    reference code, with which the published results were most likely computed.
+    """
+    K = acc.shape[0]
+    if ref_variant:
+        for k in range(K):
+            tab = np.float64(stats[t, j, 1 + k] > 0)
+            acc[k] += w * ((stats[t, j, 1 + k] - dbar * tab + dbar * n_tab * gpar[k])
+                           / stats[t, j, 0])
+    else:
+        for k in range(K):
+            tab = np.float64(stats[t, j, 1 + k] > 0)
+            acc[k] += w * (((1.0 - dbar) * tab + dbar * n_tab * gpar[k]) / n_tab)
 
 
 @njit(cache=True)
@@ -64,10 +114,11 @@ def _node_mean(t, j, inode, stats, d, gpar, out):
 
 @njit(cache=True, parallel=True)
 def predict_proba_trees(Xq, inode, fnode, box, stats, meta, gamma, ref_variant, out):
-    """Forest class probabilities ``out[i, k]`` (average of the trees' predictives, A7).
+    """Forest class probabilities ``out[i, k]``: the average of the trees' predictives, each
+    averaged over where the query branches off (thesis eqs. 5.6-5.7).
 
-    ``ref_variant``: branch-off customers as in the reference code (j's counts) instead of the
-    thesis' IKN tables (AMBIG-7).
+    ``ref_variant``: a branch-off node's customers are the counts of the node below it (the
+    authors' reference code) instead of its tables (see :func:`_add_branch_off_mean`).
     """
     n = Xq.shape[0]
     T = inode.shape[0]
@@ -83,26 +134,12 @@ def predict_proba_trees(Xq, inode, fnode, box, stats, meta, gamma, ref_variant, 
             tp = 0.0
             p_ns = 1.0
             while True:
-                tau = fnode[t, j, TAU]
-                delta = tau - tp
-                eta = box_distance(box, t, j, Xq, i)
-                p = branch_off_probability(delta, eta)
+                tau, delta, eta, p = branch_off(fnode, box, t, j, tp, Xq, i)
                 if p > 0.0:
-                    dbar = expected_discount(eta, gamma, delta)
-                    n_tab = 0.0
-                    for k in range(K):
-                        if stats[t, j, 1 + k] > 0:
-                            n_tab += 1.0
-                    w = p_ns * p
-                    for k in range(K):
-                        tab = 1.0 if stats[t, j, 1 + k] > 0 else 0.0
-                        if ref_variant:
-                            g = (stats[t, j, 1 + k] - dbar * tab + dbar * n_tab * gpar[k]) / stats[t, j, 0]
-                        else:
-                            g = ((1.0 - dbar) * tab + dbar * n_tab * gpar[k]) / n_tab
-                        acc[k] += w * g
-                d = math.exp(-gamma * delta) if delta != np.inf else 0.0
-                _node_mean(t, j, inode, stats, d, gpar, gj)
+                    _add_branch_off_mean(acc, p_ns * p, t, j, stats,
+                                         expected_discount(eta, gamma, delta),
+                                         _n_tables(stats, t, j, K), gpar, ref_variant)
+                _node_mean(t, j, inode, stats, _discount(gamma, delta), gpar, gj)
                 if inode[t, j, LEFT] < 0:
                     w = p_ns * (1.0 - p)
                     for k in range(K):
@@ -164,15 +201,10 @@ def build_cache(inode, fnode, stats, meta, gamma, walk, orig, tau, ntab, G):
                 walk[t, c].thresh = 0.0
                 walk[t, c].right = -1
                 walk[t, c].feat = -1
-            nt = 0.0
-            for k in range(K):
-                if stats[t, j, 1 + k] > 0:
-                    nt += 1.0
-            ntab[t, c] = nt
+            ntab[t, c] = _n_tables(stats, t, j, K)
             par = inode[t, j, PARENT]
             tp = fnode[t, par, TAU] if par >= 0 else 0.0
-            delta = fnode[t, j, TAU] - tp
-            d = math.exp(-gamma * delta) if delta != np.inf else 0.0
+            d = _discount(gamma, fnode[t, j, TAU] - tp)
             if par >= 0:
                 _node_mean(t, j, inode, stats, d, G[t, pos[par]], G[t, c])
             else:
@@ -182,7 +214,7 @@ def build_cache(inode, fnode, stats, meta, gamma, walk, orig, tau, ntab, G):
 @njit(cache=True, inline="always")
 def _tree_proba_cached(t, Xq, i, walk, orig, tau, ntab, G, box, stats, gamma, ref_variant, h,
                        acc, path, etas):
-    """Add tree ``t``'s predictive for query ``Xq[i]`` to ``acc`` (A7 from the cache).
+    """Add tree ``t``'s predictive for query ``Xq[i]`` to ``acc`` (eqs. 5.6-5.7 from the cache).
 
     Boxes nest, so the nodes whose box holds the query (eta = 0, no branch-off) are a prefix
     of its path: walk down by the splits alone, then test boxes upwards from the leaf until
@@ -234,18 +266,8 @@ def _tree_proba_cached(t, Xq, i, walk, orig, tau, ntab, G, box, stats, gamma, re
                 dbar = eta / (eta + gamma)
             else:
                 dbar = eta / (eta + gamma) * math.expm1(-(eta + gamma) * delta) / (-p)
-            w = p_ns * p
-            n_tab = ntab[t, c]
-            j = orig[t, c]
-            if ref_variant:
-                for k in range(K):
-                    tab = np.float64(stats[t, j, 1 + k] > 0)
-                    acc[k] += w * ((stats[t, j, 1 + k] - dbar * tab + dbar * n_tab * gpar[k])
-                                   / stats[t, j, 0])
-            else:
-                for k in range(K):
-                    tab = np.float64(stats[t, j, 1 + k] > 0)
-                    acc[k] += w * (((1.0 - dbar) * tab + dbar * n_tab * gpar[k]) / n_tab)
+            _add_branch_off_mean(acc, p_ns * p, t, orig[t, c], stats, dbar, ntab[t, c], gpar,
+                                 ref_variant)
         if q == L - 1:
             w = p_ns * (1.0 - p)
             for k in range(K):

@@ -1,12 +1,22 @@
-"""Compiled regression kernels: exact Gaussian belief propagation (spec A8), the
-hyper-parameter heuristic (A9) and the branch-off predictive mixture (A10, A11).
+"""Compiled regression kernels of the Mondrian forest of Lakshminarayanan, Roy & Teh (2016):
+exact Gaussian belief propagation under the hierarchical Gaussian prior (Section 3.1), the
+closed-form hyper-parameter heuristic (Section 3.2, supplement B) and the predictive mixture
+over where a query branches off a tree (Section 3.3, supplement Alg. 5).
 
-Prediction modes (``mode`` argument of :func:`predict_regression`):
+The papers give the moments of a branch-off component only in words ("the posterior of the
+parent of the new node"; also Lakshminarayanan, 2016, PhD thesis, Section 6.3.4), so the
+``mode`` argument of :func:`predict_regression` chooses among:
 
-``MODE_EMPIRICAL``  node empirical mean / variance everywhere (A10 with branch-off option F)
-``MODE_BP_E``       exact BP posterior in the leaf; branch-off option (E): a node inserted at
-                    the expected cut time, conditioned exactly (reverts to the prior far away)
-``MODE_BP_R``       exact BP posterior; branch-off option (R) of the reference code
+``MODE_EMPIRICAL``  the fast approximation (supplement C): every node, branch-off components
+                    included, summarised by the empirical mean and variance of its labels
+``MODE_BP_E``       exact BP posterior in the leaf; a branch-off component is the exact
+                    posterior of a node inserted above the branch-off node at the expected
+                    cut time.  The default with BP: it is the one that reverts to the prior
+                    far from the data
+``MODE_BP_R``       exact BP posterior; a branch-off component as in the authors' reference
+                    code: the node's posterior, its variance widened by the prior variance of
+                    the edge from its parent down to the expected cut time.  That edge
+                    vanishes far from the data, where the variance tends to the noise variance
 ``MODE_BP_F``       exact BP posterior in the leaf; branch-off components from empirical moments
 """
 
@@ -18,7 +28,8 @@ import numpy as np
 from numba import njit, prange
 
 from .._core.tree import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
-                    branch_off_probability, child_containing, preorder)
+                          branch_off, branch_off_probability_outside, child_containing,
+                          preorder)
 
 MODE_EMPIRICAL, MODE_BP_E, MODE_BP_R, MODE_BP_F = 0, 1, 2, 3
 # columns of the per-node BP array
@@ -28,7 +39,8 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 def heuristic_hyperparameters(n, mean, var, n_features, K_cap, gamma2_factor, noise_var=None):
-    """Spec A9: ``(mu_H, gamma1, gamma2, sigma_y^2)`` from the data summary.
+    """``(mu_H, gamma1, gamma2, sigma_y^2)`` from the data summary: the heuristic of
+    Lakshminarayanan, Roy & Teh (2016), Section 3.2 and supplement B.
 
     ``gamma1 (1/2 + 1/K) = Var(y)`` with ``K = min(K_cap, 2N)``, ``sigma_y^2 = gamma1 / K``,
     ``gamma2 = D / (gamma2_factor * log2 N)``.  With an explicit ``noise_var`` the same
@@ -55,7 +67,12 @@ def _V(tau, g1, g2):
 
 @njit(cache=True, parallel=True)
 def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
-    """Exact Gaussian belief propagation on every tree (spec A8), written into ``bp``.
+    """Exact Gaussian belief propagation on every tree, written into ``bp``.
+
+    The papers cite Murphy (2012, ch. 20) for the messages; they are written out here.  (The
+    authors' reference code differs in two places that look like slips: the root's message
+    is seeded with a variance where a precision is expected, and the downward messages leave
+    out the child's edge variance.  Numbers from it can therefore differ slightly.)
 
     For each node: ``AL, PIL`` = mean / precision of the likelihood of the data below it;
     ``CAV_M, CAV_V`` = distribution of the parent's mean given all data outside the node's
@@ -136,6 +153,8 @@ def truncated_exp_mean(eta, delta):
 
 @njit(cache=True, inline="always")
 def _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2, g1, g2):
+    """Mean and variance of the component of a query at distance ``eta`` branching off above
+    node ``j`` (``mode``: see the module docstring)."""
     if mode == MODE_EMPIRICAL or mode == MODE_BP_F:
         n = stats[t, j, 0]
         return stats[t, j, 1], stats[t, j, 2] / n + s2
@@ -144,7 +163,8 @@ def _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2, g1, g2):
     Vp = _V(tp, g1, g2)
     if mode == MODE_BP_R:
         return bp[t, j, POST_M], bp[t, j, POST_V] + s2 + (Vb - Vp)
-    # (E): prior of the inserted node from the cavity of j's parent, likelihood of j's subtree
+    # MODE_BP_E: prior of the inserted node from the cavity of j's parent, likelihood of
+    # j's subtree
     prior_m = bp[t, j, CAV_M]
     prior_v = bp[t, j, CAV_V] + (Vb - Vp)
     lik_m = bp[t, j, AL]
@@ -184,12 +204,24 @@ def _logsumexp_add(lmax, lsum, w, m, v, yi, log_T):
 
 
 @njit(cache=True, inline="always")
+def _add_moments(s1, s2acc, w, m, v, shift):
+    """``(s1, s2acc)`` with the component ``w N(m, v)`` added: the sums of the mixture's first
+    and second moments about ``shift`` (about a nearby value, so no cancellation)."""
+    dm = m - shift
+    return s1 + w * dm, s2acc + w * (v + dm * dm)
+
+
+@njit(cache=True, inline="always")
+def _mixture_moments(shift, s1, s2acc):
+    """Mean and variance of a mixture from its moment sums about ``shift``."""
+    return shift + s1, max(s2acc - s1 * s1, 0.0)
+
+
+@njit(cache=True, inline="always")
 def _add_component(s1, s2acc, lmax, lsum, w, m, v, shift, want_logpdf, yi, log_T):
     """Accumulate the component ``w N(m, v)``: first and second moments about ``shift`` and,
     with ``want_logpdf``, the log-sum-exp state at ``yi``."""
-    dm = m - shift
-    s1 += w * dm
-    s2acc += w * (v + dm * dm)
+    s1, s2acc = _add_moments(s1, s2acc, w, m, v, shift)
     if want_logpdf:
         lmax, lsum = _logsumexp_add(lmax, lsum, w, m, v, yi, log_T)
     return s1, s2acc, lmax, lsum
@@ -198,9 +230,15 @@ def _add_component(s1, s2acc, lmax, lsum, w, m, v, shift, want_logpdf, yi, log_T
 @njit(cache=True, inline="always")
 def _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode, fnode, box, stats, bp,
                   meta, mode, s2, g1, g2):
-    """Walk tree ``t`` for query ``Xq[i]`` (spec A11): the mixture's mean and variance, and
-    with ``want_logpdf`` the streaming log-sum-exp state ``(lmax, lsum)`` updated by the
-    tree's components evaluated at ``yi``."""
+    """Walk tree ``t`` for query ``Xq[i]``: the mixture's mean and variance, and with
+    ``want_logpdf`` the streaming log-sum-exp state ``(lmax, lsum)`` updated by the tree's
+    components evaluated at ``yi``.
+
+    A leaf gives two components, the query branching off above it (weight ``p_ns * p``) and
+    the query staying in it (``p_ns * (1 - p)``).  The printed algorithm (supplement Alg. 5)
+    overwrites the first weight with the second; only both make the weights sum to one, and
+    the authors' reference code has both.
+    """
     j = meta[t, ROOT]
     shift = stats[t, j, 1]
     tp = 0.0
@@ -208,10 +246,7 @@ def _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode, fnode, bo
     s1 = 0.0
     s2acc = 0.0
     while True:
-        tau = fnode[t, j, TAU]
-        delta = tau - tp
-        eta = box_distance(box, t, j, Xq, i)
-        p = branch_off_probability(delta, eta)
+        tau, delta, eta, p = branch_off(fnode, box, t, j, tp, Xq, i)
         is_leaf = inode[t, j, LEFT] < 0
         if p > 0.0:  # the component of a cut inserted above node j
             m, v = _branch_moments(mode, t, j, tp, tau, eta, delta, stats, bp, s2, g1, g2)
@@ -229,7 +264,8 @@ def _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode, fnode, bo
             break
         j = child_containing(inode, fnode, t, j, Xq, i)
         tp = tau
-    return shift + s1, max(s2acc - s1 * s1, 0.0), lmax, lsum
+    m, v = _mixture_moments(shift, s1, s2acc)
+    return m, v, lmax, lsum
 
 
 @njit(cache=True)
@@ -297,6 +333,21 @@ NODE_BLOCK = 4096
 
 
 @njit(cache=True, inline="always")
+def _branch_off_query(z, p, m, v, shift, p_ns, s1, s2acc):
+    """Query slot ``z`` of the node-batched kernel branches off with probability ``p``: add the
+    component ``N(m, v)`` with weight ``p_ns[z] * p``; ``1 - p`` of the weight goes on below."""
+    s1[z], s2acc[z] = _add_moments(s1[z], s2acc[z], p_ns[z] * p, m, v, shift)
+    p_ns[z] *= 1.0 - p
+
+
+@njit(cache=True, inline="always")
+def _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var):
+    """Add query ``q``'s finished walk of one tree (its sums in slot ``z``) to the forest's."""
+    m, v = _mixture_moments(shift, s1[z], s2acc[z])
+    _add_tree_moments(q, m, v, c, out_mean, out_var)
+
+
+@njit(cache=True, inline="always")
 def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
                         out_mean, out_var, perm, spill, p_ns, s1, s2acc, eta, outside,
                         stack, stack_tp):
@@ -310,7 +361,6 @@ def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode
     state (``p_ns``, ``s1``, ``s2acc``) stays in the query's slot; only ``perm`` moves.
     """
     T = inode.shape[0]
-    D = Xq.shape[1]
     nb = hi_q - lo_q
     c = stats[0, meta[0, ROOT], 1]
     for q in range(lo_q, hi_q):
@@ -339,53 +389,35 @@ def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode
             tau = fnode[t, j, TAU]
             delta = tau - tp
             for k in range(lo, hi):
-                q = perm[k]
-                e = 0.0
-                for d in range(D):
-                    v = Xq[q, d]
-                    e += max(box[t, j, 0, d] - v, 0.0) + max(v - box[t, j, 1, d], 0.0)
-                eta[k] = e
+                eta[k] = box_distance(box, t, j, Xq, perm[k])
             n_out = 0
             for k in range(lo, hi):
                 outside[n_out] = k
                 n_out += eta[k] > 0.0
             if node_moments:  # one component for all queries (a zero weight adds nothing)
                 m, v = _branch_moments(mode, t, j, tp, tau, 1.0, delta, stats, bp, s2, g1, g2)
-                dm = m - shift
-                sq = v + dm * dm
-                for o in range(n_out):
-                    z = perm[outside[o]] - lo_q
-                    p = -math.expm1(-delta * eta[outside[o]])
-                    w = p_ns[z] * p
-                    s1[z] += w * dm
-                    s2acc[z] += w * sq
-                    p_ns[z] *= 1.0 - p
-            else:
                 for o in range(n_out):
                     k = outside[o]
-                    z = perm[k] - lo_q
-                    p = -math.expm1(-delta * eta[k])
+                    _branch_off_query(perm[k] - lo_q,
+                                      branch_off_probability_outside(delta, eta[k]), m, v, shift,
+                                      p_ns, s1, s2acc)
+            else:  # (p = 0 would leave the query's weight p_ns as it is)
+                for o in range(n_out):
+                    k = outside[o]
+                    p = branch_off_probability_outside(delta, eta[k])
                     if p > 0.0:
                         m, v = _branch_moments(mode, t, j, tp, tau, eta[k], delta, stats, bp,
                                                s2, g1, g2)
-                        dm = m - shift
-                        w = p_ns[z] * p
-                        s1[z] += w * dm
-                        s2acc[z] += w * (v + dm * dm)
-                    p_ns[z] *= 1.0 - p
+                        _branch_off_query(perm[k] - lo_q, p, m, v, shift, p_ns, s1, s2acc)
             if inode[t, j, LEFT] < 0:  # the leaf's own component, then the tree is done
                 m, v = _leaf_moments(mode, t, j, stats, bp, s2)
-                dm = m - shift
-                sq = v + dm * dm
                 for k in range(lo, hi):
                     q = perm[k]
                     z = q - lo_q
                     w = p_ns[z]
                     if w > 0.0:
-                        s1[z] += w * dm
-                        s2acc[z] += w * sq
-                    _add_tree_moments(q, shift + s1[z], max(s2acc[z] - s1[z] * s1[z], 0.0), c,
-                                      out_mean, out_var)
+                        s1[z], s2acc[z] = _add_moments(s1[z], s2acc[z], w, m, v, shift)
+                    _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var)
                 continue
             feat = inode[t, j, FEAT]
             thresh = fnode[t, j, THRESH]
@@ -395,8 +427,7 @@ def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode
                 q = perm[k]
                 z = q - lo_q
                 if p_ns[z] <= _MIN_PATH_WEIGHT:  # nothing left below: the walk stops here
-                    _add_tree_moments(q, shift + s1[z], max(s2acc[z] - s1[z] * s1[z], 0.0),
-                                      c, out_mean, out_var)
+                    _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var)
                     continue
                 go_left = Xq[q, feat] <= thresh
                 perm[lo + n_left] = q  # branch-free: written to both sides, one advances
@@ -461,7 +492,7 @@ def predict_forest_moments_serial(Xq, inode, fnode, box, stats, bp, meta, mode, 
 @njit(cache=True, parallel=True)
 def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2, g1,
                        g2, out_mean, out_var, out_logpdf):
-    """Per-tree predictive mean / variance of the branch-off mixture (spec A11).
+    """Per-tree predictive mean / variance of the branch-off mixture (Section 3.3).
 
     ``out_mean[i, t]``, ``out_var[i, t]``: moments of tree t's mixture at ``Xq[i]``.
     If ``want_logpdf``: ``out_logpdf[i]`` = log density of ``yq[i]`` under the forest mixture

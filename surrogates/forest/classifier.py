@@ -1,4 +1,5 @@
-"""Mondrian forest classification (Lakshminarayanan, Roy & Teh, NIPS 2014; thesis ch. 5)."""
+"""Mondrian forest classification (Lakshminarayanan, Roy & Teh, 2014; Lakshminarayanan, 2016,
+PhD thesis, chapter 5)."""
 
 from __future__ import annotations
 
@@ -86,30 +87,36 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
 
     Trees are Mondrian partitions grown inside the data's bounding boxes; a block pauses while
     its labels are all identical or it holds fewer than ``min_samples_split`` points, and is
-    re-sampled when that stops being true (spec A2/A3).  Leaf label distributions are smoothed
-    along the path by a hierarchical normalized stable process with the interpolated
-    Kneser-Ney approximation (discount ``exp(-gamma * delta_tau)``, ``gamma = discount_factor
-    * n_features``, uniform base measure), and predictions average analytically over where a
-    query could branch off the tree (A7): far from all data ``predict_proba`` is uniform.
+    re-sampled when that stops being true (Lakshminarayanan, 2016, Section 5.5.1).  Leaf label
+    distributions are smoothed along the path by a hierarchical normalized stable process with
+    the interpolated Kneser-Ney approximation (discount ``exp(-gamma * delta_tau)``, ``gamma =
+    discount_factor * n_features``, uniform base measure; Sections 5.4-5.4.1), and predictions
+    average analytically over where a query could branch off the tree (Section 5.5.3): far
+    from all data ``predict_proba`` is uniform.
 
     Parameters
     ----------
     n_estimators : int, default=100
-        Number of trees (the thesis' setting).
+        Number of trees (the setting of Lakshminarayanan, 2016, Section 5.7).
     lifetime : float, default=inf
-        Mondrian lifetime. With ``inf`` a leaf's discount is 0, so a query inside a pure leaf's
-        box gets a one-hot prediction (AMBIG-5); a finite lifetime smooths leaves too.
+        Mondrian lifetime. With ``inf``, the papers' setting, a leaf's discount is 0, so a
+        query inside a pure leaf's box gets a one-hot prediction (harmless for the accuracy the
+        papers report, infinite log-loss on a wrong label); a finite lifetime smooths leaves
+        too.
     min_samples_split : int, default=2
-        Blocks with fewer points are paused (2 follows ERT, as in the thesis).
+        Blocks with fewer points are paused (2 follows extremely randomized trees, as in
+        Lakshminarayanan, 2016, Section 5.5.1).
     discount_factor : float, default=10
-        ``gamma = discount_factor * n_features`` (thesis §5.7).
+        ``gamma = discount_factor * n_features`` (10 in Lakshminarayanan, 2016, Section 5.7).
     branch_counts : {"ikn", "ref"}, default="ikn"
-        Customers of a branch-off node: its tables (thesis Alg 5.8, IKN-consistent) or the
-        counts of the node below it (the reference code, AMBIG-7). Only ``"ikn"`` tends to the
-        uniform distribution far from the data.
+        Customers of a branch-off node: its tables (Lakshminarayanan, 2016, Alg. 5.8; what the
+        IKN approximation gives) or the counts of the node below it (the authors' reference
+        code, with which the published results were most likely computed). Only ``"ikn"``
+        tends to the uniform distribution far from the data.
     proba_floor : float, default=0.0
         ``predict_proba`` returns ``(1 - proba_floor) * p + proba_floor / n_classes``, so that
-        log-loss stays finite under one-hot leaves (AMBIG-5). 0 keeps the model's probabilities.
+        log-loss stays finite under one-hot leaves (see ``lifetime``). 0 keeps the model's
+        probabilities.
     feature_bounds, feature_weights, random_state
         As for :class:`MondrianForestRegressor` (weights from ``mutual_info_classif`` /
         ``f_classif``).

@@ -1,4 +1,5 @@
-"""Mondrian forest regression (Lakshminarayanan, Roy & Teh, AISTATS 2016; thesis ch. 6)."""
+"""Mondrian forest regression (Lakshminarayanan, Roy & Teh, 2016; Lakshminarayanan, 2016, PhD
+thesis, chapter 6)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from .._core.validation import check_choice, check_positive, check_target
 
 #: batches of at least SERIAL_BELOW points are predicted on the thread pool, batches below
 #: PARALLEL_FROM on one thread (measured: below a few hundred points the pool costs more than
-#: it saves, and far more on a loaded machine); in between, whichever kernel has recently been
-#: faster per point (the other is re-timed now and then, see ``_SmallBatchKernel``)
+#: it saves, and far more while other processes hold the cores); in between, whichever kernel
+#: has recently been faster per point (the other is re-timed now and then, see
+#: ``_SmallBatchKernel``)
 SERIAL_BELOW = 2048
 PARALLEL_FROM = 256
 #: batches of at least NODES_FROM points (a few blocks per thread) are predicted node by node
@@ -55,44 +57,47 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
 
     Each tree is a Mondrian process partition grown only inside the bounding boxes of the
     data; a prediction averages analytically over all the ways a query could branch off the
-    tree along its path (spec A11), so the predictive distribution is a mixture of Gaussians
-    that reverts to the prior (mean ``mean(y)``, std about ``std(y)``) far from the data.
+    tree along its path (Lakshminarayanan, Roy & Teh, 2016, Section 3.3), so the predictive
+    distribution is a mixture of Gaussians that reverts to the prior (mean ``mean(y)``, std
+    about ``std(y)``) far from the data.
 
     Parameters
     ----------
     n_estimators : int, default=10
-        Number of trees (10 in the paper's flight-delay and BayesOpt experiments).
+        Number of trees (10 in the flight-delay and Bayesian optimization experiments of
+        Lakshminarayanan, Roy & Teh, 2016, Sections 5.2-5.3).
     lifetime : float, default=inf
         Mondrian lifetime (budget). The papers use ``inf`` and control depth by pausing.
     min_samples_split : int, default=10
         A block with fewer points is a paused leaf; it is re-sampled as soon as it reaches this
-        many points with a non-degenerate box (spec A2/A3). The paper uses 10 for regression
-        and 2 for Bayesian optimization. Blocks whose points all coincide are always paused.
+        many points with a non-degenerate box, in batch and online growth alike. The paper uses
+        10 for regression and 2 for Bayesian optimization (Sections 3.2 and 5.3). Blocks whose
+        points all coincide are always paused.
     posterior : {"empirical", "bp"}, default="empirical"
         ``"empirical"``: each node is summarised by the empirical mean and variance of its
-        labels (fast approximation, spec A10; O(depth) online updates).  ``"bp"``: exact
-        Gaussian belief propagation under the hierarchical Gaussian prior with the closed-form
-        hyper-parameter heuristic (spec A8/A9); the trees are never re-grown, messages are
-        recomputed lazily before the next prediction after the data changed.  The posterior
-        can be switched with ``set_params`` after fitting; the trees are shared.
+        labels (the paper's fast approximation, supplement C; O(depth) online updates).
+        ``"bp"``: exact Gaussian belief propagation under the hierarchical Gaussian prior with
+        the closed-form hyper-parameter heuristic (Sections 3.1-3.2); the trees are never
+        re-grown, messages are recomputed lazily before the next prediction after the data
+        changed.  The posterior can be switched with ``set_params`` after fitting; the trees
+        are shared.
     branch_off : {"E", "R", "F"} or None, default=None
-        Moments of the branch-off mixture components in BP mode (spec A11): ``"E"`` exact
-        conditioning of a node inserted at the expected cut time (reverts to the prior far
-        from the data), ``"R"`` the reference code's variant, ``"F"`` empirical node moments.
-        ``None`` means ``"E"`` for ``posterior="bp"`` and ``"F"`` for ``"empirical"`` (the only
-        option there).
+        Moments of a branch-off mixture component in BP mode, which the papers describe only
+        in words: ``"E"`` the exact posterior of a node inserted at the expected cut time (the
+        only choice that reverts to the prior far from the data), ``"R"`` the authors'
+        reference code's choice (the node's posterior plus the prior variance of the edge to
+        the expected cut time, which tends to the noise variance far from the data), ``"F"``
+        empirical node moments.  ``None`` means ``"E"`` for ``posterior="bp"`` and ``"F"`` for
+        ``"empirical"`` (the only option there).
     K_cap : float, default=2000
-        Noise heuristic: ``sigma_y^2 = gamma1 / K`` with ``K = min(K_cap, 2N)`` (thesis 2000,
-        reference code 500).
+        Noise heuristic: ``sigma_y^2 = gamma1 / K`` with ``K = min(K_cap, 2N)`` (2000 in the
+        paper, supplement B; 500 in the authors' reference code).
     gamma2_factor : float, default=1
-        ``gamma2 = D / (gamma2_factor * log2 N)``; BP only. Not the thesis' 20 (nor the
-        reference code's 2): with 20 the deep edges keep so much prior variance that branch-off
-        components are nearly uninformative. Measured on Friedman-1 / cpu_act (BP, defaults
-        otherwise): factor 20 gives RMSE 3.69 / 6.66, factor 2 gives 2.82 / 3.95 with
-        calibration errors up to 0.07, factor 1 gives 2.70 / 3.78 with calibration errors
-        within 0.05 (``python -m benchmarks.experiments.regression_sweep``). The
-        marginal likelihood (:meth:`log_marginal_likelihood`) prefers larger factors and
-        worse-calibrated forests, so it is not used to pick this.
+        ``gamma2 = D / (gamma2_factor * log2 N)``; BP only. Not the paper's 20 (Section 3.2)
+        nor the authors' reference code's 2: with 20 the deep edges keep so much prior variance
+        that branch-off components are nearly uninformative.  Factor 1 was chosen by RMSE
+        and calibration on Friedman-1 and cpu_act (RMSE 2.70 and 3.78 with calibration errors
+        within 0.05, against 2.82 and 3.95 for factor 2); see README.
     noise_var : float or None, default=None
         Known observation-noise variance of the targets; replaces the ``K`` heuristic.
     feature_bounds : array-like of shape (n_features, 2) or None, default=None
@@ -102,11 +107,12 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             default=None
         Relevance weights that stretch each scaled feature to ``[0, w_d]`` (max weight 1), so
         that cuts and branch-off distances favour relevant features. Mondrian splits ignore the
-        labels, so irrelevant features cost accuracy (thesis §6.5.4); the reference code's
-        remedy multiplies each feature by its univariate F score (``"f_score"``);
-        ``"mutual_info"`` uses scikit-learn's k-NN mutual-information estimate instead, which
-        also sees non-monotone effects. Computed once from the first fit's data (at most 5,000
-        rows) and kept, like the scaling. ``None`` (the papers' setting) weighs all equally.
+        labels, so irrelevant features cost accuracy (Lakshminarayanan, Roy & Teh, 2016,
+        Section 5.4); the authors' reference code's remedy multiplies each feature by its
+        univariate F score (``"f_score"``); ``"mutual_info"`` uses scikit-learn's k-NN
+        mutual-information estimate instead, which also sees non-monotone effects. Computed once
+        from the first fit's data (at most 5,000 rows) and kept, like the scaling. ``None`` (the
+        papers' setting) weighs all equally.
     random_state : int, SeedSequence, RandomState, Generator or None, default=None
         Seeds the trees' independent random streams.
 
@@ -142,7 +148,8 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     refused by ``partial_fit`` and treated as that far away by predictions.
 
     Like every constant-leaf tree model it cannot extrapolate beyond ``[min y, max y]``, and
-    label-independent splits make it sensitive to irrelevant features (thesis §6.5.4).
+    label-independent splits make it sensitive to irrelevant features (Lakshminarayanan, Roy &
+    Teh, 2016, Section 5.4).
     Numba uses all cores; set ``NUMBA_NUM_THREADS`` to limit it.
     """
 
@@ -386,7 +393,8 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def predict_interval(self, X, coverage: float = 0.9):
         """Central Gaussian (moment-matched) prediction interval, ``(lower, upper)``.
 
-        As in the paper's calibration study: ``mean -/+ z * std`` with ``z`` the
+        As in the calibration study of Lakshminarayanan, Roy & Teh (2016), Section 5.2 and
+        Table 2: ``mean -/+ z * std`` with ``z`` the
         ``(1 + coverage) / 2`` standard-normal quantile.
         """
         if not (0.0 < float(coverage) < 1.0):

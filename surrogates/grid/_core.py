@@ -1,10 +1,12 @@
-"""Compiled kernels of the Mondrian grid (spec §1.16-1.17): one 1-D Mondrian process per
-(grid, dimension), cell look-up, and the in-place row/column swaps of the ridge model's inverse.
+"""Compiled kernels of the Mondrian grid (Balog & Teh, 2015, Section 5): one 1-D Mondrian
+process per (grid, dimension), cell look-up, and the in-place row/column swaps of the ridge
+model's inverse.
 
 The 1-D process on the whole real line is realised *lazily and exactly* from a counter-based
 random stream: the line is tiled into independent blocks (the training range ``[u0, u0 + W)``
 and, on either side, blocks of widths ``W, 2W, 4W, ...``); each block carries a 1-D Mondrian
-tree (spec MP-BOX in one dimension) whose node ``(birth, cut time, cut position)`` is a hash of
+tree (the generative process of Balog et al., 2016, Section 2.2, in one dimension) whose
+node ``(birth, cut time, cut position)`` is a hash of
 ``(seed, grid, dim, block, path)``.  A superposition of independent Poisson processes on
 disjoint intervals is the Poisson process on their union, so the cuts with birth time
 ``<= lambda`` form a Poisson process of rate ``lambda`` on the line, nested in ``lambda``.
@@ -12,32 +14,32 @@ disjoint intervals is the Poisson process on their union, so the cuts with birth
 Only two questions are ever asked of a realisation, and both are answered by one descent:
 
 * the first-cut time ``t_i`` of each gap between consecutive distinct training coordinates
-  (spec §1.16 "discretized sampling": ``t_i ~ Exp(gap)``, independent) -- a depth-first pass;
-* the time of the first cut separating a new coordinate from its neighbours (spec §1.16's
-  "unseen test coordinates" proposal, made deterministic): O(log(W / distance)) expected.
+  (the partition of the training rows depends on these alone; ``t_i ~ Exp(gap)``,
+  independent: Balog & Teh, 2015, Section 5.1) -- a depth-first pass;
+* the time of the first cut separating a new coordinate from its neighbours, which the report
+  leaves open (it samples the gaps of the known coordinates only); realising the whole line
+  answers it exactly and the same way every time: O(log(W / distance)) expected.
 
-Cut side convention (spec A1): a point goes left of a cut at ``a`` iff ``x <= a``, so a cut
-``p`` separates ``a < b`` iff ``a <= p < b``.
+A point exactly on a cut has probability 0, so the side only has to be fixed: a point goes
+left of a cut at ``a`` iff ``x <= a`` (as in the trees), so a cut ``p`` separates ``a < b``
+iff ``a <= p < b``.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
-_GOLD = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-_S11 = np.uint64(11)
+from .._core.rng import GOLDEN_GAMMA, mix64, open_unit_double
+from ..kernel._core import quad_form
+
 _ONE = np.uint64(1)
 _TAG_TIME = np.uint64(1)
 _TAG_POS = np.uint64(2)
 _TAG_LEFT = np.uint64(3)
 _TAG_RIGHT = np.uint64(4)
-_TWO53_INV = 1.0 / 9007199254740992.0
 
 # A descent that has not met its target interval after this many levels is treated as "never
 # cut": the remaining interval is then below ~e^-200 of the block (far below float spacing).
@@ -47,23 +49,9 @@ MAX_BLOCKS = 2100
 
 
 @njit(cache=True, inline="always")
-def _mix(z):
-    # splitmix64 finaliser: a bijective avalanche mix of 64 bits
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
-
-
-@njit(cache=True, inline="always")
 def absorb(h, v):
     """Hash of the sequence (h, v); ``v`` a non-negative integer."""
-    return _mix(h + _GOLD * (np.uint64(v) + _ONE))
-
-
-@njit(cache=True, inline="always")
-def _unit(h):
-    """A double in the open interval (0, 1)."""
-    return (np.float64(h >> _S11) + 0.5) * _TWO53_INV
+    return mix64(h + GOLDEN_GAMMA * (np.uint64(v) + _ONE))
 
 
 @njit(cache=True)
@@ -79,8 +67,8 @@ def node_cut(node, lo, hi, t0):
     w = hi - lo
     if not w > 0.0:
         return np.inf, lo
-    t = t0 - np.log(_unit(absorb(node, _TAG_TIME))) / w
-    p = lo + w * _unit(absorb(node, _TAG_POS))
+    t = t0 - np.log(open_unit_double(absorb(node, _TAG_TIME))) / w
+    p = lo + w * open_unit_double(absorb(node, _TAG_POS))
     return t, p
 
 
@@ -156,6 +144,44 @@ def first_cut_on_line(seed, grid, dim, u0, W, a, b):
     return best
 
 
+# The depth-first pass below keeps its pending block-tree nodes on a stack of parallel arrays:
+# the node's key, its interval ``[lo, hi)`` and birth time, and the range ``u[first..last]`` of
+# the coordinates inside it.
+_Pending = namedtuple("_Pending", "node lo hi born first last")
+
+
+@njit(cache=True)
+def _grow(x, cap):
+    y = np.empty(cap, x.dtype)
+    y[:x.shape[0]] = x
+    return y
+
+
+@njit(cache=True)
+def _pending_stack(cap):
+    return _Pending(np.empty(cap, np.uint64), np.empty(cap), np.empty(cap), np.empty(cap),
+                    np.empty(cap, np.int64), np.empty(cap, np.int64))
+
+
+@njit(cache=True)
+def _grown(stack, cap):
+    """The stack with room for ``cap`` entries, its entries kept."""
+    return _Pending(_grow(stack.node, cap), _grow(stack.lo, cap), _grow(stack.hi, cap),
+                    _grow(stack.born, cap), _grow(stack.first, cap), _grow(stack.last, cap))
+
+
+@njit(cache=True, inline="always")
+def _push(stack, top, node, lo, hi, born, first, last):
+    """Put a pending node on the stack (which has room); returns the new top."""
+    stack.node[top] = node
+    stack.lo[top] = lo
+    stack.hi[top] = hi
+    stack.born[top] = born
+    stack.first[top] = first
+    stack.last[top] = last
+    return top + 1
+
+
 @njit(cache=True)
 def gap_first_cuts(seed, n_grids, dim, u, W, out):
     """First-cut time of every gap ``[u[i-1], u[i])`` of the sorted distinct coordinates ``u``
@@ -163,104 +189,40 @@ def gap_first_cuts(seed, n_grids, dim, u, W, out):
     tree per grid, splitting the coordinate range as the cuts arrive, O(N log N) expected."""
     n = u.shape[0]
     u0 = u[0]
-    cap = 64
-    s_node = np.empty(cap, np.uint64)
-    s_lo = np.empty(cap)
-    s_hi = np.empty(cap)
-    s_t = np.empty(cap)
-    s_a = np.empty(cap, np.int64)
-    s_b = np.empty(cap, np.int64)
+    stack = _pending_stack(64)
     for m in range(n_grids):
         out[m, 0] = np.nan
         for i in range(1, n):
             out[m, i] = np.inf
         if n < 2:
             continue
-        top = 0
-        s_node[0] = block_root(seed, m, dim, 0)
-        s_lo[0] = u0
-        s_hi[0] = u0 + W
-        s_t[0] = 0.0
-        s_a[0] = 0
-        s_b[0] = n - 1
-        top = 1
+        top = _push(stack, 0, block_root(seed, m, dim, 0), u0, u0 + W, 0.0, 0, n - 1)
         budget = MAX_DEPTH * 4 + 64 * n
         while top > 0 and budget > 0:
             budget -= 1
             top -= 1
-            node = s_node[top]
-            lo = s_lo[top]
-            hi = s_hi[top]
-            a = s_a[top]
-            b = s_b[top]
-            t, p = node_cut(node, lo, hi, s_t[top])
+            node = stack.node[top]
+            lo = stack.lo[top]
+            hi = stack.hi[top]
+            a = stack.first[top]
+            b = stack.last[top]
+            t, p = node_cut(node, lo, hi, stack.born[top])
             if not t < np.inf:
                 continue
             # j = first index in [a, b] with u[j] > p
             j = np.searchsorted(u[a:b + 1], p, side="right") + a
-            if top + 2 > cap:
-                cap *= 2
-                s_node = _grow_u(s_node, cap)
-                s_lo = _grow_f(s_lo, cap)
-                s_hi = _grow_f(s_hi, cap)
-                s_t = _grow_f(s_t, cap)
-                s_a = _grow_i(s_a, cap)
-                s_b = _grow_i(s_b, cap)
+            if top + 2 > stack.node.shape[0]:
+                stack = _grown(stack, 2 * stack.node.shape[0])
             if j == a:  # every point right of the cut
-                s_node[top] = right_child(node)
-                s_lo[top] = p
-                s_hi[top] = hi
-                s_t[top] = t
-                s_a[top] = a
-                s_b[top] = b
-                top += 1
+                top = _push(stack, top, right_child(node), p, hi, t, a, b)
             elif j > b:  # every point left of the cut
-                s_node[top] = left_child(node)
-                s_lo[top] = lo
-                s_hi[top] = p
-                s_t[top] = t
-                s_a[top] = a
-                s_b[top] = b
-                top += 1
+                top = _push(stack, top, left_child(node), lo, p, t, a, b)
             else:
                 out[m, j] = t
                 if j - 1 > a:
-                    s_node[top] = left_child(node)
-                    s_lo[top] = lo
-                    s_hi[top] = p
-                    s_t[top] = t
-                    s_a[top] = a
-                    s_b[top] = j - 1
-                    top += 1
+                    top = _push(stack, top, left_child(node), lo, p, t, a, j - 1)
                 if b > j:
-                    s_node[top] = right_child(node)
-                    s_lo[top] = p
-                    s_hi[top] = hi
-                    s_t[top] = t
-                    s_a[top] = j
-                    s_b[top] = b
-                    top += 1
-
-
-@njit(cache=True)
-def _grow_u(x, cap):
-    y = np.empty(cap, x.dtype)
-    y[:x.shape[0]] = x
-    return y
-
-
-@njit(cache=True)
-def _grow_f(x, cap):
-    y = np.empty(cap, x.dtype)
-    y[:x.shape[0]] = x
-    return y
-
-
-@njit(cache=True)
-def _grow_i(x, cap):
-    y = np.empty(cap, x.dtype)
-    y[:x.shape[0]] = x
-    return y
+                    top = _push(stack, top, right_child(node), p, hi, t, j, b)
 
 
 @njit(cache=True)
@@ -330,7 +292,7 @@ def locate(X, seed, n_grids, u_flat, u_off, u0, W, rl, rr, tl, tr):
 
 @njit(cache=True, inline="always")
 def _key_hash(m, key_row):
-    h = absorb(_GOLD, m)
+    h = absorb(GOLDEN_GAMMA, m)
     for d in range(key_row.shape[0]):
         h = absorb(h, key_row[d] + 1)
     return h
@@ -372,6 +334,14 @@ def _lookup(slots, f_grid, f_key, m, ids):
         s = (s + 1) & (size - 1)
 
 
+@njit(cache=True, inline="always")
+def _position(slots, f_grid, f_key, f_pos, m, ids):
+    """Column of the cell of grid ``m`` with the interval ids ``ids``; -1 if it holds no
+    training row."""
+    fid = _lookup(slots, f_grid, f_key, m, ids)
+    return f_pos[fid] if fid >= 0 else -1
+
+
 @njit(cache=True)
 def query_positions(rl, rr, tl, tr, lams, lb, lb_off, nd, slots, f_grid, f_key, f_pos, out):
     """Column (position in the model) of the cell of each located row in each grid, -1 when
@@ -392,20 +362,18 @@ def query_positions(rl, rr, tl, tr, lams, lb, lb_off, nd, slots, f_grid, f_key, 
                 else:
                     fresh = True
                     break
-            if fresh:
-                out[i, m] = -1
-            else:
-                fid = _lookup(slots, f_grid, f_key, m, ids)
-                out[i, m] = f_pos[fid] if fid >= 0 else -1
+            out[i, m] = -1 if fresh else _position(slots, f_grid, f_key, f_pos, m, ids)
 
 
 @njit(cache=True)
 def predictive(pos, w, Ainv, y_mean, delta2, prior_var, want_var, mean, var):
-    """Bayesian linear regression predictive for rows whose cells are ``pos`` (spec §1.8):
-    mean ``ybar + phi' w``; variance ``s (delta2 + delta2 phi' A^-1 phi + u / M)`` where ``u``
-    counts the grids in which the row has no training cell (its weight keeps the prior)."""
+    """Bayesian linear regression predictive for rows whose cells are ``pos`` (Balog et al.,
+    2016, Section 4.2.1): mean ``ybar + phi' w``; variance
+    ``s (delta2 + delta2 phi' A^-1 phi + u / M)`` where ``u`` counts the grids in which the row
+    has no training cell (its weight keeps the prior)."""
     n, M = pos.shape
     scale = 1.0 / np.sqrt(M)
+    ones = np.ones(M)  # every feature value is M^-1/2: the quadratic form counts, scaled below
     for i in range(n):
         acc = 0.0
         unknown = 0
@@ -417,22 +385,15 @@ def predictive(pos, w, Ainv, y_mean, delta2, prior_var, want_var, mean, var):
                 unknown += 1
         mean[i] = y_mean + acc * scale
         if want_var:
-            q = 0.0
-            for m in range(M):
-                p = pos[i, m]
-                if p < 0:
-                    continue
-                for k in range(M):
-                    r = pos[i, k]
-                    if r >= 0:
-                        q += Ainv[p, r]
+            q = quad_form(pos[i], ones, Ainv)
             var[i] = prior_var * (delta2 + delta2 * q / M + unknown / M)
 
 
 @njit(cache=True)
 def swap_positions(Ainv, C, a, b):
     """Swap rows and columns ``a[k]`` and ``b[k]`` of the symmetric ``Ainv[:C, :C]``, in
-    place (moves features to be deleted to the end; spec §3 tip 4, swap-with-last)."""
+    place: features to be deleted are swapped with the last ones, so that deleting them
+    leaves the kept block contiguous."""
     for j in range(a.shape[0]):
         p = a[j]
         q = b[j]
@@ -490,8 +451,4 @@ def positions_at(X, seed, lams, u_flat, u_off, u0, W, t1, lb, lb_off, nd, slots,
                     fresh = True
                 if fresh:
                     break
-            if fresh:
-                out[i, m] = -1
-            else:
-                fid = _lookup(slots, f_grid, f_key, m, ids)
-                out[i, m] = f_pos[fid] if fid >= 0 else -1
+            out[i, m] = -1 if fresh else _position(slots, f_grid, f_key, f_pos, m, ids)

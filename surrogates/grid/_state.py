@@ -2,8 +2,9 @@
 features of the training points, and the ridge solution kept up to date by O(C^2) inverse
 updates as single lifetimes move up (cells split) or down (cells merge)."""
 
-
+import copy
 import functools
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,15 +14,16 @@ from . import _core as core
 
 _NO_EVENT = -1      # activate/deactivate: nothing left to add/remove in this dimension
 _OVER_BUDGET = -2   # activate: the split would exceed max_cells
-_RESIDUAL_TOL = 1e-8  # spec §3 tip 3: refresh A^-1 when |A w - b| / |b| exceeds this
+# ``solve`` rebuilds A^-1 from scratch when the residual |A w - b| / |b| of the updated inverse
+# exceeds this: a rebuild costs O(C^3), and this tolerance still leaves eight correct digits.
+_RESIDUAL_TOL = 1e-8
 _BLAS = None
 
 
 def _serial_blas(method):
-    """Run ``method`` with single-threaded BLAS.  The grid's products are small and come
-    many at a time; on the 2-core development machine with other work running, threaded
-    OpenBLAS made a refit at C = 1279 cells take 4.3 s instead of 0.28 s, and the split/merge
-    updates 4-5x slower."""
+    """Run ``method`` with single-threaded BLAS.  The grid's matrix products are small and
+    come many at a time, and threaded BLAS spends more time synchronising than computing on
+    them: a refit from scratch at 1114 cells took 7 to 12 times longer with threads."""
 
     @functools.wraps(method)
     def wrapper(*args, **kwargs):
@@ -47,6 +49,21 @@ def _groups(points: np.ndarray, labels: np.ndarray):
     return {int(lab[s]): pts[s:e] for s, e in zip(starts, ends)}
 
 
+def _gap_events(seed, n_grids, d, u, W):
+    """First-cut time of every gap between the sorted distinct coordinates ``u`` of dimension
+    ``d`` in each grid, ``(n_grids, len(u))`` (column 0 unused), and the gaps as events in time
+    order: ``(times, grids, gaps)``."""
+    nd = u.shape[0]
+    t1 = np.empty((n_grids, nd))
+    core.gap_first_cuts(seed, n_grids, d, u, W, t1)
+    tt = t1[:, 1:].ravel()
+    mm = np.repeat(np.arange(n_grids), nd - 1)
+    gg = np.tile(np.arange(1, nd), n_grids)
+    o = np.argsort(tt, kind="stable")
+    return t1, (tt[o], mm[o], gg[o])
+
+
+@dataclass(eq=False, repr=False)
 class _GridState:
     """Everything a fitted grid holds: the realisation (gap first-cut times and the per-
     dimension event lists), the current partition of the training rows, and the ridge model on
@@ -54,56 +71,97 @@ class _GridState:
 
     Feature *ids* are stable names of cells (``leaf[n, m]`` is the id of row ``n``'s cell in
     grid ``m``); ``f_pos[id]`` is the cell's row/column in ``Ainv``; ``pos_id`` the inverse map.
-    Cells are keyed by their "left-boundary" interval ids (spec §1.16): in grid ``m`` and
-    dimension ``d`` a row's id is the largest active gap index at or left of its rank.
+    Cells are keyed by their "left-boundary" interval ids: in grid ``m`` and dimension ``d`` a
+    row's id is the largest active gap index at or left of its rank (the report's cells are
+    found through neighbour pointers instead, Balog & Teh (2015), Section 5.1; a key on the
+    stable left-boundary ids makes finding the cells a merge joins one dictionary look-up).
+
+    Per-grid arrays of dimension ``d`` (``t1``, ``lb``) are stored flat: gap or rank ``i`` of
+    grid ``m`` is at ``lb_off[d] + m * nd[d] + i``.
     """
+
+    # -- the data and the realisation of the grids: set by build, shared by copies ------------
+    seed: np.uint64         # key of the counter-based random stream of all grids
+    M: int                  # number of grids
+    D: int                  # number of input dimensions
+    N: int                  # number of training rows
+    delta2: float           # ridge constant, sum form
+    y_mean: float           # training mean of the targets
+    y_c: np.ndarray         # (N,) centred training targets
+    rank: np.ndarray        # (N, D) rank of each coordinate among its dimension's distinct values
+    nd: np.ndarray          # (D,) number of distinct coordinates per dimension
+    u_off: np.ndarray       # (D + 1,) where each dimension's distinct values start in u_flat
+    u_flat: np.ndarray      # the sorted distinct coordinates of all dimensions, concatenated
+    u0: np.ndarray          # (D,) smallest training coordinate
+    W: np.ndarray           # (D,) width of the training range (1 for a constant column)
+    lb_off: np.ndarray      # (D,) where dimension d's per-grid arrays start
+    order: np.ndarray       # (D, N) the rows sorted by rank, per dimension
+    rstart: list            # per dimension, where each rank starts in ``order[d]``
+    t1: np.ndarray          # first-cut time of every gap (flat per-grid layout)
+    ev_t: list              # per dimension, the gap events in time order: times,
+    ev_m: list              # ... their grids,
+    ev_g: list              # ... and their gaps
+    model: bool             # keep the ridge model (False: the partition only)
+
+    # -- the partition at ``lams``: set by _partition, changed by activate and deactivate ---
+    lams: np.ndarray = field(init=False)     # (D,) current lifetimes
+    lb: np.ndarray = field(init=False)       # interval id of every rank (flat per-grid layout)
+    n_act: np.ndarray = field(init=False)    # (D,) number of active events per dimension
+    leaf: np.ndarray = field(init=False)     # (N, M) feature id of each row's cell
+    f_grid: np.ndarray = field(init=False)   # grid of each feature id
+    f_key: np.ndarray = field(init=False)    # (ids, D) interval ids of each feature's cell
+    f_pos: np.ndarray = field(init=False)    # position of each feature id in the model, or -1
+    pos_id: np.ndarray = field(init=False)   # feature id at each position
+    n_ids: int = field(init=False)           # feature ids used so far
+    C: int = field(init=False)               # number of cells (positions in use)
+    slots: np.ndarray = field(init=False)    # hash table (grid, key) -> feature id
+    _table_dirty: bool = field(init=False)   # ``slots`` must be rebuilt
+
+    # -- the ridge model on it: set by refactor, updated by _replace and solve -------------
+    b: np.ndarray = field(init=False)           # Phi' y by position
+    Ainv: np.ndarray = field(init=False)        # (A^-1 by position, in a larger buffer)
+    logdet: float = field(init=False)           # log det A
+    w: np.ndarray = field(init=False)           # (C,) A^-1 b
+    train_pred: np.ndarray = field(init=False)  # (N,) Phi w
+    rss: float = field(init=False)              # |y_c - Phi w|^2
+    wsq: float = field(init=False)              # |w|^2
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def build(cls, X, y, lams, n_grids, seed, delta2, model=True):
-        st = cls()
+        """Realise ``n_grids`` grids on the training rows ``X`` (targets ``y``, or None for a
+        partition-only state), partition them at ``lams`` and fit the model."""
         N, D = X.shape
-        st.seed = np.uint64(seed)
-        st.M = int(n_grids)
-        st.D = D
-        st.N = N
-        st.delta2 = float(delta2)
-        st.model = bool(model)
-        st.y_mean = float(y.mean()) if y is not None else 0.0
-        st.y_c = (y - st.y_mean) if y is not None else np.zeros(N)
+        M = int(n_grids)
+        seed = np.uint64(seed)
         uniq = []
-        st.rank = np.empty((N, D), np.int64)
+        rank = np.empty((N, D), np.int64)
         for d in range(D):
-            u, inv = np.unique(X[:, d], return_inverse=True)  # A20: no gap between equal values
+            # equal coordinates have no gap between them: no cut can separate them
+            u, inv = np.unique(X[:, d], return_inverse=True)
             uniq.append(u)
-            st.rank[:, d] = inv.ravel()
-        st.nd = np.array([u.shape[0] for u in uniq], np.int64)
-        st.u_off = np.r_[0, np.cumsum(st.nd)].astype(np.int64)
-        st.u_flat = np.concatenate(uniq)
-        st.u0 = np.array([u[0] for u in uniq])
+            rank[:, d] = inv.ravel()
+        nd = np.array([u.shape[0] for u in uniq], np.int64)
+        u_off = np.r_[0, np.cumsum(nd)].astype(np.int64)
         W = np.array([u[-1] - u[0] for u in uniq])
         W[~(W > 0)] = 1.0  # a constant column: any positive block width will do
-        st.W = W
-        st.lb_off = (st.M * st.u_off[:D]).astype(np.int64)
-        # points sorted by rank, and where each rank starts in that order
-        st.order = np.argsort(st.rank, axis=0, kind="stable").T.copy()      # (D, N)
-        st.rstart = [np.searchsorted(st.rank[st.order[d], d], np.arange(st.nd[d] + 1))
-                     for d in range(D)]
-        # first-cut time of every gap, and the events of each dimension in time order
-        st.t1 = np.empty(st.M * st.u_off[D])
-        st.ev_t, st.ev_m, st.ev_g = [], [], []
+        lb_off = (M * u_off[:D]).astype(np.int64)
+        order = np.argsort(rank, axis=0, kind="stable").T.copy()
+        t1 = np.empty(M * u_off[D])
+        events = []
         for d in range(D):
-            nd = st.nd[d]
-            t1 = np.empty((st.M, nd))
-            core.gap_first_cuts(st.seed, st.M, d, uniq[d], st.W[d], t1)
-            st.t1[st.lb_off[d]:st.lb_off[d] + st.M * nd] = t1.ravel()
-            tt = t1[:, 1:].ravel()
-            mm = np.repeat(np.arange(st.M), nd - 1)
-            gg = np.tile(np.arange(1, nd), st.M)
-            o = np.argsort(tt, kind="stable")
-            st.ev_t.append(tt[o])
-            st.ev_m.append(mm[o])
-            st.ev_g.append(gg[o])
+            t1_d, ev = _gap_events(seed, M, d, uniq[d], W[d])
+            t1[lb_off[d]:lb_off[d] + M * nd[d]] = t1_d.ravel()
+            events.append(ev)
+        y_mean = float(y.mean()) if y is not None else 0.0
+        st = cls(seed=seed, M=M, D=D, N=N, delta2=float(delta2), y_mean=y_mean,
+                 y_c=(y - y_mean) if y is not None else np.zeros(N), rank=rank, nd=nd,
+                 u_off=u_off, u_flat=np.concatenate(uniq), u0=np.array([u[0] for u in uniq]),
+                 W=W, lb_off=lb_off, order=order,
+                 rstart=[np.searchsorted(rank[order[d], d], np.arange(nd[d] + 1))
+                         for d in range(D)],
+                 t1=t1, ev_t=[e[0] for e in events], ev_m=[e[1] for e in events],
+                 ev_g=[e[2] for e in events], model=bool(model))
         st._partition(lams)
         st.refactor()
         return st
@@ -141,6 +199,7 @@ class _GridState:
         return sum(k.shape[0] for k, _ in self._partition_arrays(lams)[2])
 
     def _partition(self, lams):
+        """Set the partition fields at ``lams`` from scratch (the model is then stale)."""
         lb, n_act, cells = self._partition_arrays(lams)
         C = sum(k.shape[0] for k, _ in cells)
         cap = C + 16
@@ -162,11 +221,10 @@ class _GridState:
         self.f_pos[:C] = np.arange(C)
         self.pos_id = np.arange(cap, dtype=np.int64)
         self.C = C
-        self.b = np.zeros(cap)
         self._table_dirty = True
 
     def refactor(self):
-        """``A^-1``, ``b`` and ``log det A`` from scratch: O(N M + C^3) (spec §1.8)."""
+        """``A^-1``, ``b`` and ``log det A`` from scratch: O(N M + C^3)."""
         C = self.C
         self.b = np.zeros(max(self.pos_id.shape[0], C))
         self.b[:C] = self.phi_t(self.y_c)
@@ -206,8 +264,10 @@ class _GridState:
                            minlength=self.C) * self.M ** -0.5
 
     def copy(self):
-        new = _GridState.__new__(_GridState)
-        new.__dict__.update(self.__dict__)  # the realisation and data are shared, never mutated
+        """A copy whose partition and model can move independently.  The data and the
+        realisation are shared (never mutated), and so is the hash table (rebuilt, never
+        mutated, when the copy changes)."""
+        new = copy.copy(self)
         for name in ("lams", "n_act", "lb", "leaf", "f_grid", "f_key", "f_pos", "pos_id", "b",
                      "w", "train_pred"):
             setattr(new, name, getattr(self, name).copy())
@@ -215,8 +275,6 @@ class _GridState:
             C = self.C
             new.Ainv = np.empty((C + 8, C + 8))
             new.Ainv[:C, :C] = self.Ainv[:C, :C]
-        if not self._table_dirty:
-            new.slots = self.slots  # rebuilt (not mutated) when the copy changes
         return new
 
     # -- capacity ---------------------------------------------------------------------------
@@ -245,16 +303,16 @@ class _GridState:
             A[:self.C, :self.C] = self.Ainv[:self.C, :self.C]
             self.Ainv = A
 
-    # -- model updates (spec §1.9 ON_SPLIT / §1.17: delete + append, in block form) ----------
+    # -- model updates (Balog & Teh, 2015, Section 5.1: delete + append, in block form) -----
     def _replace(self, m, removed, added):
         """Delete the cells ``removed`` (feature ids) and append ``added`` = ``[(id, rows)]``,
         all of grid ``m``, updating ``A^-1``, ``b`` and ``log det A``.
 
-        The report's per-feature updates ([R] Lemma 4.3 and 4.4, spec §1.8) in block form: with
-        the ``K`` deleted positions moved to the end, ``E - F H^-1 F'`` removes them
-        (``det`` times ``det H``); appending columns ``B`` with corner ``Dg`` uses the Schur
-        complement ``S = Dg - B' A^-1 B`` (``det`` times ``det S``).  One BLAS-3 pass per
-        block instead of one rank-1 pass per feature; same result up to rounding.
+        The report's per-feature updates (Balog & Teh, 2015, Lemmas 4.3 and 4.4) in block
+        form: with the ``K`` deleted positions moved to the end, ``E - F H^-1 F'`` removes
+        them (``det`` times ``det H``); appending columns ``B`` with corner ``Dg`` uses the
+        Schur complement ``S = Dg - B' A^-1 B`` (``det`` times ``det S``).  One BLAS-3 pass
+        per block instead of one rank-1 pass per feature; same result up to rounding.
         """
         M = self.M
         K = len(removed)
@@ -321,33 +379,34 @@ class _GridState:
         return fid
 
     # -- events -----------------------------------------------------------------------------
-    def _interval(self, d, m, g, boundary):
-        """Rank range ``[J, g)`` left of gap ``g`` and ``[g, nxt)`` right of it, where the
-        ranks right of ``g`` currently carry the interval id ``boundary``."""
+    def _around_gap(self, d, m, g, boundary):
+        """The rank ranges ``[J, g)`` left of gap ``g`` of grid ``m`` and ``[g, nxt)`` right of
+        it, where the ranks right of ``g`` currently carry the interval id ``boundary``, and
+        the training rows in them grouped by cell: ``(base, J, nxt, left, right)`` with
+        ``base`` the offset of the grid's interval ids in ``lb``."""
         nd = self.nd[d]
         base = self.lb_off[d] + m * nd
         J = int(self.lb[base + g - 1])
         seg = self.lb[base + g:base + nd]
         stop = np.flatnonzero(seg != boundary)
         nxt = g + (int(stop[0]) if stop.shape[0] else nd - g)
-        return base, J, nxt
+        order, rs = self.order[d], self.rstart[d]
+        left = order[rs[J]:rs[g]]
+        right = order[rs[g]:rs[nxt]]
+        return base, J, nxt, _groups(left, self.leaf[left, m]), _groups(right, self.leaf[right, m])
 
     def activate(self, d, max_cells=None):
-        """Add the next cut of dimension ``d`` (spec §1.17 "increase"): every cell of its grid
-        with rows on both sides of the gap splits.  Returns the number of cells split, or
-        ``_NO_EVENT`` / ``_OVER_BUDGET`` (then nothing changed)."""
+        """Add the next cut of dimension ``d`` (Balog & Teh, 2015, Section 5.1, "Increasing a
+        lifetime"): every cell of its grid with rows on both sides of the gap splits.  Returns
+        the number of cells split, or ``_NO_EVENT`` / ``_OVER_BUDGET`` (then nothing
+        changed)."""
         e = self.n_act[d]
         if e >= self.ev_t[d].shape[0] or not np.isfinite(self.ev_t[d][e]):
             return _NO_EVENT
         m = int(self.ev_m[d][e])
         g = int(self.ev_g[d][e])
         J = int(self.lb[self.lb_off[d] + m * self.nd[d] + g - 1])
-        base, J, nxt = self._interval(d, m, g, J)
-        order, rs = self.order[d], self.rstart[d]
-        left = order[rs[J]:rs[g]]
-        right = order[rs[g]:rs[nxt]]
-        gl = _groups(left, self.leaf[left, m])
-        gr = _groups(right, self.leaf[right, m])
+        base, J, nxt, gl, gr = self._around_gap(d, m, g, J)
         common = [c for c in gr if c in gl]
         if max_cells is not None and self.C + len(common) > max_cells:
             return _OVER_BUDGET
@@ -379,12 +438,7 @@ class _GridState:
         e = self.n_act[d] - 1
         m = int(self.ev_m[d][e])
         g = int(self.ev_g[d][e])
-        base, J, nxt = self._interval(d, m, g, g)
-        order, rs = self.order[d], self.rstart[d]
-        left = order[rs[J]:rs[g]]
-        right = order[rs[g]:rs[nxt]]
-        gl = _groups(left, self.leaf[left, m])
-        gr = _groups(right, self.leaf[right, m])
+        base, J, nxt, gl, gr = self._around_gap(d, m, g, g)
         others = [k for k in range(self.D) if k != d]
         partner = {tuple(self.f_key[c, others]): c for c in gl}
         pairs = [(partner.get(tuple(self.f_key[cr, others])), cr) for cr in gr]
@@ -398,8 +452,9 @@ class _GridState:
         return sum(cl is not None for cl, _ in self._latest(d)[-1])
 
     def deactivate(self, d):
-        """Remove the latest cut of dimension ``d`` (spec §1.17 "decrease"): pairs of cells it
-        separated merge (two deletes + one append).  Returns the number of merges or
+        """Remove the latest cut of dimension ``d`` (Balog & Teh, 2015, Section 5.1,
+        "Decreasing a lifetime"): pairs of cells it separated merge (two deletes + one
+        append).  Returns the number of merges or
         ``_NO_EVENT``."""
         if self.n_act[d] == 0:
             return _NO_EVENT
@@ -422,9 +477,11 @@ class _GridState:
     def step(self, d, direction, max_cells=None) -> bool:
         """Move ``lambda_d`` to the next cut that changes the partition of the training rows
         (``direction=+1``), or remove the latest such cut (``-1``); cuts that split or merge no
-        cell are passed over (spec §1.18 "no-op cuts", A13).  Either way ``lambda_d`` lands on
-        the smallest lifetime giving the new partition -- the birth time of its latest
-        effective cut, 0 if none -- so an increase and a decrease undo each other exactly.
+        cell are passed over: they leave the model as it is, and a search that spent steps on
+        them would stall (the report does not say how to treat them).  Either way
+        ``lambda_d`` lands on the smallest lifetime giving the new partition -- the birth time
+        of its latest effective cut, 0 if none -- so an increase and a decrease undo each
+        other exactly.
         Returns False, with nothing changed, when there is no such cut (or it would exceed
         ``max_cells``)."""
         passed = 0
@@ -464,7 +521,8 @@ class _GridState:
 
     # -- solution and evaluation ---------------------------------------------------------------
     def solve(self, _retry=True):
-        """``w = A^-1 b``, training predictions, and the residual check of spec §3 tip 3."""
+        """``w = A^-1 b``, training predictions, and the residual check of the updated
+        inverse (see ``_RESIDUAL_TOL``)."""
         C = self.C
         if not self.model:
             return
@@ -531,8 +589,9 @@ class _GridState:
         return max((self.rss / self.delta2 + self.wsq) / self.N, 1e-12)
 
     def log_ml(self, prior_var):
-        """Log marginal likelihood of the centred targets (spec §1.8, with A4's
-        ``-(N - C)/2 log delta2`` kept and a prior variance ``s``)."""
+        """Log marginal likelihood of the centred targets (Balog et al., 2016, Section 4.2.1,
+        with a prior variance ``s``), keeping the ``-(N - C)/2 log delta2`` term that the paper
+        folds into a constant: it depends on the lifetimes through ``C``."""
         s, N, C = prior_var, self.N, self.C
         return float(-(self.rss / self.delta2 + self.wsq) / (2.0 * s) - 0.5 * N * np.log(s)
                      - 0.5 * self.logdet - 0.5 * (N - C) * np.log(self.delta2)

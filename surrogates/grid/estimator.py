@@ -1,4 +1,6 @@
-"""The Mondrian grid (Balog's Oxford report §5; poster Fig. 4-5; spec §1.16-1.18).
+"""The Mondrian grid (Balog & Teh, 2015: Section 5 of Balog's Oxford project report *The
+Mondrian Process in Machine Learning*, supervised by Teh, and Figs. 4-5 of their poster
+*Efficient Laplace kernel approximation with a Mondrian process*).
 
 ``M`` independent grids, each made of ``D`` independent 1-D Mondrian processes (one per input
 dimension, with its own lifetime ``lambda_d``); a point's features are the indicators of its
@@ -6,7 +8,7 @@ grid cells scaled by ``M^-1/2``, so that ``phi(x)' phi(x')`` is an unbiased esti
 anisotropic Laplace kernel ``exp(-sum_d lambda_d |x_d - x'_d|)``.  A Bayesian linear
 regression (ridge) on these features is kept up to date through O(C^2) inverse updates while
 single lifetimes move up (cells split) or down (cells merge), which makes the greedy
-lifetime-configuration search of the report (§5.2, poster Fig. 5) cheap.
+lifetime-configuration search of the report (Section 5.2, poster Fig. 5) cheap.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ class GridExploration:
         return self.val_rmse if self.criterion == "val_rmse" else self.log_ml
 
     def relevant_dims(self, eps: float = 1e-12) -> np.ndarray:
-        """Dimensions whose best lifetime is at least ``eps`` (report §5.2 feature selection)."""
+        """Dimensions whose best lifetime is at least ``eps`` (the feature selection of Balog
+        & Teh, 2015, Section 5.2)."""
         return np.flatnonzero(self.best_lifetimes >= eps)
 
 
@@ -83,16 +86,18 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
 
     Each of ``n_grids`` grids cuts every input axis by an independent 1-D Mondrian (Poisson)
     process whose lifetime ``lambda_d`` belongs to the dimension; the features of a point are
-    the indicators of its cells, scaled by ``n_grids^-1/2`` (spec §1.16), so the implied
-    kernel tends to ``exp(-sum_d lambda_d |x_d - x'_d|)`` as ``n_grids`` grows.  On them sits
-    ridge regression / Bayesian linear regression with prior ``w ~ N(0, s I)`` and noise
-    variance ``s * delta2`` (spec §1.8), on targets centred at their training mean.
+    the indicators of its cells, scaled by ``n_grids^-1/2`` (Balog & Teh, 2015, Section 5),
+    so the implied kernel tends to ``exp(-sum_d lambda_d |x_d - x'_d|)`` as ``n_grids``
+    grows.  On them sits ridge regression / Bayesian linear regression with prior
+    ``w ~ N(0, s I)`` and noise variance ``s * delta2`` (as for the Mondrian kernel, Balog et
+    al., 2016, Section 4.2.1), on targets centred at their training mean.
 
     Lifetimes can be moved one dimension at a time after fitting (:meth:`increase`,
     :meth:`decrease`, :meth:`set_lifetimes`): raising ``lambda_d`` adds cuts (cells split),
     lowering it removes exactly the cuts added last, and the model follows through O(C^2)
-    inverse updates instead of an O(C^3) refit (spec §1.17).  :meth:`explore` is the greedy
-    lifetime-configuration search of the report (§5.2; poster Fig. 5).
+    inverse updates instead of an O(C^3) refit (Balog & Teh, 2015, Section 5.1).
+    :meth:`explore` is the greedy lifetime-configuration search of the report (Section 5.2;
+    poster Fig. 5).
 
     Parameters
     ----------
@@ -104,12 +109,12 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
         scalar applies to all.  0 means the dimension is never cut (the report's start
         configuration for the search, Ex. 5.2).
     delta2 : float, default=0.01
-        Ridge constant in sum form (spec A2): ``w = (Phi'Phi + delta2 I)^-1 Phi'y``; the
+        Ridge constant in sum form: ``w = (Phi'Phi + delta2 I)^-1 Phi'y``; the
         noise-to-prior variance ratio.  The default is the poster's ``delta = 0.1``.
     prior_var : float or "ml", default=1.0
-        Prior variance ``s`` of the weights (the spec's ``sigma_w^2 = 1``); it scales the
-        predictive variance and the marginal likelihood but not the mean.  ``"ml"`` uses its
-        closed-form maximum-marginal-likelihood value for the current configuration.
+        Prior variance ``s`` of the weights (1 as in Balog et al., 2016, Section 4.2.1); it
+        scales the predictive variance and the marginal likelihood but not the mean.  ``"ml"``
+        uses its closed-form maximum-marginal-likelihood value for the current configuration.
     max_cells : int, default=5000
         Largest number of non-empty cells (features) allowed; the dense ``C x C`` inverse
         takes ``8 C^2`` bytes (200 MB at 5000).  Fitting or moving past it raises
@@ -130,7 +135,8 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
     intercept_ : float
         Training mean of the targets.
     log_marginal_likelihood_ : float
-        Log marginal likelihood of the centred training targets (spec §1.8, A4).
+        Log marginal likelihood of the centred training targets, with the
+        ``-(N - C)/2 log delta2`` term kept (it depends on the lifetimes through ``C``).
     prior_var_ : float
         Prior variance in use.
     exploration_ : GridExploration
@@ -142,11 +148,14 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
     same realisation of the Mondrian processes (sampled lazily and deterministically), so
     ``transform`` is exact for any input: a row gets a feature in grid ``m`` iff no cut
     separates it from some training row's cell; otherwise its weight keeps the prior.
-    Cells with validation rows but no training rows would carry weight 0 (spec A12), so they
-    are simply not columns; predictions are the same.  Which points define the partition
-    (spec A10) therefore does not matter: the cuts are a function of the seed and the
-    training range alone, so the inductive and the transductive (train + validation)
-    partitions agree on every shared point.
+    The report partitions the training and validation rows together and builds ``A`` from
+    both, while it solves with the training targets only; here ``A = Phi_tr' Phi_tr +
+    delta2 I`` comes from the training rows, the ridge problem whose solution is used.  Cells
+    with validation rows but no training rows then carry weight 0, so they are simply not
+    columns; predictions are the same.  Which points define the partition therefore does not
+    matter: the cuts are a function of the seed and the training range alone, so the
+    inductive and the transductive (train + validation) partitions agree on every shared
+    point.
     """
 
     def __init__(self, n_grids=10, lifetimes=1.0, delta2=0.01, prior_var=1.0, max_cells=5000,
@@ -286,7 +295,7 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
     def predict(self, X, return_std: bool = False):
         """Predictive mean, and with ``return_std`` the standard deviation of a new target
         ``y*``: ``s (delta2 (1 + phi' A^-1 phi) + u / M)`` where ``u`` counts the grids in which
-        the row has no training cell (spec §1.8)."""
+        the row has no training cell (their weights keep the prior)."""
         st, pos = self._positions(X)
         mean, var = st.predict_positions(pos, self.prior_var_, return_std)
         if return_std:
@@ -363,15 +372,16 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
 
     def cut_times(self, d: int) -> np.ndarray:
         """Birth times, in increasing order, of the first cut of every gap between consecutive
-        distinct training coordinates of dimension ``d``, over all grids (spec §1.17's events):
-        the lifetimes at which the partition of the training rows can change.  Configurations
-        with ``k`` of them active have ``lifetimes_[d]`` in ``[times[k-1], times[k])``."""
+        distinct training coordinates of dimension ``d``, over all grids (the events of Balog
+        & Teh, 2015, Section 5.1): the lifetimes at which the partition of the training rows
+        can change.  Configurations with ``k`` of them active have ``lifetimes_[d]`` in
+        ``[times[k-1], times[k])``."""
         st = self._st()
         d = self._check_dim(d)
         t = st.ev_t[d]
         return t[np.isfinite(t)].copy()
 
-    # -- greedy search (report §5.2, poster Fig. 5; spec §1.18) ------------------------------
+    # -- greedy search (Balog & Teh, 2015, Section 5.2; poster Fig. 5) ----------------------
     @_serial_blas
     def explore(self, X_val=None, y_val=None, *, criterion: str | None = None,
                 max_steps: int = 100, patience: int = 10, allow_decrease: bool = False,
@@ -381,9 +391,10 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
         At each step every dimension's next effective cut (and with ``allow_decrease`` also
         the removal of its latest one, the report's Fig. 5.6 variant) is tried with
         incremental updates; the move with the best criterion is kept.  Ties are broken at
-        random (A13).  The search stops after ``max_steps`` steps, after ``patience`` steps
+        random, with a generator seeded by ``random_state``.  The report gives no stopping
+        rule; here the search stops after ``max_steps`` steps, after ``patience`` steps
         without a new best, or when no move is left, and the model is left at the best
-        configuration seen (spec §1.18).
+        configuration seen.
 
         Parameters
         ----------
@@ -490,7 +501,8 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
         return res
 
     def relevant_dims(self, eps: float = 1e-12) -> np.ndarray:
-        """Dimensions whose current lifetime is at least ``eps`` (report §5.2)."""
+        """Dimensions whose current lifetime is at least ``eps`` (Balog & Teh, 2015, Section
+        5.2)."""
         return np.flatnonzero(self.lifetimes_ >= eps)
 
     def __sklearn_tags__(self):

@@ -15,12 +15,15 @@ _MAX_DENSE_BYTES = 4e9  # refuse dense C x C (or N x N) matrices above this
 
 
 def lifetime_from_lengthscale(lengthscale: float) -> float:
-    """Lifetime ``lambda = 1 / sigma`` of ``exp(-|x - x'|_1 / sigma)`` (spec A17)."""
+    """Lifetime ``lambda = 1 / sigma`` of ``exp(-|x - x'|_1 / sigma)``: the lifetime is the
+    inverse length-scale of the L1 Laplace kernel (Balog et al., 2016, Section 3.2), not
+    ``1 / (2 sigma)`` or ``1 / (2 sigma^2)`` as some width conventions have it."""
     return 1.0 / check_positive(lengthscale, "lengthscale")
 
 
 def _resolve_delta2(delta2, alpha, n_samples: int) -> float:
-    """Sum-form ridge constant from ``delta2`` (sum form) or ``alpha`` (mean form, spec A2)."""
+    """Sum-form ridge constant from ``delta2`` (sum form) or ``alpha`` (mean form,
+    ``delta2 = n_samples * alpha``, scikit-learn's SGD convention)."""
     if delta2 is not None and alpha is not None:
         raise ValueError("Give either delta2 (sum form) or alpha (mean form, delta2 = "
                          "n_samples * alpha), not both.")

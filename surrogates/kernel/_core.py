@@ -2,26 +2,29 @@
 routing with the expected / sampled extension, relabelling after an online extension, and the
 three lifetime sweeps (exact ridge, warm-started SGD, per-tree ridge "forest").
 
-The trees themselves live in a :class:`surrogates._tree.TreeStore` grown with
-``TASK_STRUCTURE`` up to the terminal lifetime; nothing here grows trees.  The model at a
-lifetime ``lam <= store.lifetime`` contains exactly the cuts with split time ``tau <= lam``
-(spec mondrian_kernel.md §0, "piecewise-constant path"), so node ``j`` is a *cell at lam* when
-its parent is split by ``lam`` and it is not (a store leaf, or ``tau_j > lam``).
+The trees themselves live in a :class:`surrogates._core.tree.TreeStore` grown with
+``TASK_STRUCTURE`` up to the terminal lifetime; nothing here grows trees.  A Mondrian process
+at a smaller lifetime is the same sample with the later cuts ignored (Balog et al., 2016,
+Section 4.1), so the model at a lifetime ``lam <= store.lifetime`` contains exactly the cuts
+with split time ``tau <= lam``: node ``j`` is a *cell at lam* when its parent is split by
+``lam`` and it is not (a store leaf, or ``tau_j > lam``).
 
 Feature ids are global over the trees (``feat_of_node[t, j]``); the rows of a feature matrix
 hold one id per tree, so ``F[n, t]`` (an ``(N, T)`` int array) is the whole sparse matrix: its
-CSR form is ``indices = F.ravel()``, ``indptr = arange(0, N*T+1, T)`` (spec §1.4).
+CSR form is ``indices = F.ravel()``, ``indptr = arange(0, N*T+1, T)``.
 """
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
 
-from .._core.rng import uniform
-from .._core.tree import FEAT, HEAD, LEFT, NNODES, RIGHT, ROOT, TAU, THRESH, box_distance
+from .._core.rng import splitmix64, uniform, unit_double
+from .._core.tree import (FEAT, HEAD, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH,
+                          box_distance, preorder)
 
 # --------------------------------------------------------------------------------------------
 # truncation and routing
@@ -35,6 +38,22 @@ def is_split_at(inode, fnode, t, j, lifetime):
 
 
 @njit(cache=True)
+def cells_at(inode, fnode, meta, t, lifetime):
+    """Tree ``t``'s nodes in pre-order, and for each node the cell at ``lifetime`` that holds
+    it: ``cell[j] == j`` for a cell, -1 for the nodes above the cells."""
+    nodes = preorder(inode, meta, t)
+    cell = np.full(meta[t, NNODES], -1, np.int64)
+    root = meta[t, ROOT]
+    for j in nodes:  # parents come before their children
+        above = -1 if j == root else cell[inode[t, j, PARENT]]
+        if above >= 0:
+            cell[j] = above
+        elif not is_split_at(inode, fnode, t, j, lifetime):
+            cell[j] = j
+    return nodes, cell
+
+
+@njit(cache=True)
 def number_cells(inode, fnode, meta, lifetime, feat_of_node, tree_of):
     """Give the cells at ``lifetime`` of all trees consecutive ids (tree by tree, pre-order).
 
@@ -44,23 +63,11 @@ def number_cells(inode, fnode, meta, lifetime, feat_of_node, tree_of):
     T = inode.shape[0]
     c = 0
     for t in range(T):
-        nn = meta[t, NNODES]
-        for j in range(nn):
+        for j in range(meta[t, NNODES]):
             feat_of_node[t, j] = -1
-        if nn == 0:
-            continue
-        stack = np.empty(nn, np.int64)
-        stack[0] = meta[t, ROOT]
-        top = 1
-        while top > 0:
-            top -= 1
-            j = stack[top]
-            if is_split_at(inode, fnode, t, j, lifetime):
-                stack[top] = inode[t, j, RIGHT]
-                top += 1
-                stack[top] = inode[t, j, LEFT]
-                top += 1
-            else:
+        nodes, cell = cells_at(inode, fnode, meta, t, lifetime)
+        for j in nodes:
+            if cell[j] == j:
                 feat_of_node[t, j] = c
                 tree_of[c] = t
                 c += 1
@@ -70,7 +77,9 @@ def number_cells(inode, fnode, meta, lifetime, feat_of_node, tree_of):
 @njit(cache=True, inline="always")
 def _route_one(Xq, i, inode, fnode, box, meta, t, lifetime):
     """Cell at ``lifetime`` that row ``i`` is routed to, and sum_j Delta_j eta_j(x) along the
-    path (spec §1.7 mode 3): the rate at which an extension would have split ``x`` off."""
+    path: the rate at which an extension of the tree would have split ``x`` off, so that
+    ``exp(-s)`` is the probability that ``x`` joins the cell (the expected extension of
+    :class:`MondrianKernel`)."""
     j = meta[t, ROOT]
     tp = 0.0
     s = 0.0
@@ -101,28 +110,20 @@ def route_expected(Xq, inode, fnode, box, meta, lifetime, feat_of_node, feat_out
             p_out[i, t] = math.exp(-s)
 
 
-@njit(cache=True, inline="always")
-def _splitmix(x):
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    z = x
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 @njit(cache=True, parallel=True)
 def route_sampled(Xq, inode, fnode, box, meta, lifetime, feat_of_node, seed, fresh_offset,
                   feat_out):
-    """Spec §1.7 mode 2: sample whether an extension splits each row off in each tree (with
-    probability ``1 - p_join``; the stream of row ``i``, tree ``t`` is fixed by ``seed``).  A
-    row split off gets the column ``fresh_offset + t`` (tree ``t``'s training-empty cell)."""
+    """Sample whether the conditional-Mondrian extension of each tree (Balog et al., 2016,
+    Section 2.4) splits each row off (probability ``1 - p_join``; the random number of row
+    ``i``, tree ``t`` is a hash of ``seed``, ``i`` and ``t``).  A row split off gets the
+    column ``fresh_offset + t`` (tree ``t``'s training-empty cell)."""
     n = Xq.shape[0]
     T = inode.shape[0]
     for i in prange(n):
         for t in range(T):
             j, s = _route_one(Xq, i, inode, fnode, box, meta, t, lifetime)
-            key = _splitmix(seed ^ _splitmix(np.uint64(i) * np.uint64(T) + np.uint64(t)))
-            u = np.float64(key >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+            u = unit_double(splitmix64(seed ^ splitmix64(np.uint64(i) * np.uint64(T)
+                                                         + np.uint64(t))))
             if s > 0.0 and u >= math.exp(-s):
                 feat_out[i, t] = fresh_offset + t
             else:
@@ -135,68 +136,37 @@ def relabel_tree(inode, fnode, meta, pnext, t, lifetime, F, n_old, n_new, feat_o
     """After rows ``n_old..n_new-1`` were inserted into tree ``t`` (conditional Mondrian), find
     the cells at ``lifetime`` again and keep the ids of the old cells.
 
-    The extension never re-partitions old rows (spec §1.5b), but it can move an old cell to
-    another node (a new parent above it whose cut is later than ``lifetime``, or a paused leaf
-    that is re-grown).  So a cell's id is read off any old row inside it, ``F[row, t]``; a cell
-    with new rows only gets the next free id.  ``F[n_old:n_new, t]`` is filled in.  Returns the
-    next free id.
+    The extension never re-partitions old rows (Balog et al., 2016, Section 5), but it can
+    move an old cell to another node (a new parent above it whose cut is later than
+    ``lifetime``, or a paused leaf that is re-grown).  So a cell's id is read off any old row
+    inside it, ``F[row, t]``; a cell with new rows only gets the next free id.
+    ``F[n_old:n_new, t]`` is filled in.  Returns the next free id.
     """
-    nn = meta[t, NNODES]
-    for j in range(nn):
+    for j in range(meta[t, NNODES]):
         feat_of_node[t, j] = -1
-    stack = np.empty(nn, np.int64)
-    sub = np.empty(nn, np.int64)
-    stack[0] = meta[t, ROOT]
-    top = 1
-    while top > 0:
-        top -= 1
-        j = stack[top]
-        if is_split_at(inode, fnode, t, j, lifetime):
-            stack[top] = inode[t, j, RIGHT]
-            top += 1
-            stack[top] = inode[t, j, LEFT]
-            top += 1
-            continue
-        # a cell: scan the store leaves below it for an old row, then label the new rows
-        cid = -1
-        sub[0] = j
-        st = 1
-        while st > 0 and cid < 0:
-            st -= 1
-            k = sub[st]
-            if inode[t, k, LEFT] >= 0:
-                sub[st] = inode[t, k, RIGHT]
-                st += 1
-                sub[st] = inode[t, k, LEFT]
-                st += 1
-            else:
-                q = inode[t, k, HEAD]
-                while q >= 0:
-                    if q < n_old:
-                        cid = F[q, t]
-                        break
-                    q = pnext[t, q]
-        if cid < 0:
-            cid = next_id
-            tree_of[cid] = t
+    nodes, cell = cells_at(inode, fnode, meta, t, lifetime)
+    for j in nodes:  # a cell takes the id of the first old row found in it
+        c = cell[j]
+        if inode[t, j, LEFT] < 0 and feat_of_node[t, c] < 0:
+            q = inode[t, j, HEAD]
+            while q >= 0:
+                if q < n_old:
+                    feat_of_node[t, c] = F[q, t]
+                    break
+                q = pnext[t, q]
+    for j in nodes:  # a cell with new rows only takes the next free id
+        if cell[j] == j and feat_of_node[t, j] < 0:
+            feat_of_node[t, j] = next_id
+            tree_of[next_id] = t
             next_id += 1
-        feat_of_node[t, j] = cid
-        sub[0] = j
-        st = 1
-        while st > 0:
-            st -= 1
-            k = sub[st]
-            if inode[t, k, LEFT] >= 0:
-                sub[st] = inode[t, k, RIGHT]
-                st += 1
-                sub[st] = inode[t, k, LEFT]
-                st += 1
-            else:
-                q = inode[t, k, HEAD]
-                while q >= 0:
-                    if q >= n_old and q < n_new:
-                        F[q, t] = cid
-                    q = pnext[t, q]
+    for j in nodes:
+        if inode[t, j, LEFT] < 0:
+            cid = feat_of_node[t, cell[j]]
+            q = inode[t, j, HEAD]
+            while q >= 0:
+                if q >= n_old and q < n_new:
+                    F[q, t] = cid
+                q = pnext[t, q]
     return next_id
 
 
@@ -206,10 +176,10 @@ def relabel_tree(inode, fnode, meta, pnext, t, lifetime, F, n_old, n_new, feat_o
 # Inverse updates (Sherman-Morrison, bordering) are unstable here: the cells of every tree sum
 # to the all-ones column, so Phi^T Phi has an (M-1)-dimensional null space, A^-1 has entries of
 # order 1/delta2, and each new cell's Schur complement (of order delta2) would be computed by
-# cancellation against them (measured: 8 % error after two cuts at delta2 = 1e-4).  Updates of
-# the upper Cholesky factor R (A = R^T R) are backward stable, and a Schur complement is then
-# ``dg - |R^-T a|^2``, accurate to eps * dg.  R is stored row-major, so every loop below runs
-# along rows.
+# cancellation against them (an 8 % error after two cuts at delta2 = 1e-4).  Updates of the
+# upper Cholesky factor R (A = R^T R) are backward stable, as Balog et al. (2016, Section
+# 4.2.1) advise, and a Schur complement is then ``dg - |R^-T a|^2``, accurate to eps * dg.  R
+# is stored row-major, so every loop below runs along rows.
 # --------------------------------------------------------------------------------------------
 
 
@@ -235,10 +205,9 @@ def chol_update(R, n, x):
 def solve_upper_t(R, n, a):
     """Solve ``R^T c = a`` in place (``a`` becomes ``c``), forward substitution by rows."""
     for k in range(n):
-        ck = a[k]
-        if ck == 0.0:
+        if a[k] == 0.0:  # nothing to eliminate below row k
             continue
-        ck /= R[k, k]
+        ck = a[k] / R[k, k]
         a[k] = ck
         row = R[k]
         for i in range(k + 1, n):
@@ -359,22 +328,28 @@ def shared_cells(Fa, Fb, out):
             out[i, k] = c / T
 
 
+@njit(cache=True, inline="always")
+def quad_form(feat, val, Ainv):
+    """``phi' A^-1 phi`` for the sparse row ``phi`` with values ``val`` at the columns ``feat``:
+    ``sum_{a,b} val[a] val[b] Ainv[feat[a], feat[b]]`` (entries with ``feat < 0`` are
+    skipped)."""
+    acc = 0.0
+    for a in range(feat.shape[0]):
+        fa = feat[a]
+        if fa < 0:
+            continue
+        for b in range(feat.shape[0]):
+            fb = feat[b]
+            if fb >= 0:
+                acc += val[a] * val[b] * Ainv[fa, fb]
+    return acc
+
+
 @njit(cache=True, parallel=True)
 def quad_forms(feat, val, Ainv, out):
-    """``out[i] = sum_{a,b} val[i,a] val[i,b] Ainv[feat[i,a], feat[i,b]]`` (features ``< 0``
-    are skipped)."""
-    n, T = feat.shape
-    for i in prange(n):
-        acc = 0.0
-        for a in range(T):
-            fa = feat[i, a]
-            if fa < 0:
-                continue
-            for b in range(T):
-                fb = feat[i, b]
-                if fb >= 0:
-                    acc += val[i, a] * val[i, b] * Ainv[fa, fb]
-        out[i] = acc
+    """:func:`quad_form` of every row of ``feat`` / ``val``."""
+    for i in prange(feat.shape[0]):
+        out[i] = quad_form(feat[i], val[i], Ainv)
 
 
 # --------------------------------------------------------------------------------------------
@@ -441,30 +416,50 @@ def predict_rows(F, rows, w, ybar, out):
 # the lifetime sweep: events in time order, each cell a contiguous range of a DFS row order
 # --------------------------------------------------------------------------------------------
 
+#: What every sweep walks.  ``ev_tree[k]``, ``ev_node[k]``: the ``k``-th cut in time order (an
+#: internal node of the stored trees ``inode``, ``stats``); ``order``, ``start``: the rows of
+#: every node as a range of a depth-first row order (:func:`dfs_ranges`); ``F``: the leaf
+#: matrix, relabelled in place as cells split; ``y``: the centred targets of the
+#: ``n_train`` training, then ``n_val`` validation and ``n_test`` test rows.
+Sweep = namedtuple("Sweep", "ev_tree ev_node inode stats order start F y n_train n_val n_test")
+
+#: The exact path's ridge model, by *position* ``0..C-1`` of a feature in the factor
+#: (``pos[feature]``, ``posf[position]``): the upper Cholesky factor ``R`` of
+#: ``A = Phi_tr^T Phi_tr + delta2 I``, ``b = Phi_tr^T y``, ``beta = R^-T b``,
+#: ``what = A^-1 b``; by *slot* (``slot[feature]``): the co-occurrence counts ``G``
+#: (``M Phi_tr^T Phi_tr``, exact integers); two column buffers ``acol``, ``acol2``; and the
+#: integer ``counters`` indexed by ``N_CELLS``, ``NEXT_ID``, ``NEXT_SLOT``, ``N_REFRESH``,
+#: ``SINCE_CHECK``.
+ExactModel = namedtuple("ExactModel", "R pos posf slot G b beta what acol acol2 counters")
+N_CELLS, NEXT_ID, NEXT_SLOT, N_REFRESH, SINCE_CHECK = 0, 1, 2, 3, 4
+
+#: Per cut of one chunk (row ``k - k0``): the solution ``what`` by position, the feature at
+#: each position ``posf`` and their number ``n_cells``, and ``cut = (parent, left, right)``
+#: feature ids; ``W`` is scratch space ``(features, chunk)`` for the chunk's errors.
+ChunkSnapshots = namedtuple("ChunkSnapshots", "what posf n_cells cut W")
+
+#: What a path records, one entry per cut: the number of cells, ``y^T (y - Phi w) / delta2``
+#: and ``log det A`` (exact path only) and the training, validation and test sums of squared
+#: errors.
+PathRecord = namedtuple("PathRecord", "n_cells quad logdet train_sse val_sse test_sse")
+
+
+@njit(cache=True, inline="always")
+def _rows_of(sweep, t, j):
+    """The range ``order[t, s:e]`` of the rows of node ``j`` of tree ``t``."""
+    s = sweep.start[t, j]
+    return s, s + np.int64(sweep.stats[t, j, 0])
+
 
 @njit(cache=True)
-def dfs_ranges(inode, meta, stats, pnext, order, start):
+def dfs_ranges(inode, meta, pnext, order, start):
     """Order the store rows of every tree depth-first so that each node's rows are the range
-    ``order[t, start[t, j] : start[t, j] + stats[t, j, 0]]`` (the left child's rows first)."""
-    T = inode.shape[0]
-    for t in range(T):
-        nn = meta[t, NNODES]
-        if nn == 0:
-            continue
-        stack = np.empty(nn, np.int64)
-        stack[0] = meta[t, ROOT]
-        top = 1
+    ``order[t, start[t, j]:]`` of its row count (the left child's rows first)."""
+    for t in range(inode.shape[0]):
         cur = 0
-        while top > 0:
-            top -= 1
-            j = stack[top]
+        for j in preorder(inode, meta, t):
             start[t, j] = cur
-            if inode[t, j, LEFT] >= 0:
-                stack[top] = inode[t, j, RIGHT]
-                top += 1
-                stack[top] = inode[t, j, LEFT]
-                top += 1
-            else:
+            if inode[t, j, LEFT] < 0:
                 q = inode[t, j, HEAD]
                 while q >= 0:
                     order[t, cur] = q
@@ -600,36 +595,35 @@ def _join_cell(R, C, z, dg, bn, delta2, beta, b, pos, posf, cid):
 
 
 @njit(cache=True)
-def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val,
-                     n_te, y, delta2, state, pos, posf, slot, G, b, beta, what, R, acol,
-                     acol2, snap_what, snap_posf, snap_C, snap_cut, W, out_C, out_quad,
-                     out_logdet, out_val_sse, out_te_sse, out_tr_sse, check_every, tol):
-    """Process the cuts ``k0..k1-1`` of the exact forward path (spec §1.9), one record each.
+def exact_path_chunk(k0, k1, sweep, model, snaps, rec, delta2, yty, check_every, tol):
+    """Process the cuts ``k0..k1-1`` of the exact forward path, one record each: the
+    delete-and-append-two update of Balog et al. (2016), Section 4.2.1, on the Cholesky factor.
 
-    Features are kept in positions ``0..C-1`` of the upper Cholesky factor ``R`` of
-    ``A = Phi_tr^T Phi_tr + delta2 I`` (``pos[feature]``, ``posf[position]``).  A cut deletes
-    the parent's position (rank-one update of the rows below it, O((C-p)^2)) and appends the
-    two children at the end (one forward substitution for both, O(C^2)); ``beta = R^-T b``
-    is carried along, ``what = A^-1 b`` costs one back substitution.
+    ``model`` (an :data:`ExactModel`) holds the features in positions ``0..C-1`` of the upper
+    Cholesky factor ``R`` of ``A = Phi_tr^T Phi_tr + delta2 I``.  A cut deletes the parent's
+    position (rank-one update of the rows below it, O((C-p)^2)) and appends the two children
+    at the end (one forward substitution for both, O(C^2)); ``beta = R^-T b`` is carried
+    along, ``what = A^-1 b`` costs one back substitution.  Every ``check_every`` cuts the
+    residual ``|A w - b| / |b|`` is computed and the factor rebuilt above ``tol``.
 
-    The children's columns of ``Phi_tr^T Phi_tr`` come from the co-occurrence counts ``G``
-    (``M Phi_tr^T Phi_tr``, exact integers) of the current cells, kept by *slot* (``slot[feature]``; the larger child inherits its parent's
-    slot, the smaller one takes a new slot): only the smaller child's rows are scanned (one
-    entry per row and other tree), the larger child's column is the parent's minus it.
-    ``state = [C, logdet, yty, n_refresh, since_check, next_id, next_slot]``; ``y`` holds the
-    centred targets of the training rows ``0..n_tr-1``, then of ``n_val`` validation and
-    ``n_te`` test rows.
+    The children's columns of ``Phi_tr^T Phi_tr`` come from the co-occurrence counts ``G`` of
+    the current cells, kept by slot (the larger child inherits its parent's slot, the smaller
+    one takes a new slot): only the smaller child's rows are scanned (one entry per row and
+    other tree), the larger child's column is the parent's minus it.  ``yty`` is ``y^T y``
+    over the (centred) training targets; ``rec`` (a :data:`PathRecord` of arrays indexed by
+    cut) receives the records.
 
-    The validation and test errors of all the chunk's cuts (at most ``snap_what.shape[0]``)
-    are computed together at its end: each cut's solution is kept (``snap_*``), spread over
-    the cells current at the end (a cell created later takes its ancestor's weight, ``W``),
-    and every row then sums its cells' weights for all the cuts in one pass.
+    The validation and test errors of all the chunk's cuts (at most ``snaps.what.shape[0]``)
+    are computed together at its end: each cut's solution is kept in ``snaps``, spread over
+    the cells current at the end (a cell created later takes its ancestor's weight), and every
+    row then sums its cells' weights for all the cuts in one pass.
     """
+    ev_tree, ev_node, inode, stats, order, start, F, y, n_tr, _, _ = sweep
+    R, pos, posf, slot, G, b, beta, what, acol, acol2, counters = model
     T = F.shape[1]
     inv = 1.0 / math.sqrt(T)
     invT = 1.0 / T
-    C = np.int64(state[0])
-    yty = state[2]
+    C = counters[N_CELLS]
     for k in range(k0, k1):
         t = ev_tree[k]
         j = ev_node[k]
@@ -650,23 +644,21 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
         small_left = stats[t, left, 0] <= stats[t, right, 0]
         ch_s = left if small_left else right
         ch_b = right if small_left else left
-        cid_l = np.int64(state[5])
+        cid_l = counters[NEXT_ID]
         cid_r = cid_l + 1
-        state[5] += 2.0
+        counters[NEXT_ID] += 2
         cid_s = cid_l if small_left else cid_r
         cid_b = cid_r if small_left else cid_l
-        s_s = start[t, ch_s]
-        e_s = s_s + np.int64(stats[t, ch_s, 0])
-        s_b = start[t, ch_b]
-        e_b = s_b + np.int64(stats[t, ch_b, 0])
+        s_s, e_s = _rows_of(sweep, t, ch_s)
+        s_b, e_b = _rows_of(sweep, t, ch_b)
         for i in range(C):
             acol[i] = 0.0
         _child_counts(F, order, t, s_s, e_s, n_tr, pos, acol, T)
         cnt_s, ys_s = _scan_child(F, order, t, s_s, e_s, n_tr, y, cid_s)
         cnt_b, ys_b = _scan_child(F, order, t, s_b, e_b, n_tr, y, cid_b)
         # Gram rows of the children by slot: the larger takes the parent's slot
-        ss = np.int64(state[6])
-        state[6] += 1.0
+        ss = counters[NEXT_SLOT]
+        counters[NEXT_SLOT] += 1
         for q in range(C):  # G holds exact counts: the difference is exact
             sq = slot[posf[q]]
             n_s = acol[q]
@@ -699,12 +691,12 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
                        posf, cid_r)
         solve_upper_dot(R, C, beta, what)
         # periodic residual check (O(N M)); rebuild the factor if it drifted
-        state[4] += 1.0
-        if state[4] >= check_every:
-            state[4] = 0.0
+        counters[SINCE_CHECK] += 1
+        if counters[SINCE_CHECK] >= check_every:
+            counters[SINCE_CHECK] = 0
             if exact_residual(F, n_tr, pos, C, b, delta2, what) > tol:
                 exact_refresh(F, n_tr, pos, C, b, delta2, R, beta, what)
-                state[3] += 1.0
+                counters[N_REFRESH] += 1
         logdet = 0.0
         for i in range(C):
             logdet += 2.0 * math.log(R[i, i])
@@ -714,42 +706,42 @@ def exact_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_
         for i in range(C):
             bb += beta[i] * beta[i]
             ww += what[i] * what[i]
-        out_C[k] = C
-        out_quad[k] = (yty - bb) / delta2
-        out_logdet[k] = logdet
-        out_tr_sse[k] = max(yty - bb - delta2 * ww, 0.0)
+        rec.n_cells[k] = C
+        rec.quad[k] = (yty - bb) / delta2
+        rec.logdet[k] = logdet
+        rec.train_sse[k] = max(yty - bb - delta2 * ww, 0.0)
         kk = k - k0
         for i in range(C):
-            snap_what[kk, i] = what[i]
-            snap_posf[kk, i] = posf[i]
-        snap_C[kk] = C
-        snap_cut[kk, 0] = c
-        snap_cut[kk, 1] = cid_l
-        snap_cut[kk, 2] = cid_r
-    state[0] = C
-    _chunk_errors(k0, k1, F, n_tr, n_val, n_te, y, inv, snap_what, snap_posf, snap_C,
-                  snap_cut, W, out_val_sse, out_te_sse)
+            snaps.what[kk, i] = what[i]
+            snaps.posf[kk, i] = posf[i]
+        snaps.n_cells[kk] = C
+        snaps.cut[kk, 0] = c
+        snaps.cut[kk, 1] = cid_l
+        snaps.cut[kk, 2] = cid_r
+    counters[N_CELLS] = C
+    _chunk_errors(k0, k1, sweep, inv, snaps, rec)
 
 
 @njit(cache=True)
-def _chunk_errors(k0, k1, F, n_tr, n_val, n_te, y, inv, snap_what, snap_posf, snap_C,
-                  snap_cut, W, out_val_sse, out_te_sse):
+def _chunk_errors(k0, k1, sweep, inv, snaps, rec):
     """Validation and test sums of squared errors after each cut ``k0..k1-1`` (see
     :func:`exact_path_chunk`)."""
+    F, y, n_tr, n_val, n_te = sweep.F, sweep.y, sweep.n_train, sweep.n_val, sweep.n_test
+    W = snaps.W
     T = F.shape[1]
     nk = k1 - k0
     for kk in range(nk):
-        for i in range(snap_C[kk]):
-            W[snap_posf[kk, i], kk] = snap_what[kk, i]
+        for i in range(snaps.n_cells[kk]):
+            W[snaps.posf[kk, i], kk] = snaps.what[kk, i]
     for kk2 in range(nk):  # cells made by cut kk2 carry their parent's weight before it
-        c = snap_cut[kk2, 0]
+        c = snaps.cut[kk2, 0]
         for side in range(1, 3):
-            cid = snap_cut[kk2, side]
+            cid = snaps.cut[kk2, side]
             for kk in range(kk2):
                 W[cid, kk] = W[c, kk]
     for kk in range(nk):
-        out_val_sse[k0 + kk] = 0.0
-        out_te_sse[k0 + kk] = 0.0
+        rec.val_sse[k0 + kk] = 0.0
+        rec.test_sse[k0 + kk] = 0.0
     acc = np.empty(nk)
     for q in range(n_val + n_te):
         rr = n_tr + q
@@ -762,30 +754,27 @@ def _chunk_errors(k0, k1, F, n_tr, n_val, n_te, y, inv, snap_what, snap_posf, sn
         for kk in range(nk):
             e2 = acc[kk] * inv - y[rr]
             if q < n_val:
-                out_val_sse[k0 + kk] += e2 * e2
+                rec.val_sse[k0 + kk] += e2 * e2
             else:
-                out_te_sse[k0 + kk] += e2 * e2
+                rec.test_sse[k0 + kk] += e2 * e2
 
 
 @njit(cache=True)
-def split_cells(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, y, w, cnt,
-                ssum, next_id, inherit):
-    """Apply cuts ``k0..k1-1`` to the leaf matrix with weight duplication (spec §1.11): both
-    children start with the parent's weight, which keeps every prediction; with
-    ``inherit=False`` a child without training rows starts at 0 instead (spec A19).  Counts
-    and target sums of the training rows are kept per feature.  Returns the next free id."""
+def split_cells(k0, k1, sweep, w, cnt, ssum, next_id, inherit):
+    """Apply cuts ``k0..k1-1`` to the leaf matrix with weight duplication (Balog et al., 2016,
+    Section 4.2.2): both children start with the parent's weight, which keeps every
+    prediction.  With ``inherit=False`` a child without training rows starts at 0 instead,
+    the weight exact ridge gives it.  Counts and target sums of the training rows are kept per
+    feature.  Returns the next free id."""
     for k in range(k0, k1):
-        t = ev_tree[k]
-        j = ev_node[k]
-        s0 = start[t, j]
-        c = F[order[t, s0], t]
+        t = sweep.ev_tree[k]
+        j = sweep.ev_node[k]
+        c = sweep.F[sweep.order[t, sweep.start[t, j]], t]
         for side in range(2):
-            ch = inode[t, j, LEFT + side]
-            s = start[t, ch]
-            e = s + np.int64(stats[t, ch, 0])
+            s, e = _rows_of(sweep, t, sweep.inode[t, j, LEFT + side])
             cid = next_id
             next_id += 1
-            n, sm = _scan_child(F, order, t, s, e, n_tr, y, cid)
+            n, sm = _scan_child(sweep.F, sweep.order, t, s, e, sweep.n_train, sweep.y, cid)
             cnt[cid] = n
             ssum[cid] = sm
             w[cid] = w[c] if (inherit or n > 0) else 0.0
@@ -793,37 +782,30 @@ def split_cells(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, y
 
 
 @njit(cache=True)
-def forest_path_chunk(k0, k1, ev_tree, ev_node, inode, stats, order, start, F, n_tr, n_val,
-                      n_te, y, gamma2, pred, mu, cnt, ssum, next_id, sse, out):
-    """Per-tree ridge "forest" of spec §1.14 on the same cuts: leaf value ``S/(n + gamma2)``,
-    prediction ``mean_t`` of the leaf values; each cut updates the predictions of the rows of
-    the split cell and the running squared errors ``sse = [train, validation, test]`` in
-    O(|cell|); ``out[k]`` records them after cut ``k``."""
-    T = F.shape[1]
+def forest_path_chunk(k0, k1, sweep, gamma2, pred, mu, cnt, ssum, next_id, sse, out):
+    """The per-tree ridge "forest" of Balog et al. (2016), Section 6, on the same cuts: leaf
+    value ``S/(n + gamma2)``, prediction ``mean_t`` of the leaf values; each cut updates the
+    predictions of the rows of the split cell and the running squared errors
+    ``sse = [train, validation, test]`` in O(|cell|); ``out[k]`` records them after cut
+    ``k``."""
+    order, y, n_tr = sweep.order, sweep.y, sweep.n_train
+    n_val, n_te = sweep.n_val, sweep.n_test
+    T = sweep.F.shape[1]
     for k in range(k0, k1):
-        t = ev_tree[k]
-        j = ev_node[k]
-        c = F[order[t, start[t, j]], t]
+        t = sweep.ev_tree[k]
+        j = sweep.ev_node[k]
+        c = sweep.F[order[t, sweep.start[t, j]], t]
         for side in range(2):
-            ch = inode[t, j, LEFT + side]
-            s = start[t, ch]
-            e = s + np.int64(stats[t, ch, 0])
+            s, e = _rows_of(sweep, t, sweep.inode[t, j, LEFT + side])
             cid = next_id
             next_id += 1
-            n = 0
-            sm = 0.0
-            for q in range(s, e):
-                rr = order[t, q]
-                if rr < n_tr:
-                    n += 1
-                    sm += y[rr]
+            n, sm = _scan_child(sweep.F, order, t, s, e, n_tr, y, cid)
             cnt[cid] = n
             ssum[cid] = sm
             mu[cid] = sm / (n + gamma2)
             dm = (mu[cid] - mu[c]) / T
             for q in range(s, e):
                 rr = order[t, q]
-                F[rr, t] = cid
                 if rr < n_tr + n_val + n_te:
                     old = pred[rr] - y[rr]
                     pred[rr] += dm

@@ -86,8 +86,9 @@ class _CellMap:
         return feat, np.full((n, T), 1.0 / math.sqrt(T))
 
     def extend(self, Xnew: np.ndarray) -> None:
-        """Insert rows online (conditional Mondrian, spec §1.5b): at most one new cell per tree
-        and row; old rows keep their cells.  Raises before any change on non-finite input."""
+        """Insert rows online (conditional Mondrian, Balog et al., 2016, Section 5): at most
+        one new cell per tree and row; old rows keep their cells.  Raises before any change on
+        non-finite input."""
         s = self.store
         n_old = s.n_points
         b = Xnew.shape[0]
@@ -124,7 +125,8 @@ def _csr(feat: np.ndarray, val: np.ndarray, n_cols: int, shift: int) -> sp.csr_m
 
 
 class MondrianKernel(TransformerMixin, BaseEstimator):
-    """Mondrian kernel random features (spec §1.6): a Laplace-kernel approximation of order M.
+    """Mondrian kernel random features (Balog et al., 2016, Section 3.1): a Laplace-kernel
+    approximation of order M.
 
     ``fit`` samples ``n_trees`` independent Mondrian partitions up to ``lifetime`` (restricted
     to the data, which is exact by projectivity); ``transform`` maps each row to the cells it
@@ -142,9 +144,13 @@ class MondrianKernel(TransformerMixin, BaseEstimator):
         Number of Mondrian samples ``M`` (= non-zeros per row).
     lifetime : float, default=1.0
         Lifetime ``lambda`` = inverse L1 length-scale of the approximated Laplace kernel.  It is
-        scale dependent: a few times ``1 / median |x - x'|_1`` is a natural start (spec §3).
+        scale dependent: a few times ``1 / median |x - x'|_1`` is a natural start (the kernel
+        is then ``exp(-a few)`` at the typical distance).
     extension : {"expected", "sample"}, default="expected"
-        How rows outside the fitted cells' extents are treated (spec §1.7).  ``"expected"``:
+        How rows outside the fitted cells' extents are treated.  The paper places a new point
+        by the conditional Mondrian (Balog et al., 2016, Section 2.4), a random extension of
+        the trees.  ``"expected"``, the default, integrates over that extension, as Mondrian
+        forests do for predictions far from the data (Balog & Teh, 2015, Section 2):
         each row keeps exactly ``M`` stored entries, at the cell it is routed to, with value
         ``p_join * M^-1/2`` where ``p_join`` is the probability that an extension of the tree
         does not split it off (1 for rows inside the extents, in particular all fitted rows).
@@ -153,7 +159,8 @@ class MondrianKernel(TransformerMixin, BaseEstimator):
         ``M`` non-zeros of value ``M^-1/2``; a row split off in tree ``t`` lands in column
         ``t`` (tree ``t``'s fresh cell).  Two new rows split off in the same tree share that
         column, which overstates their mutual kernel; use ``"expected"`` for kernel values
-        between new rows.  For the transductive mode of [code]/[R], fit on all rows.
+        between new rows.  To partition validation and test rows together with the training
+        rows, as the authors' reference code does, fit on all rows.
     random_state : int, SeedSequence, RandomState, Generator or None, default=None
         Seeds the trees' independent streams (and the ``"sample"`` extension).
 

@@ -37,8 +37,10 @@ class LifetimePath:
     ----------
     lifetimes : ndarray
         Cut times (0 first).
+    n_cells : ndarray
+        Number of cells ``C`` (features) at each lifetime.
     n_features : ndarray
-        Number of cells ``C`` at each lifetime.
+        The old name of ``n_cells`` (read-only).
     train_error, val_error, test_error : ndarray
         Relative errors ``100 |y_hat - y| / |y|`` in percent (uncentred targets); the test
         curve is NaN unless test rows were given.
@@ -60,7 +62,7 @@ class LifetimePath:
     """
 
     lifetimes: np.ndarray
-    n_features: np.ndarray
+    n_cells: np.ndarray
     train_error: np.ndarray
     val_error: np.ndarray
     train_rmse: np.ndarray
@@ -74,6 +76,11 @@ class LifetimePath:
     solver: str
     n_refresh: int = 0
     _ctx: dict = field(default=None, repr=False)
+
+    @property
+    def n_features(self) -> np.ndarray:
+        """The old name of :attr:`n_cells`."""
+        return self.n_cells
 
     @property
     def best_index(self) -> int:
@@ -91,7 +98,9 @@ class LifetimePath:
     def refit_at(self, lifetime: float | None = None, solver: str | None = None) -> \
             MondrianKernelRidge:
         """A :class:`MondrianKernelRidge` on the training rows at ``lifetime`` (default: the
-        best), using exactly the path's trees truncated there (no resampling, spec §3 tip 7).
+        best), using exactly the path's trees truncated there: the Mondrian process at a
+        smaller lifetime is the same sample without the later cuts (Balog et al., 2016,
+        Section 4.1), so nothing is resampled and the model has the features the path saw.
         The validation and unlabelled rows stay in the partition (transductive)."""
         ctx = self._ctx
         if ctx is None:
@@ -145,8 +154,10 @@ def _errors(sse, y):
     return 100.0 * np.sqrt(sse) / np.linalg.norm(y), np.sqrt(sse / y.shape[0])
 
 
-def _sweep_setup(rows, n_trees, lam, random_state):
-    """Grow the trees to ``lam`` on all rows and list the cuts in time order."""
+def _sweep_setup(rows, yy, yv, yt, n_trees, lam, random_state):
+    """Grow the trees to ``lam`` on all rows (training, validation, test, then unlabelled) and
+    list the cuts in time order.  Returns the trees, the :data:`core.Sweep` over them (targets
+    centred at the training mean ``yy.mean()``), the cut times and the start time."""
     t0 = time.perf_counter()
     tree_ss = seed_sequence(random_state).spawn(2)[0]
     cmap = _CellMap.grow(rows, n_trees, lam, tree_ss, route=False)
@@ -162,9 +173,14 @@ def _sweep_setup(rows, n_trees, lam, random_state):
     ev_tree, ev_node, tau = ev_tree[o], ev_node[o], tau[o]
     order = np.empty((T, s.n_points), np.int64)
     start = np.zeros((T, cap), np.int64)
-    core.dfs_ranges(s.inode, s.meta, s.stats, s.pnext, order, start)
+    core.dfs_ranges(s.inode, s.meta, s.pnext, order, start)
     F = np.repeat(np.arange(T, dtype=np.int64)[None, :], s.n_points, axis=0)
-    return cmap, ev_tree.astype(np.int64), ev_node.astype(np.int64), tau, order, start, F, t0
+    N, Nv, Nt = yy.shape[0], yv.shape[0], yt.shape[0]
+    yc = np.zeros(s.n_points)
+    yc[:N + Nv + Nt] = np.concatenate([yy, yv, yt]) - yy.mean()
+    sweep = core.Sweep(ev_tree.astype(np.int64), ev_node.astype(np.int64), s.inode, s.stats,
+                       order, start, F, yc, N, Nv, Nt)
+    return cmap, sweep, tau, t0
 
 
 def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
@@ -178,7 +194,9 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
     ``[0, max_lifetime]`` from one sweep over the cuts of ``n_trees`` Mondrian trees.
 
     The trees are grown once up to ``max_lifetime`` on the training, validation and unlabelled
-    rows (transductive, spec A10); the cuts of all trees are then processed in time order.
+    rows together, as the authors' reference code does (labels never shape the partition, so
+    the training rows' cells keep their distribution); the cuts of all trees are then
+    processed in time order (Balog et al., 2016, Section 4.1).
 
     Parameters
     ----------
@@ -188,32 +206,38 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
         Terminal lifetime ``Lambda``.
     n_trees : int, default=50
     delta2, alpha : float or None
-        Sum-form ridge constant, or the mean form ``alpha = delta2 / N`` (spec A2); default
-        ``delta2 = 1e-4``.
+        Sum-form ridge constant, or the mean form ``alpha = delta2 / N`` of scikit-learn's
+        SGD (see :class:`MondrianKernelRidge`); default ``delta2 = 1e-4``.
     solver : {"exact", "sgd"}, default="exact"
-        ``"exact"``: forward path of spec §1.9 — per cut, delete the parent's row/column of
-        ``(Phi^T Phi + delta2 I)^-1`` and append the two children (O(C^2), one fused pass),
-        giving the exact ridge solution, errors and log marginal likelihood at every cut; the
-        residual ``|A w - b|/|b|`` is checked every 64 cuts and the inverse rebuilt above 1e-8.
-        ``"sgd"``: [P] §4.2.2 — on a cut both children inherit the parent's weight, then
-        ``sgd_epochs`` epochs of SGD (scikit-learn's update, ``alpha = delta2 / N``,
-        ``eta0 / t^power_t`` restarted at every evaluation, as [code] does).
+        ``"exact"``: the forward path of Balog et al. (2016), Section 4.2.1 — per cut, delete
+        the parent's row and column of ``A = Phi^T Phi + delta2 I`` from its Cholesky factor
+        and append the two children (O(C^2)), giving the exact ridge solution, errors and log
+        marginal likelihood at every cut; the residual ``|A w - b|/|b|`` is checked every 64
+        cuts and the factor rebuilt above 1e-8.  ``"sgd"``: Balog et al. (2016), Section
+        4.2.2 — on a cut both children inherit the parent's weight, then ``sgd_epochs`` epochs
+        of SGD (scikit-learn's update, ``alpha = delta2 / N``, ``eta0 / t^power_t`` restarted
+        at every evaluation, as the authors' reference code does).
     lifetimes : array-like or None, default=None
-        ``None``: record (and for SGD, train) after every cut, as [P]/[code].  An increasing
-        array: record only at these lifetimes (each sees all cuts up to it); the SGD variant
-        then trains only there, which is much cheaper ([P] §4.2.2, spec §3 tip 5).
+        ``None``: record (and for SGD, train) after every cut, as the paper and the authors'
+        reference code do.  An increasing array: record only at these lifetimes (each sees all
+        cuts up to it); the SGD variant then trains only there, which is much cheaper (the
+        paper allows it, Balog et al., 2016, Section 4.2.2).
     X_test, y_test : array-like or None
-        Optional test rows: they join the partition (like [code]) and get their own curve.
+        Optional test rows: they join the partition (as in the authors' reference code) and
+        get their own curve.
     X_unlabeled : array-like or None
         More rows for the partition without a curve; unlabelled.
     max_features : int or None
-        Stop when this many cells exist (spec §1.4 ``C_max``).
+        Stop when this many cells exist: a feature budget instead of a terminal lifetime
+        (which need not be fixed in advance, Balog et al., 2016, Section 4).
     sgd_epochs : int, default=1
         Epochs per evaluation (SGD).
     eta0, power_t : float, default=0.01, 0.25
     empty_cell_weight : {"inherit", "zero"}, default="inherit"
-        SGD only (spec A19): a child cell without training rows keeps the parent's weight
-        ([code]) or starts at 0 (what exact ridge gives it).
+        SGD only: a child cell without training rows keeps the parent's weight (the paper's
+        warm start, Section 4.2.2, and the authors' reference code; only weight decay then
+        moves it) or starts at 0 (the weight exact ridge gives it).  The two differ only in
+        the predictions for validation and test rows in such cells.
     prior_variance : float, default=1.0
         Weight prior variance for ``log_ml`` (``log_ml_profile`` maximises over it).
     random_state : seed for the trees (same seed and rows give the same trees as
@@ -240,167 +264,167 @@ def lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
                 or grid[0] < 0 or grid[-1] > lam:
             raise ValueError("lifetimes must be a non-empty increasing array in "
                              "[0, max_lifetime].")
-    N, Nv, Nt = X.shape[0], Xv.shape[0], yt.shape[0]
+    N = X.shape[0]
     d2 = _resolve_delta2(delta2, alpha, N)
-    ybar = float(yy.mean())
-    cmap, ev_tree, ev_node, tau, order, start, F, t0 = _sweep_setup(rows, n_trees, lam,
-                                                                     random_state)
+    cmap, sweep, tau, t0 = _sweep_setup(rows, yy, yv, yt, n_trees, lam, random_state)
     tree_time = time.perf_counter() - t0
-    s = cmap.store
-    T = s.n_trees
-    n_ev = ev_tree.shape[0]
+    T = cmap.store.n_trees
+    n_ev = sweep.ev_tree.shape[0]
     if max_features is not None:
         n_ev = min(n_ev, max(0, max_features - T) // 1)
-    yc = np.zeros(s.n_points)
-    yc[:N] = yy - ybar
-    yc[N:N + Nv] = yv - ybar
-    yc[N + Nv:N + Nv + Nt] = yt - ybar
-    yty = float(yc[:N] @ yc[:N])
+    yty = float(sweep.y[:N] @ sweep.y[:N])
     n_rec = n_ev + 1
-    rec_lam = np.concatenate([[0.0], tau[:n_ev]])
-    out_C = np.empty(n_rec, np.int64)
-    tr_sse = np.empty(n_rec)
-    val_sse = np.empty(n_rec)
-    te_sse = np.zeros(n_rec)
-    quad = np.full(n_rec, np.nan)
-    logdet = np.full(n_rec, np.nan)
+    rec = core.PathRecord(n_cells=np.empty(n_rec, np.int64), quad=np.full(n_rec, np.nan),
+                          logdet=np.full(n_rec, np.nan), train_sse=np.empty(n_rec),
+                          val_sse=np.empty(n_rec), test_sse=np.zeros(n_rec))
     runtime = np.empty(n_rec)
     n_refresh = 0
     if solver == "exact":
-        Cmax = T + 2 * n_ev
-        Cact = T + n_ev + 1
-        _check_dense(Cact, "The exact path", n_matrices=2)
-        R = np.zeros((Cact, Cact))
-        pos = np.full(Cmax, -1, np.int64)
-        pos[:T] = np.arange(T)
-        posf = np.empty(Cact, np.int64)
-        posf[:T] = np.arange(T)
-        # co-occurrence counts of the current cells by slot: at lifetime 0 every tree's one
-        # cell holds every training row
-        G = np.zeros((Cact, Cact))
-        G[:T, :T] = N
-        slot = np.full(Cmax, -1, np.int64)
-        slot[:T] = np.arange(T)
-        b = np.zeros(Cact)
-        beta = np.zeros(Cact)
-        what = np.zeros(Cact)
-        # at lifetime 0 every tree is one cell holding every row: A = (N/M) 1 1^T + delta2 I
-        # (centred targets: b = 0, so beta = what = 0); its factor in closed form
-        L0 = np.linalg.cholesky(np.full((T, T), N / T) + d2 * np.eye(T))
-        R[:T, :T] = L0.T
-        ld = float(2.0 * np.log(np.diag(L0)).sum())
-        state = np.array([T, ld, yty, 0.0, 0.0, T, T], np.float64)
-        acol = np.zeros(Cact)
-        acol2 = np.zeros(Cact)
-        chunk = 16
-        snap_what = np.empty((chunk, Cact))
-        snap_posf = np.empty((chunk, Cact), np.int64)
-        snap_C = np.empty(chunk, np.int64)
-        snap_cut = np.empty((chunk, 3), np.int64)
-        W = np.empty((Cmax, chunk))
-        out_C[0] = T
-        quad[0] = yty / d2
-        logdet[0] = ld
-        tr_sse[0] = yty
-        val_sse[0] = float(yc[N:N + Nv] @ yc[N:N + Nv])
-        te_sse[0] = float(yc[N + Nv:N + Nv + Nt] @ yc[N + Nv:N + Nv + Nt])
-        runtime[0] = time.perf_counter() - t0
-        for k0 in range(0, n_ev, chunk):
-            k1 = min(n_ev, k0 + chunk)
-            core.exact_path_chunk(k0, k1, ev_tree, ev_node, s.inode, s.stats, order, start, F,
-                                  N, Nv, Nt, yc, d2, state, pos, posf, slot, G, b, beta,
-                                  what, R, acol, acol2, snap_what, snap_posf, snap_C,
-                                  snap_cut, W, out_C[1:], quad[1:], logdet[1:], val_sse[1:],
-                                  te_sse[1:], tr_sse[1:], 64.0, 1e-8)
-            runtime[1 + k0:1 + k1] = time.perf_counter() - t0
-        n_refresh = int(state[3])
+        n_refresh = _exact_sweep(sweep, n_ev, d2, yty, rec, runtime, t0)
         keep = np.arange(n_rec)
     else:
-        Cmax = T + 2 * n_ev
-        w = np.zeros(Cmax)
-        cnt = np.zeros(Cmax, np.int64)
-        ssum = np.zeros(Cmax)
-        alpha_sgd = d2 / N
-        rng = _core_rng(seed_sequence(random_state).spawn(3)[2])
-        train_rows = np.arange(N, dtype=np.int64)
-        val_rows = np.arange(N, N + Nv, dtype=np.int64)
-        te_rows = np.arange(N + Nv, N + Nv + Nt, dtype=np.int64)
-        pred_tr = np.empty(N)
-        pred_v = np.empty(Nv)
-        pred_t = np.empty(Nt)
         if grid is None:
-            stops = np.arange(n_rec)  # record k has seen cuts 0..k-1
+            keep = np.arange(n_rec)  # record k has seen cuts 0..k-1
         else:
-            stops = np.searchsorted(tau[:n_ev], grid, side="right")
-        nxt = T
-        done = 0
-        for k, stop in enumerate(stops):
-            nxt = core.split_cells(done, stop, ev_tree, ev_node, s.inode, s.stats, order, start,
-                                   F, N, yc, w, cnt, ssum, nxt, empty_cell_weight == "inherit")
-            done = stop
-            core.sgd_epochs(F, train_rows, yc, w, alpha_sgd, float(eta0), float(power_t),
-                            int(sgd_epochs), 1.0, rng, True)
-            core.predict_rows(F, train_rows, w, 0.0, pred_tr)
-            core.predict_rows(F, val_rows, w, 0.0, pred_v)
-            core.predict_rows(F, te_rows, w, 0.0, pred_t)
-            tr_sse[stop] = float(((pred_tr - yc[:N]) ** 2).sum())
-            val_sse[stop] = float(((pred_v - yc[N:N + Nv]) ** 2).sum())
-            te_sse[stop] = float(((pred_t - yc[N + Nv:N + Nv + Nt]) ** 2).sum())
-            out_C[stop] = T + stop
-            runtime[stop] = time.perf_counter() - t0
-        keep = stops
+            keep = np.searchsorted(tau[:n_ev], grid, side="right")
+        rng = _core_rng(seed_sequence(random_state).spawn(3)[2])
+        _sgd_sweep(sweep, n_ev, keep, d2 / N, float(eta0), float(power_t), int(sgd_epochs),
+                   empty_cell_weight == "inherit", rng, rec, runtime, t0)
     if grid is not None:
         if solver == "exact":
             keep = np.searchsorted(tau[:n_ev], grid, side="right")
         rec_lam_k = grid
     else:
-        rec_lam_k = rec_lam[keep]
-    tr_e, tr_r = _errors(tr_sse[keep], yy)
-    va_e, va_r = _errors(val_sse[keep], yv)
-    te_e, te_r = _errors(te_sse[keep], yt)
-    Ck = out_C[keep]
-    q = quad[keep]
-    ldk = logdet[keep] + (N - Ck) * math.log(d2)  # log det(K + d2 I)
+        rec_lam_k = np.concatenate([[0.0], tau[:n_ev]])[keep]
+    tr_e, tr_r = _errors(rec.train_sse[keep], yy)
+    va_e, va_r = _errors(rec.val_sse[keep], yv)
+    te_e, te_r = _errors(rec.test_sse[keep], yt)
+    Ck = rec.n_cells[keep]
+    q = rec.quad[keep]
+    ldk = rec.logdet[keep] + (N - Ck) * math.log(d2)  # log det(K + d2 I)
     log_ml = -0.5 * q / prior_variance - 0.5 * ldk - 0.5 * N * math.log(2 * math.pi
                                                                          * prior_variance)
     s2 = q / N
     log_ml_profile = -0.5 * N * (1.0 + np.log(2 * math.pi * s2)) - 0.5 * ldk
     ctx = dict(map=cmap, n_trees=T, delta2=d2, prior_variance=prior_variance,
                random_state=random_state, n_features_in=X.shape[1], n_train=N, y_train=yy)
-    return LifetimePath(lifetimes=rec_lam_k.copy(), n_features=Ck.copy(), train_error=tr_e,
+    return LifetimePath(lifetimes=rec_lam_k.copy(), n_cells=Ck.copy(), train_error=tr_e,
                         val_error=va_e, train_rmse=tr_r, val_rmse=va_r, test_error=te_e,
                         test_rmse=te_r, log_ml=log_ml,
                         log_ml_profile=log_ml_profile, runtime=runtime[keep].copy(),
                         tree_time=tree_time, solver=solver, n_refresh=n_refresh, _ctx=ctx)
 
 
+# The exact path checks the residual |A w - b| / |b| every _CHECK_EVERY cuts, an O(N M) pass,
+# and rebuilds the factor in O(C^3) when it exceeds _RESIDUAL_TOL: rare enough to leave the
+# path at O(C^2) per cut, tight enough to keep eight digits of the solution.
+_CHECK_EVERY = 64
+_RESIDUAL_TOL = 1e-8
+# cuts per compiled call (their validation and test errors are computed together)
+_CHUNK = 16
+
+
+def _exact_sweep(sweep, n_ev, delta2, yty, rec, runtime, t0) -> int:
+    """Fill ``rec`` (entry 0: lifetime 0; entry ``k``: after cut ``k - 1``) with the exact
+    ridge path over the first ``n_ev`` cuts; returns how often the factor was rebuilt."""
+    N, Nv, Nt = sweep.n_train, sweep.n_val, sweep.n_test
+    yc = sweep.y
+    T = sweep.F.shape[1]
+    Cmax = T + 2 * n_ev  # feature ids ever used
+    Cact = T + n_ev + 1  # features alive at once, plus one
+    _check_dense(Cact, "The exact path", n_matrices=2)
+    R = np.zeros((Cact, Cact))
+    pos = np.full(Cmax, -1, np.int64)
+    pos[:T] = np.arange(T)
+    posf = np.empty(Cact, np.int64)
+    posf[:T] = np.arange(T)
+    # co-occurrence counts of the current cells by slot: at lifetime 0 every tree's one
+    # cell holds every training row
+    G = np.zeros((Cact, Cact))
+    G[:T, :T] = N
+    slot = np.full(Cmax, -1, np.int64)
+    slot[:T] = np.arange(T)
+    # at lifetime 0 every tree is one cell holding every row: A = (N/M) 1 1^T + delta2 I
+    # (centred targets: b = 0, so beta = what = 0); its factor in closed form
+    L0 = np.linalg.cholesky(np.full((T, T), N / T) + delta2 * np.eye(T))
+    R[:T, :T] = L0.T
+    counters = np.zeros(5, np.int64)
+    counters[[core.N_CELLS, core.NEXT_ID, core.NEXT_SLOT]] = T
+    model = core.ExactModel(R=R, pos=pos, posf=posf, slot=slot, G=G, b=np.zeros(Cact),
+                            beta=np.zeros(Cact), what=np.zeros(Cact), acol=np.zeros(Cact),
+                            acol2=np.zeros(Cact), counters=counters)
+    snaps = core.ChunkSnapshots(what=np.empty((_CHUNK, Cact)),
+                                posf=np.empty((_CHUNK, Cact), np.int64),
+                                n_cells=np.empty(_CHUNK, np.int64),
+                                cut=np.empty((_CHUNK, 3), np.int64), W=np.empty((Cmax, _CHUNK)))
+    rec.n_cells[0] = T
+    rec.quad[0] = yty / delta2
+    rec.logdet[0] = float(2.0 * np.log(np.diag(L0)).sum())
+    rec.train_sse[0] = yty
+    rec.val_sse[0] = float(yc[N:N + Nv] @ yc[N:N + Nv])
+    rec.test_sse[0] = float(yc[N + Nv:N + Nv + Nt] @ yc[N + Nv:N + Nv + Nt])
+    runtime[0] = time.perf_counter() - t0
+    after_cut = core.PathRecord(*(a[1:] for a in rec))
+    for k0 in range(0, n_ev, _CHUNK):
+        k1 = min(n_ev, k0 + _CHUNK)
+        core.exact_path_chunk(k0, k1, sweep, model, snaps, after_cut, delta2, yty,
+                              _CHECK_EVERY, _RESIDUAL_TOL)
+        runtime[1 + k0:1 + k1] = time.perf_counter() - t0
+    return int(counters[core.N_REFRESH])
+
+
+def _sgd_sweep(sweep, n_ev, stops, alpha, eta0, power_t, epochs, inherit, rng, rec, runtime,
+               t0) -> None:
+    """Fill the entries ``stops`` of ``rec`` (entry ``k``: after the cuts ``0..k-1``) with
+    the warm-started SGD path: split the cells up to each stop, then train ``epochs`` epochs."""
+    N, Nv, Nt = sweep.n_train, sweep.n_val, sweep.n_test
+    T = sweep.F.shape[1]
+    Cmax = T + 2 * n_ev
+    w = np.zeros(Cmax)
+    cnt = np.zeros(Cmax, np.int64)
+    ssum = np.zeros(Cmax)
+    train_rows = np.arange(N, dtype=np.int64)
+    parts = [(train_rows, rec.train_sse), (np.arange(N, N + Nv, dtype=np.int64), rec.val_sse),
+             (np.arange(N + Nv, N + Nv + Nt, dtype=np.int64), rec.test_sse)]
+    nxt = T
+    done = 0
+    for stop in stops:
+        nxt = core.split_cells(done, stop, sweep, w, cnt, ssum, nxt, inherit)
+        done = stop
+        core.sgd_epochs(sweep.F, train_rows, sweep.y, w, alpha, eta0, power_t, epochs, 1.0, rng,
+                        True)
+        for rows, sse in parts:
+            pred = np.empty(rows.shape[0])
+            core.predict_rows(sweep.F, rows, w, 0.0, pred)
+            sse[stop] = float(((pred - sweep.y[rows]) ** 2).sum())
+        rec.n_cells[stop] = T + stop
+        runtime[stop] = time.perf_counter() - t0
+
+
 def forest_lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: int = 50,
                          gamma2: float = 1e-4, X_test=None, y_test=None,
                          X_unlabeled=None, random_state=None) -> LifetimePath:
-    """The per-tree ridge "Mondrian forest" of spec §1.14 ([P] §6) over all lifetimes.
+    """The per-tree ridge "Mondrian forest" of Balog et al. (2016), Section 6, over all
+    lifetimes, by the forest path of Balog & Teh (2015), Section 4.1.
 
     Leaf value ``sum(y - mean) / (n + gamma2)``, prediction ``mean(y) +`` the average of the
     trees' leaf values; each cut updates only the rows of the split cell, so the whole path
     costs about as much as one fit at ``max_lifetime``.  With the same rows and
-    ``random_state`` the trees are those of :func:`lifetime_path` ([P] Fig. 9).
+    ``random_state`` the trees are those of :func:`lifetime_path`, as in the comparison of
+    Balog et al. (2016), Section 8.3 (Fig. 9).
     """
     X, yy, Xv, yv, yt, rows, lam = _path_inputs(X, y, X_val, y_val, X_test, y_test,
                                                 X_unlabeled, n_trees, max_lifetime,
                                                 random_state)
     gamma2 = check_positive(gamma2, "gamma2")
     N, Nv, Nt = X.shape[0], Xv.shape[0], yt.shape[0]
-    ybar = float(yy.mean())
-    cmap, ev_tree, ev_node, tau, order, start, F, t0 = _sweep_setup(rows, n_trees, lam,
-                                                                     random_state)
+    cmap, sweep, tau, t0 = _sweep_setup(rows, yy, yv, yt, n_trees, lam, random_state)
     tree_time = time.perf_counter() - t0
     s = cmap.store
     T = s.n_trees
-    n_ev = ev_tree.shape[0]
+    n_ev = sweep.ev_tree.shape[0]
     Cmax = T + 2 * n_ev
-    yc = np.zeros(s.n_points)
-    yc[:N] = yy - ybar
-    yc[N:N + Nv] = yv - ybar
-    yc[N + Nv:N + Nv + Nt] = yt - ybar
+    yc = sweep.y
     mu = np.zeros(Cmax)
     cnt = np.zeros(Cmax, np.int64)
     ssum = np.zeros(Cmax)
@@ -411,15 +435,14 @@ def forest_lifetime_path(X, y, X_val, y_val, *, max_lifetime: float, n_trees: in
                     r[N + Nv:N + Nv + Nt] @ r[N + Nv:N + Nv + Nt]])
     out = np.empty((n_ev + 1, 3))
     out[0] = sse
-    core.forest_path_chunk(0, n_ev, ev_tree, ev_node, s.inode, s.stats, order, start, F, N, Nv,
-                           Nt, yc, gamma2, pred, mu, cnt, ssum, T, sse, out[1:])
+    core.forest_path_chunk(0, n_ev, sweep, gamma2, pred, mu, cnt, ssum, T, sse, out[1:])
     runtime = np.full(n_ev + 1, time.perf_counter() - t0)
     tr_e, tr_r = _errors(out[:, 0], yy)
     va_e, va_r = _errors(out[:, 1], yv)
     te_e, te_r = _errors(out[:, 2], yt)
     nanv = np.full(n_ev + 1, np.nan)
     return LifetimePath(lifetimes=np.concatenate([[0.0], tau]),
-                        n_features=T + np.arange(n_ev + 1), train_error=tr_e, val_error=va_e,
+                        n_cells=T + np.arange(n_ev + 1), train_error=tr_e, val_error=va_e,
                         train_rmse=tr_r, val_rmse=va_r, test_error=te_e, test_rmse=te_r,
                         log_ml=nanv,
                         log_ml_profile=nanv.copy(), runtime=runtime, tree_time=tree_time,

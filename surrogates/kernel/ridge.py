@@ -28,13 +28,14 @@ from .features import _CellMap
 class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     """Ridge regression on Mondrian kernel features, read as Bayesian linear regression.
 
-    Model (spec §1.8): ``y - mean(y) = Phi w + noise``, ``w ~ N(0, prior_variance I)``, noise
-    variance ``prior_variance * delta2``; the posterior mean is the ridge solution
-    ``w = (Phi^T Phi + delta2 I)^-1 Phi^T (y - mean(y))`` (sum form).  Predictions for new
-    points integrate over the conditional-Mondrian extension of the trees (spec §1.7 mode 3): in
-    tree ``t`` the point joins its routed cell with probability ``p_t`` and otherwise lands in a
-    fresh cell, whose weight has the prior ``N(0, prior_variance)``; so the predictive standard
-    deviation grows away from the data towards ``sqrt(prior_variance * (1 + delta2))``.
+    Model (Balog et al., 2016, Section 4.2.1): ``y - mean(y) = Phi w + noise``,
+    ``w ~ N(0, prior_variance I)``, noise variance ``prior_variance * delta2``; the posterior
+    mean is the ridge solution ``w = (Phi^T Phi + delta2 I)^-1 Phi^T (y - mean(y))`` (sum
+    form).  Predictions for new points integrate over the conditional-Mondrian extension of
+    the trees (as :class:`MondrianKernel` with ``extension="expected"``): in tree ``t`` the
+    point joins its routed cell with probability ``p_t`` and otherwise lands in a fresh cell,
+    whose weight has the prior ``N(0, prior_variance)``; so the predictive standard deviation
+    grows away from the data towards ``sqrt(prior_variance * (1 + delta2))``.
 
     Parameters
     ----------
@@ -44,24 +45,31 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         Lifetime (inverse L1 length-scale) of the approximated Laplace kernel.
     delta2 : float or None, default=None
         Ridge constant in sum form, ``min |y - Phi w|^2 + delta2 |w|^2``; ``None`` means
-        ``1e-4`` ([P]) unless ``alpha`` is given.
+        ``1e-4``, the value of Balog et al. (2016, Section 8), unless ``alpha`` is given.
     alpha : float or None, default=None
         Mean-form constant (scikit-learn's SGD ``alpha``): ``delta2 = n_samples * alpha`` at
-        ``fit`` (spec A2).  Give at most one of ``delta2`` and ``alpha``.
+        ``fit``.  Give at most one of ``delta2`` and ``alpha``.  Both forms are offered because
+        the paper's ``1e-4`` is a sum-form constant, while the authors' reference code passes
+        ``1e-4`` to scikit-learn's SGD as the mean-form ``alpha``, a ridge ``n_samples`` times
+        stronger.
     solver : {"auto", "primal", "dual", "sgd"}, default="auto"
         ``"primal"``: explicit ``(Phi^T Phi + delta2 I)^-1`` (``C x C``); ``"dual"``: explicit
         ``(Phi Phi^T + delta2 I)^-1`` (``N x N``); ``"auto"`` picks the smaller.  Both are exact,
         give ``return_std`` and the marginal likelihood, and are updated exactly by
-        ``partial_fit`` (recursive least squares, O(C^2) resp. O(N^2) per row, spec §1.13).
+        ``partial_fit`` (recursive least squares, O(C^2) resp. O(N^2) per row; Balog et al.,
+        2016, Section 5).
         ``"sgd"``: scikit-learn's SGD update (squared loss, L2 ``alpha = delta2 / N``,
         ``invscaling`` rate) for ``sgd_epochs`` epochs, O(M) per step; no ``return_std``.
     prior_variance : float or "auto", default=1.0
-        Prior variance of each weight ([P] §4.2.1 uses 1).  ``"auto"`` uses its maximum
-        marginal-likelihood value ``y^T (Phi Phi^T + delta2 I)^-1 y / N`` (exact solvers).
+        Prior variance of each weight (Balog et al., 2016, Section 4.2.1, use 1).  ``"auto"``
+        uses its maximum marginal-likelihood value ``y^T (Phi Phi^T + delta2 I)^-1 y / N``
+        (exact solvers).
     sgd_epochs : int, default=10
-        Epochs of ``fit`` with ``solver="sgd"`` ([P] §8.2 retrains baselines with 10).
+        Epochs of ``fit`` with ``solver="sgd"`` (Balog et al., 2016, Section 8.2, retrain
+        their baselines with 10).
     eta0, power_t : float, default=0.01, 0.25
-        SGD learning rate ``eta0 / t^power_t`` (old scikit-learn defaults used by [code]).
+        SGD learning rate ``eta0 / t^power_t`` (the scikit-learn defaults of the authors'
+        reference code).
     random_state : int, SeedSequence, RandomState, Generator or None, default=None
 
     Attributes
@@ -78,7 +86,9 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     delta2_ : float
         The sum-form ridge constant in use.
     log_marginal_likelihood_ : float
-        ``log p(y | X, lifetime)`` with the ``-(N - C)/2 log delta2`` term kept (spec A4).
+        ``log p(y | X, lifetime)`` with the ``-(N - C)/2 log delta2`` term kept: Balog et al.
+        (2016, Section 4.2.1) fold it into a constant, but it depends on the lifetime through
+        ``C``, so comparing lifetimes needs it.
     """
 
     #: parameters applied by ``fit``; ``partial_fit`` refuses to go on after they changed
@@ -124,8 +134,10 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         X_unlabeled : array-like of shape (n_unlabeled, n_features) or None, default=None
-            Rows that shape the partition without a label (transductive mode of [code] and
-            [R], spec A10), e.g. the validation and test inputs.
+            Rows that shape the partition without a label, e.g. the validation and test
+            inputs, which the authors' reference code partitions together with the training
+            rows.  Labels never shape the partition, so the training rows' cells keep their
+            distribution.
         """
         self._check_params()
         names = feature_names(X)
@@ -345,7 +357,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         d2 = self.delta2_
         diag, quad = self._inverse_terms(feat, val)
         # E over the extension of phi^T A^-1 phi: joined cells (correlated), plus fresh cells
-        # with the prior's inverse 1/delta2 (spec §1.7 mode 3 with the fresh-cell weights)
+        # with the prior's inverse 1/delta2 (their weights keep the prior)
         e_quad = quad + ((p - p * p) * diag).sum(axis=1) / T + (1.0 - p).sum(axis=1) / (T * d2)
         var_ext = (p * (1.0 - p) * w[feat] ** 2).sum(axis=1) / T
         var = self._prior_var() * d2 * (1.0 + e_quad) + var_ext

@@ -254,12 +254,12 @@ def test_exact_path_equals_independent_fits_at_every_lifetime():
                       X_test=Xt[:40], y_test=yt[:40], X_unlabeled=Xt[40:], random_state=0)
     n = len(p.lifetimes)
     assert p.lifetimes[0] == 0 and np.all(np.diff(p.lifetimes) > 0)
-    np.testing.assert_array_equal(p.n_features, 8 + np.arange(n))
+    np.testing.assert_array_equal(p.n_cells, 8 + np.arange(n))
     assert p.n_refresh == 0
     assert n > 3 * 16  # several chunks of cuts (errors are computed per chunk)
     for k in [*range(0, n, 3), n - 1]:  # all through the chunks of cuts
         m = p.refit_at(p.lifetimes[k])
-        assert m.n_cells_ == p.n_features[k]
+        assert m.n_cells_ == p.n_cells[k]
         np.testing.assert_allclose(relative_error(yv, m.predict(Xv)), p.val_error[k],
                                    rtol=1e-9)
         np.testing.assert_allclose(relative_error(y, m.predict(X)), p.train_error[k],
@@ -299,8 +299,16 @@ def test_path_with_a_lifetime_grid_and_max_features():
     np.testing.assert_array_equal(p.lifetimes, grid)
     q = lifetime_path(X, y, Xv, yv, max_lifetime=10.0, n_trees=5, max_features=40,
                       random_state=0)
-    assert q.n_features[-1] == 40
+    assert q.n_cells[-1] == 40
     np.testing.assert_allclose(q.val_error, full.val_error[:len(q.val_error)])
+
+
+def test_path_n_features_is_the_old_read_only_name_of_n_cells():
+    X, y, Xv, yv, _ = _split()
+    p = lifetime_path(X, y, Xv, yv, max_lifetime=3.0, n_trees=3, random_state=0)
+    assert p.n_features is p.n_cells
+    with pytest.raises(AttributeError):
+        p.n_features = p.n_cells
 
 
 def test_sgd_path_is_close_to_the_exact_path():
