@@ -512,9 +512,8 @@ class Optimizer:
                                  or not 0 <= cand < self._cand_U.shape[0]
                                  or not np.array_equal(self._cand_U[cand], unit)):
             raise ValueError(f"candidate {cand!r} is not the candidate row of this point")
-        for name in ("owner",):
-            if p[name] is not None and not isinstance(p[name], str):
-                raise TypeError(f"{name} must be a string, got {p[name]!r}")
+        if p["owner"] is not None and not isinstance(p["owner"], str):
+            raise TypeError(f"owner must be a string, got {p['owner']!r}")
         return Trial(id=p["id"], params=params, asked_at=_finite(p["time"], "time"),
                      owner=p["owner"], candidate=cand, unit=unit)
 
