@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from .._core.rng import GOLDEN_GAMMA, mix64, open_unit_double
-from ..kernel._core import quad_form
+from .._core.sparse import quad_form
 
 _ONE = np.uint64(1)
 _TAG_TIME = np.uint64(1)

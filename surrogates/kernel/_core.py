@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._core.rng import splitmix64, uniform, unit_double
+from .._core.sparse import quad_form
 from .._core.tree import (FEAT, HEAD, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH,
                           box_distance, preorder)
 
@@ -326,23 +327,6 @@ def shared_cells(Fa, Fb, out):
                 if Fa[i, t] == Fb[k, t]:
                     c += 1
             out[i, k] = c / T
-
-
-@njit(cache=True, inline="always")
-def quad_form(feat, val, Ainv):
-    """``phi' A^-1 phi`` for the sparse row ``phi`` with values ``val`` at the columns ``feat``:
-    ``sum_{a,b} val[a] val[b] Ainv[feat[a], feat[b]]`` (entries with ``feat < 0`` are
-    skipped)."""
-    acc = 0.0
-    for a in range(feat.shape[0]):
-        fa = feat[a]
-        if fa < 0:
-            continue
-        for b in range(feat.shape[0]):
-            fb = feat[b]
-            if fb >= 0:
-                acc += val[a] * val[b] * Ainv[fa, fb]
-    return acc
 
 
 @njit(cache=True, parallel=True)
