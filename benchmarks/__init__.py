@@ -1,6 +1,7 @@
 """Benchmarks of mfbo: the harness, and the paper experiments in :mod:`benchmarks.experiments`.
 
-The harness: problems (:mod:`~benchmarks.problems`), methods and peer adapters
+The harness: problems and suites (:mod:`~benchmarks.problems`; the suites' problems in
+:mod:`~benchmarks.sklearn_tune` and :mod:`~benchmarks.mixed`), methods and peer adapters
 (:mod:`~benchmarks.methods`, :mod:`~benchmarks.peers`), the runner and its results file
 (:mod:`~benchmarks.bench`, :mod:`~benchmarks.results_file`), reports
 (:mod:`~benchmarks.report`), the scaling measurements (:mod:`~benchmarks.scaling`), data

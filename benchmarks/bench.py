@@ -1,7 +1,9 @@
 """Run benchmark problems x methods x seeds, one JSON line per run.
 
 ``mfbo bench --problem branin,lda-grid --method mondrian,rf-smac,random --seeds 10
---out results.jsonl`` (or ``python -m benchmarks.bench ...``), then ``mfbo report``.
+--out results.jsonl`` (or ``python -m benchmarks.bench ...``), then ``mfbo report``.  A suite
+name stands for its problems: ``--problem sklearn-tune:test`` or ``--suite mixed`` (see
+:data:`benchmarks.problems.SUITES`).
 
 Every finished run is appended to the output file as one line and forced to disk at once, so a
 killed benchmark loses at most the run in progress; calling again with the same file skips
@@ -9,13 +11,16 @@ every (problem, method, seed, budget) already in it.  Several runs may share one
 same time: they split the jobs between them, each job run once (see
 :mod:`benchmarks.results_file`; the locks live in ``<out>.lock``).  A line holds:
 
-``problem``, ``method``, ``seed``, ``budget``, ``kind`` (continuous / random-grid / table),
+``problem``, ``method``, ``seed``, ``budget``, ``kind`` (continuous / random-grid / table /
+mixed),
 ``grid`` (the random grid's index, ``seed % 3``, else null), ``continuous`` (the method searched
 the continuous box rather than the problem's candidate set: always for peers on random-grid
 problems), ``n_evals``, ``n_failed``, ``values`` (objective value of every evaluation, null when
 it failed), ``trace`` (best so far after each evaluation), ``best``, ``optimum``, ``target``
 (the best-so-far value that counts as reaching the optimum, see
-:meth:`benchmarks.problems.Problem.target`), ``reached``, ``evals_to_target``, ``wall_s``,
+:meth:`benchmarks.problems.Problem.target`), ``reached``, ``evals_to_target`` (``optimum``,
+``target``, ``reached`` and ``evals_to_target`` are null when the problem's minimum is unknown:
+the report then measures against the best value any run found), ``wall_s``,
 ``objective_time_s``, ``optimizer_time_s`` (wall time outside the objective), ``finished_at``
 and ``versions``.
 """
@@ -39,6 +44,8 @@ run to --out (written to disk as soon as the run ends). Runs already in the file
 method, seed and budget, are skipped, so an interrupted benchmark resumes where it stopped.
 Several mfbo bench commands may share one --out at the same time: they split the runs, each
 run is done once (they coordinate through the file --out.lock).
+A suite name (sklearn-tune, mixed; SUITE:dev or SUITE:test for one split) stands for its
+problems, in --problem or --suite.
 Peers (smac, optuna, skopt-forest, skopt-gp) need the peers extra: pip install "mfbo[peers]".
 Summarise the file with: mfbo report FILE --out DIR."""
 
@@ -92,12 +99,14 @@ def run_one(problem, method, seed: int, budget: int | None = None) -> dict:
             best = v
         trace.append(best)
     target = p.target(int(seed))
-    hit = next((i + 1 for i, b in enumerate(trace) if b is not None and b <= target), None)
+    hit = None if target is None else next(
+        (i + 1 for i, b in enumerate(trace) if b is not None and b <= target), None)
     return {
         "problem": p.name, "method": m.name, "seed": int(seed), "budget": budget,
         "kind": p.kind, "grid": r.grid, "continuous": r.continuous,
         "n_evals": len(r.values), "n_failed": sum(v is None for v in r.values),
-        "best": best, "optimum": p.optimum, "target": target, "reached": hit is not None,
+        "best": best, "optimum": p.optimum, "target": target,
+        "reached": None if target is None else hit is not None,
         "evals_to_target": hit, "optimizer_time_s": r.optimizer_time_s, "wall_s": r.wall_s,
         "objective_time_s": r.objective_time_s, "trace": trace, "values": r.values,
         "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
@@ -115,7 +124,8 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
     ----------
     problems, methods : str or iterable of str
         Names (a comma-separated string or a list) from ``benchmarks.problems.PROBLEMS`` and
-        ``benchmarks.methods.METHODS``.
+        ``benchmarks.methods.METHODS``; a suite name (``"sklearn-tune"``, ``"mixed:dev"``)
+        stands for its problems (:func:`benchmarks.problems.expand_problems`).
     budget : int or None, default=None
         Evaluations per run; ``None``: each problem's own (HPOlib's: Branin and Hartmann6 200,
         LDA grid 50, SVM grid 100).
@@ -129,7 +139,8 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
     progress : bool, default=True
         A tqdm bar over the runs (on stderr).
     data_home : path or None, default=None
-        Where the grid tables are looked for first (then ``$MFBO_DATA_DIR``, then the cache).
+        Where the grid tables and data sets are looked for first (then ``$MFBO_DATA_DIR``,
+        then the cache).
 
     Returns
     -------
@@ -144,27 +155,27 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
     benchmarks.methods.PeerUnavailable
         A peer method whose package is not installed (before anything runs).
     FileNotFoundError
-        A table problem's data file is missing (the message says where to put it).
+        A problem's data file is missing (the message says where to put it).
     benchmarks.data.ChecksumError
-        A table problem's data file is damaged (before anything runs).
+        A problem's data file is damaged (before anything runs).
     benchmarks.results_file.ResultsFileError
         ``out`` cannot be written (before anything runs).
     """
     from tqdm.auto import tqdm
 
     from benchmarks.methods import get_method
-    from benchmarks.problems import get_problem
+    from benchmarks.problems import expand_problems, get_problem
 
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
                                or budget < 1):
         raise ValueError(f"budget must be a positive integer or None, got {budget!r}.")
-    probs = [get_problem(n) for n in _as_names(problems)]
+    probs = [get_problem(n) for n in expand_problems(_as_names(problems))]
     meths = [get_method(n) for n in _as_names(methods)]
     seed_list = _as_seeds(seeds)
     for m in meths:
         m.check_available()
     for p in probs:
-        if p.kind == "table":
+        if hasattr(p, "load"):  # tables and data sets: read and checked before any run
             p.load(data_home)
     jobs = {(p.name, m.name, s, budget if budget is not None else p.budget): (p, m)
             for p in probs for m in meths for s in seed_list}
@@ -202,27 +213,50 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``mfbo bench`` / ``python -m benchmarks.bench``."""
     from benchmarks.methods import METHODS
-    from benchmarks.problems import PROBLEMS
+    from benchmarks.problems import PROBLEMS, SUITES, split_of
 
-    parser.add_argument("--problem", "--problems", dest="problem", default="branin",
-                        help="comma-separated problems (default: branin); one of: "
-                             + ", ".join(PROBLEMS))
+    single = [n for n in PROBLEMS if split_of(n) is None]
+    suites = [f"{s.name} ({len(s.dev)} dev + {len(s.test)} test)" for s in SUITES.values()]
+    parser.add_argument("--problem", "--problems", dest="problem", default=None,
+                        help="comma-separated problems or suites (default: branin, unless "
+                             "--suite is given); a problem: " + ", ".join(single)
+                             + "; a suite (all its problems; SUITE:dev or SUITE:test for one "
+                             "split): " + ", ".join(suites))
+    parser.add_argument("--suite", "--suites", dest="suite", default=None,
+                        help="comma-separated suites (or SUITE:dev, SUITE:test), run after "
+                             "--problem's problems")
     parser.add_argument("--method", "--methods", dest="method", default="mondrian,rf-smac,random",
                         help="comma-separated methods (default: mondrian,rf-smac,random); one "
                              "of: " + ", ".join(METHODS))
     parser.add_argument("--budget", type=int, default=None,
                         help="evaluations per run (default: the problem's, HPOlib's: branin "
-                             "and hartmann6 200, lda-grid 50, svm-grid 100)")
+                             "and hartmann6 200, lda-grid 50, svm-grid 100; sklearn-tune 100, "
+                             "bayesmark's; mixed 200, its pipeline choices 100)")
     parser.add_argument("--seeds", type=int, default=10,
                         help="runs per problem and method, seeds 0..N-1 (default: 10)")
     parser.add_argument("--out", default="results.jsonl",
                         help="JSONL results file, appended to; finished runs in it are "
                              "skipped (default: results.jsonl)")
     parser.add_argument("--data-home", default=None,
-                        help="directory holding lda_on_grid.csv / svm_on_grid.csv (default: "
-                             "$MFBO_DATA_DIR, then the user cache)")
+                        help="directory holding the data files (lda_on_grid.csv, "
+                             "svm_on_grid.csv, cal_housing.data; default: $MFBO_DATA_DIR, "
+                             "then the user cache)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
+
+
+def _problems_of(args: argparse.Namespace) -> list[str]:
+    from benchmarks.problems import SUITES
+
+    names = _as_names(args.problem) if args.problem else []
+    if args.suite:
+        suites = _as_names(args.suite)
+        unknown = [n for n in suites if n.partition(":")[0] not in SUITES]
+        if unknown:
+            raise ValueError(f"unknown suite {unknown[0]!r}; suite must be one of "
+                             f"{sorted(SUITES)} (optionally ':dev' or ':test').")
+        names += suites
+    return names or ["branin"]
 
 
 def run_from_args(args: argparse.Namespace) -> None:
@@ -231,7 +265,7 @@ def run_from_args(args: argparse.Namespace) -> None:
     from benchmarks.methods import PeerUnavailable
 
     try:
-        records = run(args.problem, args.method, budget=args.budget, seeds=args.seeds,
+        records = run(_problems_of(args), args.method, budget=args.budget, seeds=args.seeds,
                       out=args.out, progress=not args.no_progress, data_home=args.data_home)
     except ResultsFileError as err:
         raise CommandError(f"--out {err.path!r} is not writable ({err.reason}); nothing was "

@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ENV_VAR", "REGISTRY", "ChecksumError", "RemoteFile", "cache_dir", "fetch_file",
-           "get_data_home", "load_cpu_act", "read_table", "search_dirs", "verify_file"]
+           "get_data_home", "load_cal_housing", "load_cpu_act", "read_table", "search_dirs",
+           "verify_file"]
 
 ENV_VAR = "MFBO_DATA_DIR"
 _CHUNK = 1 << 20
@@ -47,11 +48,14 @@ class RemoteFile(NamedTuple):
     shape : tuple of int or None, default=None
         ``(rows, columns)`` of the table ``pandas.read_csv`` reads from it (header row not
         counted); ``None``: not a table, or not checked.
+    header : bool, default=True
+        Whether the table's first row is a header (``False``: every row is data).
     """
 
     sha256: str
     url: str | None
     shape: tuple[int, int] | None = None
+    header: bool = True
 
 
 REGISTRY: dict[str, RemoteFile] = {
@@ -70,6 +74,11 @@ REGISTRY: dict[str, RemoteFile] = {
     "cpu_act.csv": RemoteFile(
         "72a215c6fcad26f907605b1cb1f154836d19ac019d95da1375d9251d0467f501",
         "https://www.openml.org/data/get_csv/3641/dataset_2183_cpu_act.arff", (8192, 22)),
+    # California housing (Pace & Barry 1997), StatLib's cal_housing.data; no header row.  Its
+    # public copy is inside an archive (cal_housing.tgz), so it is put in place by hand
+    "cal_housing.data": RemoteFile(
+        "d3d8a1a722ae78f91134862727d27a70b1415e7d512a89140406248687f4b902", None, (20640, 9),
+        header=False),
 }
 
 
@@ -320,7 +329,8 @@ def read_table(name: str, data_home: str | os.PathLike | None = None) -> pd.Data
     Returns
     -------
     pandas.DataFrame
-        The table read by ``pandas.read_csv`` (first row: the header).
+        The table read by ``pandas.read_csv`` (first row: the header, unless the registry says
+        the file has none; then the columns are numbered from 0).
 
     Raises
     ------
@@ -330,7 +340,7 @@ def read_table(name: str, data_home: str | os.PathLike | None = None) -> pd.Data
         If the table's shape differs from the registered one.
     """
     path = fetch_file(name, data_home)
-    frame = pd.read_csv(path)
+    frame = pd.read_csv(path, header=0 if _entry(name).header else None)
     shape = _entry(name).shape
     # the hash already pins the bytes; this guards against a registry whose hash and shape
     # were updated inconsistently, and says in rows and columns what went wrong
@@ -363,4 +373,30 @@ def load_cpu_act(data_home: str | os.PathLike | None = None) -> tuple[np.ndarray
     """
     frame = read_table("cpu_act.csv", data_home)
     values = frame.to_numpy(dtype=np.float64)
+    return values[:, :-1], values[:, -1]
+
+
+def load_cal_housing(data_home: str | os.PathLike | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The California housing regression data (20,640 census block groups of 1990).
+
+    Parameters
+    ----------
+    data_home : str, path-like or None, default=None
+        See :func:`fetch_file`.
+
+    Returns
+    -------
+    X : ndarray of shape (20640, 8)
+        longitude, latitude, housingMedianAge, totalRooms, totalBedrooms, population,
+        households, medianIncome (the raw StatLib columns, not scikit-learn's ratios).
+    y : ndarray of shape (20640,)
+        medianHouseValue, in dollars.
+
+    Raises
+    ------
+    FileNotFoundError, ChecksumError, ValueError
+        See :func:`read_table`: a missing file, a damaged one, a table of the wrong shape.
+    """
+    values = read_table("cal_housing.data", data_home).to_numpy(dtype=np.float64)
     return values[:, :-1], values[:, -1]

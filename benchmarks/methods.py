@@ -15,7 +15,8 @@ imported only when used: ``smac`` (SMAC3 HyperparameterOptimizationFacade), ``op
 default settings, seeded), ``skopt-forest`` and ``skopt-gp`` (scikit-optimize
 ``forest_minimize`` / ``gp_minimize``).  Peers cannot take a candidate set: on a random-grid
 problem they search the continuous box (the run is marked ``continuous``); on a table problem
-each axis is an ordinal choice among the table's values, so every proposal is a grid cell.
+each axis is an ordinal choice among the table's values, so every proposal is a grid cell; on a
+mixed problem they search its own space of reals, integers and categoricals.
 
 A run returns the objective value of every evaluation in order (``None`` for a failed one) and
 times: ``wall_s`` of the whole run, ``objective_time_s`` spent inside the objective, and

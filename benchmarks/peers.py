@@ -8,6 +8,9 @@ take no candidate set, so:
   its ``k`` distinct table values (ConfigSpace ``OrdinalHyperparameter``; an integer index
   ``0..k-1`` for Optuna and scikit-optimize, HPOlib's encoding of these grids), so every
   proposal is a grid cell;
+* a mixed problem (:class:`~benchmarks.problems.ConfigProblem`) is given its own space: reals
+  and integers as such (log-scaled where ``log=True``), each categorical as a choice among its
+  levels (passed to the peer as the strings of the levels and mapped back);
 * every other problem, a random-grid one included, is searched on its continuous box, with
   ``log=True`` dimensions log-scaled (``continuous`` is then True).
 
@@ -25,10 +28,22 @@ __all__ = ["run_optuna", "run_skopt_forest", "run_skopt_gp", "run_smac", "peer_s
 
 
 def peer_space(problem):
-    """``("ordinal", {name: sorted values})`` for a table problem, else
+    """``("ordinal", {name: sorted values})`` for a table problem, ``("mixed", {name:
+    ("real" or "int", low, high, log) or ("cat", choices)})`` for a mixed problem, else
     ``("box", {name: (low, high, log)})`` of the problem's continuous box."""
     if getattr(problem, "kind", None) == "table":
         return "ordinal", problem.axes()
+    if getattr(problem, "kind", None) == "mixed":
+        from mfbo import Categorical, Integer
+
+        dims = {}
+        for name, dim in problem.space.items():
+            if isinstance(dim, Categorical):
+                dims[name] = ("cat", list(dim.choices))
+            else:
+                dims[name] = ("int" if isinstance(dim, Integer) else "real", dim.low, dim.high,
+                              bool(dim.log))
+        return "mixed", dims
     box = {}
     for name, dim in problem.continuous.space.items():
         if hasattr(dim, "low"):
@@ -39,13 +54,19 @@ def peer_space(problem):
 
 
 def _result(kind):
-    return None, kind == "box"
+    return None, kind in ("box", "mixed")
+
+
+def _level(spec, value):
+    """The categorical level whose string a peer proposed."""
+    return spec[1][[str(c) for c in spec[1]].index(str(value))]
 
 
 def run_smac(objective, problem, budget, seed):
     """SMAC3's HyperparameterOptimizationFacade (random forest, log-EI, 2.4 defaults),
     deterministic objective, output in a temporary directory."""
-    from ConfigSpace import ConfigurationSpace, Float, OrdinalHyperparameter
+    from ConfigSpace import (Categorical, ConfigurationSpace, Float, Integer,
+                             OrdinalHyperparameter)
     from smac import HyperparameterOptimizationFacade, Scenario
 
     kind, axes = peer_space(problem)
@@ -53,11 +74,23 @@ def run_smac(objective, problem, budget, seed):
     for name, spec in axes.items():
         if kind == "ordinal":
             cs.add(OrdinalHyperparameter(name, list(spec)))
-        else:
+        elif kind == "box":
             cs.add(Float(name, (spec[0], spec[1]), log=spec[2]))
+        elif spec[0] == "cat":
+            cs.add(Categorical(name, [str(c) for c in spec[1]]))
+        else:
+            cls = Integer if spec[0] == "int" else Float
+            cs.add(cls(name, (spec[1], spec[2]), log=spec[3]))
+
+    def value(name, v):
+        if kind != "mixed":
+            return float(v)
+        spec = axes[name]
+        return (_level(spec, v) if spec[0] == "cat" else int(v) if spec[0] == "int"
+                else float(v))
 
     def target(config, seed: int = 0) -> float:
-        return objective(**{n: float(config[n]) for n in axes})
+        return objective(**{n: value(n, config[n]) for n in axes})
 
     with tempfile.TemporaryDirectory(prefix="mfbo-smac-") as tmp:
         scenario = Scenario(cs, deterministic=True, n_trials=budget, seed=seed,
@@ -77,9 +110,18 @@ def run_optuna(objective, problem, budget, seed):
     study = optuna.create_study(direction="minimize",
                                 sampler=optuna.samplers.TPESampler(seed=seed))
 
+    def suggest(trial, n, spec):
+        if spec[0] == "cat":
+            return _level(spec, trial.suggest_categorical(n, [str(c) for c in spec[1]]))
+        if spec[0] == "int":
+            return trial.suggest_int(n, spec[1], spec[2], log=spec[3])
+        return trial.suggest_float(n, spec[1], spec[2], log=spec[3])
+
     def f(trial):
         if kind == "ordinal":
             params = {n: v[trial.suggest_int(n, 0, len(v) - 1)] for n, v in axes.items()}
+        elif kind == "mixed":
+            params = {n: suggest(trial, n, spec) for n, spec in axes.items()}
         else:
             params = {n: trial.suggest_float(n, lo, hi, log=log)
                       for n, (lo, hi, log) in axes.items()}
@@ -91,11 +133,25 @@ def run_optuna(objective, problem, budget, seed):
 
 def _skopt(minimizer_name, objective, problem, budget, seed):
     import skopt
-    from skopt.space import Integer, Real
+    from skopt.space import Categorical, Integer, Real
 
     kind, axes = peer_space(problem)
+
+    def mixed_dim(n, spec):
+        if spec[0] == "cat":
+            return Categorical([str(c) for c in spec[1]], name=n)
+        prior = "log-uniform" if spec[3] else "uniform"
+        cls = Integer if spec[0] == "int" else Real
+        return cls(spec[1], spec[2], prior=prior, name=n)
+
+    def mixed_value(spec, v):
+        return (_level(spec, v) if spec[0] == "cat" else int(v) if spec[0] == "int"
+                else float(v))
+
     if kind == "ordinal":
         dims = [Integer(0, len(v) - 1, name=n) for n, v in axes.items()]
+    elif kind == "mixed":
+        dims = [mixed_dim(n, spec) for n, spec in axes.items()]
     else:
         dims = [Real(lo, hi, prior="log-uniform" if log else "uniform", name=n)
                 for n, (lo, hi, log) in axes.items()]
@@ -103,6 +159,8 @@ def _skopt(minimizer_name, objective, problem, budget, seed):
     def f(x):
         if kind == "ordinal":
             params = {n: v[int(i)] for (n, v), i in zip(axes.items(), x)}
+        elif kind == "mixed":
+            params = {n: mixed_value(spec, xi) for (n, spec), xi in zip(axes.items(), x)}
         else:
             params = {n: float(xi) for n, xi in zip(axes, x)}
         return objective(**params)

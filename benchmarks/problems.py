@@ -3,7 +3,7 @@
 A problem is a :class:`Problem`: a search space, a vectorised function on the problem's own
 coordinates, the known optimum and HPOlib's budget.  Register a new one in ``PROBLEMS``.
 
-Three kinds:
+Four kinds:
 
 * continuous (``branin``, ``hartmann6``, ...): the box is searched freely;
 * random-grid (``branin-grid``, ``hartmann6-grid``), :class:`RandomGridProblem`: the same function
@@ -14,11 +14,22 @@ Three kinds:
   (``benchmarks.data``); the log-scaled axes are ``Real(..., log=True)`` and the table rows are
   the candidate set.
 
+* mixed (the suites ``sklearn-tune`` and ``mixed``), :class:`ConfigProblem`: a space of real,
+  integer and categorical dimensions whose objective takes a configuration dict; its minimum
+  may be unknown (``optimum=None``).
+
 When a run counts as having reached the optimum (:meth:`Problem.target`): table problems need
 the exact table minimum; continuous problems need ``f* + 1e-3 |f*|`` (``1e-3`` when
 ``f* = 0``); random-grid problems need the easier of that and the grid's own minimum (the best
 a method restricted to the grid can do), so methods that search the box and methods that
-enumerate the grid are judged by one threshold.
+enumerate the grid are judged by one threshold.  A problem whose minimum is unknown has no
+target; the report measures its runs against the best value any run found.
+
+Suites (:data:`SUITES`) are named sets of problems split into *dev* (defaults are tuned on it)
+and *test* (reported, never tuned on): ``sklearn-tune`` (:mod:`benchmarks.sklearn_tune`) and
+``mixed`` (:mod:`benchmarks.mixed`), whose module docstrings give the split and its reasons.
+Wherever problem names are read (:func:`expand_problems`, ``mfbo bench --problem``), a suite
+name stands for all its problems, ``<suite>:dev`` / ``<suite>:test`` for one split.
 """
 
 from __future__ import annotations
@@ -29,10 +40,12 @@ from typing import Callable
 
 import numpy as np
 
-from mfbo import Real
+from benchmarks import mixed, sklearn_tune
+from mfbo import Real, Space
 
-__all__ = ["Problem", "RandomGridProblem", "TableProblem", "PROBLEMS", "branin", "hartmann6",
-           "hartmann3", "rosenbrock", "ackley", "levy", "get_problem", "TARGET_RTOL"]
+__all__ = ["Problem", "RandomGridProblem", "TableProblem", "ConfigProblem", "Suite", "PROBLEMS",
+           "SUITES", "branin", "hartmann6", "hartmann3", "rosenbrock", "ackley", "levy",
+           "get_problem", "expand_problems", "split_of", "TARGET_RTOL"]
 
 #: relative tolerance within which a continuous problem's optimum counts as reached
 TARGET_RTOL = 1e-3
@@ -306,9 +319,136 @@ PROBLEMS["svm-grid"] = TableProblem(
     value_column="error", scale=100.0)
 
 
+
+
+@dataclass
+class ConfigProblem(Problem):
+    """A problem on a space of real, integer and categorical dimensions.
+
+    ``objective(params)`` takes one configuration, a dict ``name -> value`` checked against
+    ``space`` (an integer given as an integral float becomes an int; a value outside the space
+    is a ``ValueError``), and returns the loss.  ``optimum`` is ``None`` when the minimum is
+    unknown: such a problem has no target.  An ``objective`` with a ``load(data_home)``
+    method reads its data there (:meth:`load`).  ``f`` evaluates rows of an array (an object
+    array when there are categoricals), one configuration per row.
+    """
+
+    objective: Callable[[dict], float] | None = None
+    _space: Space | None = field(default=None, repr=False, compare=False)
+
+    kind = "mixed"
+
+    def __post_init__(self):
+        if self.objective is None:
+            raise TypeError(f"ConfigProblem {self.name!r} needs an objective.")
+        self._space = Space(self.space)
+        if self.f is None or getattr(self.f, "__func__", None) is ConfigProblem._rows:
+            self.f = self._rows
+
+    def __call__(self, **params) -> float:
+        return float(self.objective(self._space.validate(params)))
+
+    def _rows(self, X) -> np.ndarray:
+        return np.array([self(**dict(zip(self.names, row))) for row in np.atleast_2d(X)],
+                        dtype=float)
+
+    def load(self, data_home: str | os.PathLike | None = None) -> "ConfigProblem":
+        """Read the objective's data now, if it has any (the errors of
+        :mod:`benchmarks.data`: a missing or damaged file)."""
+        if hasattr(self.objective, "load"):
+            self.objective.load(data_home)
+        return self
+
+    def bounds(self) -> np.ndarray:
+        if any(not hasattr(d, "low") for d in self._space.dimensions.values()):
+            raise TypeError(f"{self.name!r} has categorical dimensions: no box.")
+        return super().bounds()
+
+    def target(self, seed: int) -> float | None:
+        """As :meth:`Problem.target`; ``None`` when the minimum is unknown."""
+        return None if self.optimum is None else super().target(seed)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named set of problems, split into ``dev`` (tune on it) and ``test`` (report on it)."""
+
+    name: str
+    dev: tuple[str, ...]
+    test: tuple[str, ...]
+    description: str = ""
+
+    def problems(self, split: str | None = None) -> list[str]:
+        """The problem names of ``split`` ("dev", "test"; ``None``: both, dev first)."""
+        if split is None:
+            return [*self.dev, *self.test]
+        if split not in ("dev", "test"):
+            raise ValueError(f"split must be 'dev' or 'test', got {split!r}.")
+        return list(getattr(self, split))
+
+
+def _register_suite(name: str, description: str, specs: list[dict]) -> None:
+    for spec in specs:
+        PROBLEMS[spec["name"]] = ConfigProblem(spec["name"], spec["space"], None,
+                                               spec["optimum"], spec["budget"],
+                                               objective=spec["objective"])
+    SUITES[name] = Suite(name, tuple(s["name"] for s in specs if s["split"] == "dev"),
+                         tuple(s["name"] for s in specs if s["split"] == "test"), description)
+
+
+SUITES: dict[str, Suite] = {}
+
+
+def _register_suites() -> None:
+    _register_suite("sklearn-tune", "scikit-learn models tuned by 5-fold cross-validation "
+                    "(bayesmark's spaces)", sklearn_tune.specs())
+    _register_suite("mixed", "integer and categorical dimensions: mixed Ackley, engineering "
+                    "designs, a pipeline choice", mixed.specs())
+
+
+_register_suites()
+
+
 def get_problem(name: str) -> Problem:
     """The registered problem ``name``; ``ValueError`` lists the known names otherwise."""
     if name not in PROBLEMS:
-        raise ValueError(f"unknown problem {name!r}; problem must be one of "
-                         f"{sorted(PROBLEMS)}.")
+        if name.split(":")[0] in SUITES:
+            raise ValueError(f"{name!r} is a suite, not a problem; expand it with "
+                             f"expand_problems.")
+        others = sorted(n for n in PROBLEMS if split_of(n) is None)
+        raise ValueError(f"unknown problem {name!r}; problem must be one of {others}, a "
+                         f"problem of a suite, or a suite {sorted(SUITES)} (optionally "
+                         f"':dev' or ':test').")
     return PROBLEMS[name]
+
+
+def expand_problems(names) -> list[str]:
+    """Problem names, each suite (``"sklearn-tune"``) or suite split (``"mixed:test"``)
+    replaced by its problems, in order, duplicates dropped.  ``names`` is a comma-separated
+    string or an iterable of names.  ``ValueError`` for an unknown name or split."""
+    if isinstance(names, str):
+        names = names.split(",")
+    out = []
+    for raw in names:
+        name = raw.strip()
+        if not name:
+            continue
+        suite, _, split = name.partition(":")
+        if suite in SUITES:
+            out += SUITES[suite].problems(split or None)
+        else:
+            get_problem(name)  # the error names what is known
+            out.append(name)
+    if not out:
+        raise ValueError("give at least one problem or suite name.")
+    return list(dict.fromkeys(out))
+
+
+def split_of(name: str) -> tuple[str, str] | None:
+    """``(suite, "dev" or "test")`` of a problem of a suite, else ``None``."""
+    for suite in SUITES.values():
+        if name in suite.dev:
+            return suite.name, "dev"
+        if name in suite.test:
+            return suite.name, "test"
+    return None

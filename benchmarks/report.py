@@ -21,6 +21,18 @@ One table per problem and budget, one row per method:
   infinitely many, so "—" unless more than half the runs reach it;
 * **optimizer s/run**: mean wall time per run spent outside the objective.
 
+A problem whose minimum is unknown (the ``sklearn-tune`` problems, the pipeline choices of
+``mixed``: records with a null ``optimum``) is measured against the best value any run of the
+report found for it (same problem and budget, every method): that value stands for f*, its
+target is ``f* + 1e-3 |f*|`` as on a continuous problem, and the table says so.
+
+For every suite split with runs (see :data:`benchmarks.problems.SUITES`), a summary table
+comes first, one row per method over the split's problems: the **mean rank** of its mean final
+best among the methods run on a problem (ties share their mean rank), and its **normalised
+regret** ``(mean best - best method's mean best) / (random search's mean best - best
+method's mean best)``, 0 for the best method and 1 for random search (defined where
+``random`` was run and did not tie the best), mean and worst over the problems.
+
 A method marked "(continuous box)" searched the continuous box of a random-grid problem (peers
 cannot take a candidate set).  The plots show the mean ± standard error over runs of the gap
 ``best so far - f*``, on a log scale (a curve stops where its mean gap reaches 0).
@@ -49,10 +61,12 @@ one table per problem with, per method, the runs, mean +- sd of the final best v
 that reached the optimum (the exact table minimum on lda-grid/svm-grid; f* + 1e-3|f*| on
 continuous problems; on random grids the easier of that and the grid's minimum), the median
 number of evaluations to reach it and the mean optimizer time per run; and DIR/<problem>.png,
-the mean +- s.e. of the gap best-so-far - optimum against the evaluation, log scale."""
+the mean +- s.e. of the gap best-so-far - optimum against the evaluation, log scale.  A
+problem whose optimum is unknown is measured against the best value any run found.  Suite
+splits get a summary first: mean rank and normalised regret (0 = best method, 1 = random)."""
 
-__all__ = ["check_record", "load_records", "summarize", "to_markdown", "plot_problem", "report",
-           "add_arguments", "run_from_args", "main"]
+__all__ = ["check_record", "load_records", "summarize", "suite_summary", "to_markdown",
+           "plot_problem", "report", "add_arguments", "run_from_args", "main"]
 
 
 def _is_number(value) -> bool:
@@ -65,9 +79,11 @@ def check_record(rec: dict) -> None:
     for name in ("best", "optimum", "target", "trace", "evals_to_target", "optimizer_time_s"):
         if name not in rec:
             raise KeyError(name)
-    for name in ("optimum", "target", "optimizer_time_s"):
-        if not _is_number(rec[name]):
-            raise TypeError(f"{name} is {rec[name]!r}, not a number")
+    if not _is_number(rec["optimizer_time_s"]):
+        raise TypeError(f"optimizer_time_s is {rec['optimizer_time_s']!r}, not a number")
+    for name in ("optimum", "target"):  # null: the problem's minimum is unknown
+        if rec[name] is not None and not _is_number(rec[name]):
+            raise TypeError(f"{name} is {rec[name]!r}, not a number or null")
     if rec["best"] is not None and not _is_number(rec["best"]):
         raise TypeError(f"best is {rec['best']!r}, not a number or null")
     hit = rec["evals_to_target"]
@@ -112,6 +128,30 @@ def _groups(records: list[dict]) -> dict[tuple, dict[str, list[dict]]]:
     return out
 
 
+def _with_reference(methods: dict[str, list[dict]]) -> tuple[dict[str, list[dict]], bool]:
+    """The runs of one (problem, budget) as they are, if the optimum is known; else copies
+    whose ``optimum`` is the best value any of them found, ``target`` that plus ``1e-3 |f*|``
+    (``1e-3`` at 0) and ``evals_to_target`` read from the trace.  Second value: whether the
+    optimum was estimated so."""
+    runs = [r for rs in methods.values() for r in rs]
+    if all(r["optimum"] is not None and r["target"] is not None for r in runs):
+        return methods, False
+    bests = [r["best"] for r in runs if r["best"] is not None]
+    if not bests:
+        return methods, False
+    ref = float(min(bests))
+    target = ref + (1e-3 * abs(ref) if ref != 0 else 1e-3)
+    out = {}
+    for label, rs in methods.items():
+        out[label] = []
+        for r in rs:
+            hit = next((i + 1 for i, b in enumerate(r["trace"])
+                        if b is not None and b <= target), None)
+            out[label].append(dict(r, optimum=ref, target=target, evals_to_target=hit,
+                                   reached=hit is not None))
+    return out, True
+
+
 def summarize(runs: list[dict]) -> dict:
     """The row of one method: n, mean and sd of best, runs at the optimum, median evaluations
     to the optimum (inf when not reached by more than half), mean optimizer time."""
@@ -130,6 +170,66 @@ def _fmt(x: float | None, digits: int = 6) -> str:
     return "—" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
 
 
+def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]:
+    """Per method over the ``(problem, budget) -> label -> runs`` groups of one suite split:
+    ``problems`` (how many it ran on among those with 2+ methods), ``mean_rank``,
+    ``regrets`` (normalised regret per problem where defined), ``mean_regret`` and
+    ``worst_regret`` (``None`` where undefined)."""
+    from scipy.stats import rankdata
+
+    out: dict[str, dict] = {}
+    for methods in groups.values():
+        means = {label: summarize(runs)["best_mean"] for label, runs in methods.items()}
+        means = {k: v for k, v in means.items() if v is not None}
+        if len(means) < 2:
+            continue
+        labels = list(means)
+        ranks = rankdata([means[k] for k in labels])
+        best = min(means.values())
+        rand = means.get("random")
+        for label, rank in zip(labels, ranks):
+            row = out.setdefault(label, {"problems": 0, "ranks": [], "regrets": []})
+            row["problems"] += 1
+            row["ranks"].append(float(rank))
+            if rand is not None and rand > best:
+                row["regrets"].append((means[label] - best) / (rand - best))
+    for row in out.values():
+        row["mean_rank"] = float(np.mean(row.pop("ranks")))
+        row["mean_regret"] = float(np.mean(row["regrets"])) if row["regrets"] else None
+        row["worst_regret"] = float(np.max(row["regrets"])) if row["regrets"] else None
+    return out
+
+
+def _summary_lines(groups: dict[tuple, dict[str, list[dict]]]) -> list[str]:
+    from benchmarks.problems import SUITES, split_of
+
+    by_split: dict[tuple, dict] = {}
+    for key, methods in groups.items():
+        where = split_of(key[0])
+        if where is not None:
+            by_split.setdefault(where, {})[key] = methods
+    lines = []
+    for (suite, split), sub in sorted(by_split.items(), key=lambda kv: (
+            list(SUITES).index(kv[0][0]), kv[0][1])):
+        rows = suite_summary(sub)
+        if not rows:
+            continue
+        budgets = sorted({b for _, b in sub})
+        lines += [f"## Summary: {suite} ({split} split), {len(sub)} problem"
+                  f"{'s' if len(sub) != 1 else ''}", "",
+                  f"Problems of the {split} split run here, budgets "
+                  f"{', '.join(map(str, budgets))}.  Mean rank of each method's mean final "
+                  f"best (1 = best); normalised regret 0 = best method, 1 = random search "
+                  f"(mean and worst over the problems where random search was run and did "
+                  f"not tie the best).", ""]
+        table = [[label, r["problems"], f"{r['mean_rank']:.2f}", _fmt(r["mean_regret"], 3),
+                  _fmt(r["worst_regret"], 3)]
+                 for label, r in sorted(rows.items(), key=lambda kv: kv[1]["mean_rank"])]
+        lines += [markdown_table(["method", "problems", "mean rank", "normalised regret "
+                                  "(mean)", "normalised regret (worst)"], table), ""]
+    return lines
+
+
 def to_markdown(records: list[dict]) -> str:
     """The markdown report of a list of records."""
     lines = ["# Benchmark results", "",
@@ -139,14 +239,22 @@ def to_markdown(records: list[dict]) -> str:
              "Median evals = median number of evaluations to reach the target over all runs "
              "(— when half or more never reach it).  Optimizer s/run = mean wall time outside "
              "the objective.  \"(continuous box)\": a peer that searched the continuous box of "
-             "a random-grid problem.", ""]
-    for (problem, budget), methods in _groups(records).items():
+             "a random-grid problem.  Where f* is unknown, the best value any run here "
+             "found stands for it.", ""]
+    groups = _groups(records)
+    lines += _summary_lines(groups)
+    for (problem, budget), methods in groups.items():
+        methods, estimated = _with_reference(methods)
         first = next(iter(methods.values()))[0]
-        targets = sorted({r["target"] for runs in methods.values() for r in runs})
-        target = (_fmt(targets[0], 10) if len(targets) == 1
+        targets = sorted({r["target"] for runs in methods.values() for r in runs
+                          if r["target"] is not None})
+        target = ("—" if not targets else _fmt(targets[0], 10) if len(targets) == 1
                   else f"{_fmt(targets[0], 10)} to {_fmt(targets[-1], 10)} (per grid)")
-        lines += [f"## {problem}, {budget} evaluations", "",
-                  f"Optimum f* = {_fmt(first['optimum'], 10)}; target {target}.", ""]
+        optimum = (f"Optimum unknown; f* = {_fmt(first['optimum'], 10)}, the best value "
+                   f"any run here found" if estimated
+                   else f"Optimum f* = {_fmt(first['optimum'], 10)}")
+        lines += [f"## {problem}, {budget} evaluations", "", f"{optimum}; target {target}.",
+                  ""]
         rows = []
         for label, runs in methods.items():
             s = summarize(runs)
@@ -169,7 +277,7 @@ def plot_problem(methods: dict[str, list[dict]], path: str | os.PathLike,
         M = np.full((len(runs), L), np.nan)
         for i, r in enumerate(runs):
             t = np.array([v if v is not None else np.nan for v in r["trace"]], dtype=float)
-            t = np.maximum(t - r["optimum"], 0.0)
+            t = np.maximum(t - (r["optimum"] if r["optimum"] is not None else np.nan), 0.0)
             M[i, :t.size] = t[:L]
             if 0 < t.size < L:
                 M[i, t.size:] = t[-1]  # a run that ended early keeps its best
@@ -216,9 +324,11 @@ def report(paths: str | os.PathLike | Iterable[str | os.PathLike],
             budgets[problem] = budgets.get(problem, 0) + 1
         for (problem, budget), methods in groups.items():
             name = problem if budgets[problem] == 1 else f"{problem}_{budget}"
+            methods, estimated = _with_reference(methods)
             n = max(len(runs) for runs in methods.values())
             plot_problem(methods, out / f"{name}.png",
-                         title=f"{problem}, {budget} evaluations, up to {n} runs")
+                         title=f"{problem}, {budget} evaluations, up to {n} runs"
+                               + ("\n(f* unknown: the best value found)" if estimated else ""))
     return text
 
 
