@@ -10,9 +10,9 @@ import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Iterable
 
-from .models import default_n_initial
 from .optimizer import Optimizer, StudyExhausted
 from .parallel import evaluate, make_executor
+from .recipes import default_n_initial
 from .results import OptimizeResult
 from .space import as_space
 
@@ -38,7 +38,7 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         trials already in its storage).
     surrogate, acquisition, candidates, random_state, **optimizer_options
         See :class:`~mfbo.Optimizer`.  Without ``n_initial`` the initial design is the
-        surrogate's default, capped at a quarter of ``n_calls`` (as SMAC3 does).
+        surrogate's recipe's size, capped at a quarter of ``n_calls`` (as SMAC3 does).
     storage : None or path, default=None
         ``"study.db"`` journals every trial in SQLite; calling again with the same storage
         resumes the study.

@@ -1,4 +1,4 @@
-"""Surrogate models as the optimizer sees them, and the registry of named surrogates.
+"""Surrogate models as the optimizer sees them.
 
 A model is told about observations incrementally (``observe``) and predicts the loss at unit-cube
 points.  The optimizer keeps the data; a model decides how to use it: the Mondrian forest adds
@@ -6,14 +6,14 @@ each new point with ``partial_fit`` (O(log n), never a refit), SMAC's forest ref
 ``retrain_after`` observations, random search ignores it, and any object with ``fit`` and
 ``predict(X, return_std=True)`` (plus, optionally, ``partial_fit``) is wrapped as it is.
 
-Add a surrogate by subclassing :class:`Model` and naming it with :func:`register_surrogate`.
+How a model is used to propose points (acquisition, initial design, maximiser settings) is not
+the model's business: that is its :class:`~mfbo.recipes.Recipe`.  Add a surrogate by
+subclassing :class:`Model` and naming it with :func:`mfbo.recipes.register_surrogate`.
 """
 
 from __future__ import annotations
 
 import copy
-from types import MappingProxyType
-from typing import Callable
 
 import numpy as np
 from scipy.special import ndtri
@@ -21,32 +21,17 @@ from scipy.special import ndtri
 from surrogates import MondrianForestRegressor
 
 __all__ = ["Model", "MondrianModel", "SMACForestModel", "RandomModel", "EstimatorModel",
-           "SURROGATES", "register_surrogate", "make_model", "smac_log_transform"]
+           "smac_log_transform"]
 
 
 class Model:
     """Interface: ``observe``, ``predict``, optional ``predict_per_tree``, ``with_lies``."""
 
-    #: acquisition used when the user does not name one
-    default_acquisition = "ucb"
-    #: a random suggestion with this probability (SMAC's interleaving); 0 = never
-    random_interleave = 0.0
     #: True when predictions are meaningful (random search: never)
     is_informative = True
-    #: local-search moves of the acquisition maximiser in continuous coordinates
-    #: (``"one-exchange"``: SMAC's one coordinate at a time; ``"joint"``: all at once)
-    neighbourhood = "one-exchange"
-    #: random/Sobol points scored per proposal before local search (SMAC3: 10,000)
-    n_random_candidates = 10_000
-    #: a local search stops after ``patience`` rounds that raise the score by no more than
-    #: ``min_improvement`` of the random points' score spread (SMAC3-like: 10 rounds, any gain)
-    local_search_options = {"patience": 10, "min_improvement": 0.0}
-
-    @staticmethod
-    def default_n_initial(n_dims: int) -> int:
-        """Initial-design size when the user gives none: ``10 * D`` as SMAC3;
-        :func:`mfbo.minimize` caps it at a quarter of the budget."""
-        return 10 * n_dims
+    #: the probability of a random proposal in the recipe the model was built from (set by
+    #: :meth:`mfbo.recipes.Recipe.build_model`; the proposal policy reads the recipe)
+    random_interleave = 0.0
 
     def observe(self, X: np.ndarray, y: np.ndarray, n_new: int) -> None:
         """All data so far (``X`` unit cube, ``y`` losses); the last ``n_new`` rows are new."""
@@ -116,20 +101,6 @@ class MondrianModel(Model):
         scikit-optimize's GP): an evaluated point then has no exploration bonus and the
         optimizer does not spend evaluations next to the incumbent.
     """
-
-    neighbourhood = "joint"
-    #: fewer random points than SMAC3, and local searches that stop once their gains are
-    #: negligible: on Branin as good at a third of the time (README, "How the Mondrian
-    #: defaults were chosen")
-    n_random_candidates = 2_000
-    local_search_options = {"patience": 3, "min_improvement": 1e-3}
-
-    @staticmethod
-    def default_n_initial(n_dims: int) -> int:
-        """``5 * D`` Sobol points (:func:`mfbo.minimize` caps it at a quarter of the budget).
-        The papers do not give the size of the initial design; on Branin ``5 D`` did better
-        than ``6 D`` (README, "How the Mondrian defaults were chosen")."""
-        return 5 * n_dims
 
     def __init__(self, n_dims: int, random_state, n_estimators: int = 10,
                  posterior: str = "empirical", min_samples_split: int = 2, K_cap: float = 500.0,
@@ -268,19 +239,17 @@ def _smac_log_constants(y: np.ndarray) -> tuple[float, float]:
 
 
 class SMACForestModel(Model):
-    """SMAC3 2.4's HPO-facade surrogate: random forest on log-scaled losses, refit every
-    ``retrain_after`` observations (8 in SMAC3; 1 refits after every observation), log-EI,
-    20 % random interleaving."""
-
-    default_acquisition = "lognormal-ei"
+    """SMAC3 2.4's HPO-facade surrogate: random forest on log-scaled losses
+    (:func:`smac_log_transform`), refit every ``retrain_after`` observations (8 in SMAC3; 1
+    refits after every observation).  Its log-normal EI and 20 % random interleaving are the
+    ``"rf-smac"`` recipe's (:mod:`mfbo.recipes`)."""
 
     def __init__(self, n_dims: int, random_state, retrain_after: int = 8, log_y: bool = True,
-                 random_interleave: float = 0.2, n_estimators: int = 10):
+                 n_estimators: int = 10):
         if retrain_after < 1:
             raise ValueError(f"retrain_after must be >= 1, got {retrain_after}.")
         self.retrain_after = int(retrain_after)
         self.log_y = bool(log_y)
-        self.random_interleave = float(random_interleave)
         self._rng = np.random.default_rng(random_state)
         self.n_estimators = n_estimators
         self.forest = None
@@ -324,9 +293,8 @@ class SMACForestModel(Model):
 
 
 class RandomModel(Model):
-    """Random search: every suggestion is uniformly random."""
+    """Random search: no model, every suggestion is uniformly random."""
 
-    random_interleave = 1.0
     is_informative = False
 
     def __init__(self, n_dims: int, random_state):
@@ -358,11 +326,10 @@ class EstimatorModel(Model):
     """
 
     def __init__(self, estimator):
-        for attr in ("fit", "predict"):
-            if not callable(getattr(estimator, attr, None)):
-                raise TypeError(f"surrogate must be a name in {sorted(SURROGATES)} or an object "
-                                f"with fit and predict(X, return_std=True); {estimator!r} has no "
-                                f"{attr}.")
+        missing = missing_method(estimator)
+        if missing:
+            raise TypeError(f"estimator must have fit and predict(X, return_std=True); "
+                            f"{estimator!r} has no {missing}.")
         self.estimator = estimator
         self._n = 0
         if hasattr(estimator, "predict_per_tree"):
@@ -386,49 +353,9 @@ class EstimatorModel(Model):
         return np.asarray(mean, dtype=float).ravel(), np.asarray(std, dtype=float).ravel()
 
 
-_REGISTRY: dict[str, Callable[..., Model]] = {
-    "mondrian": MondrianModel,
-    "rf-smac": SMACForestModel,
-    "random": RandomModel,
-}
-#: the named surrogates (read-only; add one with :func:`register_surrogate`)
-SURROGATES = MappingProxyType(_REGISTRY)
-
-
-def register_surrogate(name: str, factory: Callable[..., Model]) -> None:
-    """Make ``Optimizer(surrogate=name)`` use ``factory(n_dims, random_state, **options)``
-    (usually a :class:`Model` subclass; ``options`` are the optimizer's
-    ``surrogate_options``).  Names are case-insensitive; the built-in ones cannot be
-    replaced."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}.")
-    key = name.lower()
-    if key in ("mondrian", "rf-smac", "random"):
-        raise ValueError(f"{name!r} is a built-in surrogate and cannot be replaced.")
-    if not callable(factory):
-        raise TypeError(f"factory must be callable (e.g. a Model subclass), got {factory!r}.")
-    _REGISTRY[key] = factory
-
-
-def default_n_initial(surrogate, n_dims: int) -> int:
-    """The surrogate's default initial-design size for a space of ``n_dims`` dimensions."""
-    if isinstance(surrogate, str) and surrogate.lower() in SURROGATES:
-        return SURROGATES[surrogate.lower()].default_n_initial(n_dims)
-    return Model.default_n_initial(n_dims)
-
-
-def make_model(surrogate, n_dims: int, random_state, options: dict | None = None) -> Model:
-    """Build the model for ``surrogate`` (a registered name or an estimator object)."""
-    options = dict(options or {})
-    if isinstance(surrogate, str):
-        key = surrogate.lower()
-        if key not in SURROGATES:
-            raise ValueError(f"surrogate must be one of {sorted(SURROGATES)} or an estimator "
-                             f"object, got {surrogate!r}.")
-        try:
-            return SURROGATES[key](n_dims, random_state, **options)
-        except TypeError as exc:
-            raise TypeError(f"surrogate_options for {key!r}: {exc}") from None
-    if options:
-        raise ValueError("surrogate_options only apply to a named surrogate.")
-    return EstimatorModel(copy.deepcopy(surrogate))
+def missing_method(estimator) -> str | None:
+    """The first of ``fit`` and ``predict`` that ``estimator`` lacks, or None."""
+    for attr in ("fit", "predict"):
+        if not callable(getattr(estimator, attr, None)):
+            return attr
+    return None

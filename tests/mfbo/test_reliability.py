@@ -165,7 +165,7 @@ def test_a_reused_pid_does_not_keep_an_orphan_alive(tmp_path):
     t = opt.ask()
     assert t.id == 0 and t.params == {"x": 1.0, "y": 2.0}  # reclaimed
     # an owner that is this very process's parent with its real start time stays alive
-    from mfbo.optimizer import _process_start
+    from mfbo.liveness import _process_start
     _journal_ask(db, f"{socket.gethostname()}:{os.getppid()}:{_process_start(os.getppid())}:x",
                  {"x": 2.0, "y": 3.0})
     assert opt.ask().id == 2

@@ -1,0 +1,80 @@
+"""Who may still tell a pending trial: owner tokens and whether their process is alive.
+
+Every optimizer (every open :class:`~mfbo.study.Study`) has an owner token
+``host:pid:start:token``; a pending trial records the owner that asked it.  A pending trial
+whose owner is gone is an orphan, asked again by the next process that needs a trial.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+
+__all__ = ["new_owner", "release", "owner_alive", "owner_host"]
+
+_LIVE_OWNERS: set[str] = set()
+HOST = socket.gethostname()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot, from ``/proc``), or ``""`` where
+    that is unknown.  With the pid it names one process: pids are reused, start times not."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        return stat[stat.rindex(b")") + 2:].split()[19].decode()
+    except (OSError, ValueError, IndexError):
+        return ""
+
+
+def new_owner() -> str:
+    """A fresh owner token of this process, alive until :func:`release`."""
+    owner = f"{HOST}:{os.getpid()}:{_process_start(os.getpid())}:{uuid.uuid4().hex[:12]}"
+    _LIVE_OWNERS.add(owner)
+    return owner
+
+
+def release(owner: str) -> None:
+    """The owner will tell no more trials: its pending ones become orphans."""
+    _LIVE_OWNERS.discard(owner)
+
+
+def owner_host(owner: str | None) -> str | None:
+    return owner.split(":", 1)[0] if owner else None
+
+
+def owner_alive(owner: str | None) -> bool:
+    """Whether the optimizer that asked a pending trial may still tell it.
+
+    An owner is ``host:pid:start:token`` (``host:pid:token`` in older studies).  In this
+    process it is alive while that optimizer exists; on this host while a process with that
+    pid and start time exists; on other hosts it is assumed alive."""
+    if not owner:
+        return False
+    parts = owner.split(":")
+    if len(parts) not in (3, 4):
+        return False
+    host, pid = parts[0], parts[1]
+    try:
+        pid = int(pid)
+    except ValueError:
+        return False
+    if host != HOST:
+        return True
+    if pid == os.getpid():
+        return owner in _LIVE_OWNERS
+    if not _pid_alive(pid):
+        return False
+    started = parts[2] if len(parts) == 4 else ""
+    return not started or _process_start(pid) in ("", started)

@@ -1,0 +1,218 @@
+"""The proposal policy: where the next trial goes, given a study's state.
+
+A :class:`Proposer` follows one :class:`~mfbo.recipes.Recipe`: the initial design first, then
+random points (while the model is not ready, and with the recipe's interleaving probability),
+otherwise the maximiser of the acquisition over a candidate set or over random points refined
+by local search.  Pending trials are accounted for by a constant liar or by Thompson draws.  It
+reads a :class:`~mfbo.study.Study` (observations, asked points, pending trials, candidate rows
+still available) and never writes to it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from acquisitions import make_acquisition, maximize_over_candidates, maximize_random_local, snap
+
+from .candidates import CandidateSet
+from .models import Model
+from .recipes import Recipe
+from .space import Space
+from .study import Study
+
+__all__ = ["Proposer", "seed_sequence"]
+
+
+def seed_sequence(random_state) -> np.random.SeedSequence:
+    """The seed of a study from ``random_state`` (None, an int >= 0, a SeedSequence, or a
+    numpy Generator / RandomState, from which a seed is drawn)."""
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(random_state.integers(0, 2**63 - 1, size=2).tolist())
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.SeedSequence(
+            random_state.randint(0, 2**63 - 1, size=2, dtype=np.int64).tolist())
+    if random_state is None:
+        return np.random.SeedSequence()
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be >= 0, got {random_state}.")
+        return np.random.SeedSequence(int(random_state))
+    raise TypeError(f"random_state must be None, an int, a SeedSequence or a numpy "
+                    f"Generator/RandomState, got {random_state!r}.")
+
+
+class Proposer:
+    """Proposals of one study under one recipe.
+
+    Parameters
+    ----------
+    space : Space
+    recipe : Recipe
+    model : Model
+        Built from ``recipe``; fed the study's observations by :meth:`observe`.
+    entropy : int or sequence of int
+        The study's seed: proposal ``i`` draws from its own stream ``(entropy, i)``, so a study
+        is reproducible and parallel processes do not collide.
+    candidates : CandidateSet or None
+        The finite set proposals are taken from (exact enumeration), if any.
+    batch_strategy : {"constant_liar", "thompson"}, default="constant_liar"
+    liar : {"min", "mean", "max"}, default="min"
+    min_distance : float, default=0
+        See :class:`~mfbo.Optimizer`.
+    """
+
+    def __init__(self, space: Space, recipe: Recipe, model: Model, entropy,
+                 candidates: CandidateSet | None = None, batch_strategy: str = "constant_liar",
+                 liar: str = "min", min_distance: float = 0.0):
+        if batch_strategy not in ("constant_liar", "thompson"):
+            raise ValueError(f"batch_strategy must be 'constant_liar' or 'thompson', got "
+                             f"{batch_strategy!r}.")
+        if liar not in ("min", "mean", "max"):
+            raise ValueError(f"liar must be 'min', 'mean' or 'max', got {liar!r}.")
+        if not (isinstance(min_distance, numbers.Real) and 0 <= min_distance < 1):
+            raise ValueError(f"min_distance must be in [0, 1), got {min_distance!r}.")
+        self.space = space
+        self.recipe = recipe
+        self.model = model
+        self.acquisition = make_acquisition(recipe.acquisition, kappa=recipe.kappa,
+                                            xi=recipe.xi)
+        if (self.acquisition.thompson or batch_strategy == "thompson") and \
+                model.is_informative and not hasattr(model, "predict_per_tree"):
+            raise ValueError("Thompson sampling needs a surrogate with predict_per_tree.")
+        self.n_initial = recipe.initial_size(len(space))
+        self.candidates = candidates
+        self.batch_strategy = batch_strategy
+        self.liar = liar
+        self.min_distance = float(min_distance)
+        self._entropy = entropy
+        self._init_U: np.ndarray | None = None
+        self._fed = 0  # observations the model has seen
+
+    def observe(self, study: Study) -> None:
+        """Tell the model the study's observations it has not seen yet."""
+        n = study.obs.n
+        if n > self._fed:
+            self.model.observe(study.obs.X, study.obs.y, n - self._fed)
+            self._fed = n
+
+    def _rng(self, number: int) -> np.random.Generator:
+        return np.random.default_rng([*np.atleast_1d(self._entropy).tolist(), number])
+
+    def propose(self, study: Study, lied: Model | None = None):
+        """``((params, unit, candidate) or None, lied)``: the next trial of ``study`` (None when
+        there is nothing left to propose).  ``lied`` is the constant liar's model copy of the
+        previous proposal of the same ask, handed back to be extended by one lie."""
+        number = study.n_trials
+        rng = self._rng(number)
+        cands = self.candidates
+        if cands is not None and not study.available.any():
+            return None, lied
+        if number < self.n_initial:
+            unit, cand = self._initial_point(study, number, rng)
+        elif not self.model.ready or rng.random() < self.recipe.random_interleave:
+            unit, cand = self._random_point(study, rng)
+        else:
+            unit, cand, lied = self._acquire(study, rng, lied)
+        if unit is None:
+            return None, lied
+        params = cands.params(cand) if cand is not None else self.space.from_unit(unit)[0]
+        # the unit point of record is that of the params (rounded / snapped)
+        unit = cands.U[cand] if cand is not None else self.space.to_unit([params])[0]
+        return (params, unit, cand), lied
+
+    def _initial_point(self, study: Study, number: int, rng):
+        if self._init_U is None:
+            init_rng = np.random.default_rng([*np.atleast_1d(self._entropy).tolist(), 2**32 - 1])
+            self._init_U = self.space.sample(self.n_initial, init_rng,
+                                             self.recipe.initial_design)
+        target = self._init_U[number]
+        if self.candidates is not None:
+            idx = np.flatnonzero(study.available)
+            d = ((self.candidates.U[idx] - target) ** 2).sum(axis=1)
+            return self.candidates.U[idx[np.argmin(d)]], int(idx[np.argmin(d)])
+        if study.seen(self.space.from_unit(target)[0]):
+            return self._random_point(study, rng)
+        return target, None
+
+    def _random_point(self, study: Study, rng):
+        if self.candidates is not None:
+            idx = np.flatnonzero(study.available)
+            i = int(idx[rng.integers(idx.size)])
+            return self.candidates.U[i], i
+        known = study.asked.X
+        for _ in range(1000):
+            u = snap(rng.random(len(self.space)), self.space.levels)
+            if self._is_new(study, u, known):
+                return u, None
+        return None, None
+
+    def _is_new(self, study: Study, u: np.ndarray, known: np.ndarray) -> bool:
+        """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
+        asked point (``known``: their unit-cube rows)."""
+        if self.min_distance > 0 and len(known) and \
+                np.abs(known - u).max(axis=1).min() < self.min_distance:
+            return False
+        return not study.seen(self.space.from_unit(u)[0])
+
+    def _score_fn(self, study: Study, model: Model, rng):
+        acq = self.acquisition
+        thompson = acq.thompson or self.batch_strategy == "thompson" and bool(study.pending)
+        if thompson:
+            mean_t, _ = model.predict_per_tree(np.zeros((1, len(self.space))))
+            tree = int(rng.integers(mean_t.shape[1]))
+
+            def score(U):
+                return -model.predict_per_tree(U)[0][:, tree]
+            return score
+        best = model.incumbent(study.obs.y) if acq.needs_best else None
+
+        def score(U):
+            m, s = model.predict(U)
+            return acq(m, s, best)
+        return score
+
+    def _acquire(self, study: Study, rng, lied):
+        model = self.model
+        pending = study.pending
+        if pending and self.batch_strategy == "constant_liar":
+            X, y = study.obs.X, study.obs.y
+            lie = {"min": y.min(), "mean": y.mean(), "max": y.max()}[self.liar]
+            if lied is not None and lied._lies == len(pending) - 1:
+                lied.add_lies(pending[-1].unit, lie)  # the trial proposed just before
+            elif lied is None or lied._lies != len(pending):
+                lied = model.with_lies(X, y, np.array([t.unit for t in pending]), lie)
+            lied._lies = len(pending)
+            model = lied
+        score = self._score_fn(study, model, rng)
+        # asked points (evaluated and pending): never proposed again, and ties of the
+        # acquisition are broken away from them
+        known = study.asked.X
+        if self.candidates is not None:
+            idx = maximize_over_candidates(score, self.candidates.U, study.available, 1, rng,
+                                           far_from=known)
+            if idx.size == 0:
+                return None, None, lied
+            i = int(idx[0])
+            return self.candidates.U[i], i, lied
+        recipe = self.recipe
+        starts = None
+        if recipe.local_search:
+            y = study.obs.y
+            best = np.argpartition(y, 10)[:10] if y.size > 10 else np.arange(y.size)
+            starts = study.obs.X[best[np.argsort(y[best], kind="stable")]]
+        pts = maximize_random_local(
+            score, self.space.levels, n=10, rng=rng,
+            n_random=recipe.n_random_candidates, starts=starts,
+            n_local=10 if recipe.local_search else 0,
+            patience=recipe.patience if recipe.local_search else 0,
+            min_improvement=recipe.min_improvement,
+            exclude=study.asked_keys, far_from=known, neighbourhood=recipe.neighbourhood)
+        for u in pts:
+            if self._is_new(study, u, known):
+                return u, None, lied
+        unit, cand = self._random_point(study, rng)
+        return unit, cand, lied

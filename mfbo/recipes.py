@@ -1,0 +1,316 @@
+"""Proposal recipes: everything that makes a named surrogate propose points the way it does.
+
+A :class:`Recipe` is frozen: the model factory and its options (the output transform among
+them), the acquisition and its weights, the initial design, random interleaving and the
+acquisition maximiser's settings.  Each named surrogate has one (:data:`RECIPES`); the
+:class:`~mfbo.Optimizer`'s arguments (``acquisition=``, ``n_initial=``, ``kappa=`` ...) make a
+copy with those fields replaced (:func:`recipe_overrides`, :func:`dataclasses.replace`).
+
+Add a surrogate with :func:`register_surrogate`, either as a model factory (it gets the
+default recipe) or as a whole recipe::
+
+    register_surrogate("smac-50", dataclasses.replace(get_recipe("rf-smac"),
+                                                       random_interleave=0.5))
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+from acquisitions import make_acquisition
+
+from .models import EstimatorModel, Model, MondrianModel, RandomModel, SMACForestModel, \
+    missing_method
+
+__all__ = ["Recipe", "PerDimension", "RECIPES", "get_recipe", "recipe_for",
+           "register_surrogate", "recipe_overrides", "make_model", "default_n_initial"]
+
+
+def _positive_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1
+
+
+@dataclass(frozen=True)
+class PerDimension:
+    """Initial-design size rule: ``factor`` points per dimension of the space."""
+
+    factor: int
+
+    def __post_init__(self):
+        if not _positive_int(self.factor):
+            raise ValueError(f"factor must be a positive integer, got {self.factor!r}.")
+
+    def __call__(self, n_dims: int) -> int:
+        return self.factor * n_dims
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one surrogate proposes points.
+
+    Parameters
+    ----------
+    model : callable
+        ``model(n_dims, random_state, **options)`` builds the :class:`~mfbo.models.Model`
+        (usually a Model subclass).
+    model_options : mapping, default={}
+        Keyword arguments of ``model``; the optimizer's ``surrogate_options`` update them.
+        The output transform lives here where the model takes one (the Mondrian forest's
+        ``{"y_transform": "log"}``, SMAC's ``{"log_y": True}``).
+    acquisition : str, default="ucb"
+        Name for :func:`acquisitions.make_acquisition`.
+    kappa, xi : float, default=1, 0
+        Exploration weights of UCB and of EI/PI.
+    initial_design : {"sobol", "random", "lhs"}, default="sobol"
+    n_initial : int or callable, default=PerDimension(10)
+        Size of the initial design: a number, or a rule mapping the number of dimensions to
+        one (``10 * D``: SMAC3's).
+    random_interleave : float, default=0
+        Probability that a proposal after the initial design is uniformly random (SMAC's
+        interleaving).
+    n_random_candidates : int, default=10000
+        Random/Sobol points scored per proposal in continuous or mixed spaces before local
+        search (SMAC3's 10,000).
+    local_search : bool, default=True
+        Refine the best random points (and the best observations) by local search.
+    patience, min_improvement : int, float, default=10, 0
+        A local search stops after ``patience`` rounds whose gain is at most
+        ``min_improvement`` times the random points' score spread (SMAC3: 10 rounds, any gain).
+    neighbourhood : {"one-exchange", "joint"}, default="one-exchange"
+        Local-search moves in continuous coordinates: SMAC's one coordinate at a time, or all
+        continuous coordinates together (Gaussian steps).
+    """
+
+    model: Callable[..., Model]
+    model_options: Mapping[str, Any] = field(default_factory=dict)
+    acquisition: str = "ucb"
+    kappa: float = 1.0
+    xi: float = 0.0
+    initial_design: str = "sobol"
+    n_initial: int | Callable[[int], int] = PerDimension(10)
+    random_interleave: float = 0.0
+    n_random_candidates: int = 10_000
+    local_search: bool = True
+    patience: int = 10
+    min_improvement: float = 0.0
+    neighbourhood: str = "one-exchange"
+
+    def __post_init__(self):
+        if not callable(self.model):
+            raise TypeError(f"model must be callable (e.g. a Model subclass), got "
+                            f"{self.model!r}.")
+        if not isinstance(self.model_options, Mapping):
+            raise TypeError(f"model_options must be a mapping, got {self.model_options!r}.")
+        object.__setattr__(self, "model_options", MappingProxyType(dict(self.model_options)))
+        make_acquisition(self.acquisition, kappa=self.kappa, xi=self.xi)  # checks all three
+        _check_initial_design(self.initial_design)
+        if not (_positive_int(self.n_initial) or callable(self.n_initial)):
+            raise ValueError(f"n_initial must be a positive integer or a rule n_dims -> size, "
+                             f"got {self.n_initial!r}.")
+        r = self.random_interleave
+        if isinstance(r, bool) or not isinstance(r, numbers.Real) or not 0 <= r <= 1:
+            raise ValueError(f"random_interleave must be a probability in [0, 1], got {r!r}.")
+        if not _positive_int(self.n_random_candidates):
+            raise ValueError(f"n_random_candidates must be a positive integer, got "
+                             f"{self.n_random_candidates!r}.")
+        if not isinstance(self.local_search, bool):
+            raise TypeError(f"local_search must be a bool, got {self.local_search!r}.")
+        _check_stopping_rule(self.patience, self.min_improvement, "")
+        if self.neighbourhood not in ("one-exchange", "joint"):
+            raise ValueError(f"neighbourhood must be 'one-exchange' or 'joint', got "
+                             f"{self.neighbourhood!r}.")
+
+    def initial_size(self, n_dims: int) -> int:
+        """The initial design's size for a space of ``n_dims`` dimensions."""
+        n = self.n_initial(n_dims) if callable(self.n_initial) else self.n_initial
+        if not _positive_int(n):
+            raise ValueError(f"n_initial rule {self.n_initial!r} gave {n!r} for {n_dims} "
+                             f"dimensions, not a positive integer.")
+        return int(n)
+
+    def build_model(self, n_dims: int, random_state, options: Mapping | None = None) -> Model:
+        """``model(n_dims, random_state, **model_options, **options)``.
+
+        The model carries the recipe's ``random_interleave`` as an attribute of that name, for
+        callers that tell model-based proposals from random ones by looking at the model; the
+        proposal policy itself reads the recipe."""
+        model = self.model(n_dims, random_state, **{**self.model_options, **(options or {})})
+        try:
+            model.random_interleave = self.random_interleave
+        except AttributeError:  # a model with __slots__ or a read-only attribute
+            pass
+        return model
+
+
+def _check_initial_design(kind) -> None:
+    if kind not in ("sobol", "random", "lhs"):
+        raise ValueError(f"initial_design must be 'sobol', 'random' or 'lhs', got {kind!r}.")
+
+
+def _check_stopping_rule(patience, min_improvement, prefix: str) -> None:
+    """``prefix``: how the caller names the two settings (``"local_search"`` for the
+    optimizer's dict, nothing for a recipe's fields)."""
+    p_name = f"{prefix}['patience']" if prefix else "patience"
+    r_name = f"{prefix}['min_improvement']" if prefix else "min_improvement"
+    if not _positive_int(patience):
+        raise ValueError(f"{p_name} must be a positive integer, got {patience!r}.")
+    r = min_improvement
+    if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r < math.inf:
+        raise ValueError(f"{r_name} must be a finite number >= 0, got {r!r}.")
+
+
+class _EstimatorFactory:
+    """Model factory of an estimator object: every model wraps a fresh deep copy of it."""
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def __call__(self, n_dims: int, random_state, **options) -> Model:
+        if options:
+            raise ValueError("surrogate_options only apply to a named surrogate.")
+        return EstimatorModel(copy.deepcopy(self.estimator))
+
+    def __repr__(self):
+        return f"EstimatorModel({self.estimator!r})"
+
+
+_RECIPES: dict[str, Recipe] = {
+    # the papers' online Mondrian forest under UCB (kappa 1).  5 D Sobol points: the papers
+    # do not give the initial design's size, and on Branin 5 D did better than 6 D.  Fewer
+    # random points than SMAC3 and local searches that stop once their gains are negligible:
+    # on Branin as good at a third of the time.  Joint moves: the forest's axis-aligned cells
+    # otherwise make the search crawl along one axis at a time.  (README, "How the Mondrian
+    # defaults were chosen".)
+    "mondrian": Recipe(model=MondrianModel, model_options={"y_transform": "log"},
+                       acquisition="ucb", n_initial=PerDimension(5), n_random_candidates=2_000,
+                       patience=3, min_improvement=1e-3, neighbourhood="joint"),
+    # SMAC3 2.4's HPO facade: log-scaled losses, log-normal EI, 20 % random interleaving,
+    # 10 D initial points, 10,000 random points, local search for 10 rounds of any gain
+    "rf-smac": Recipe(model=SMACForestModel, model_options={"log_y": True},
+                      acquisition="lognormal-ei", random_interleave=0.2,
+                      n_initial=PerDimension(10)),
+    "random": Recipe(model=RandomModel, random_interleave=1.0),
+}
+_BUILT_IN = frozenset(_RECIPES)
+#: the named surrogates' recipes (read-only; add one with :func:`register_surrogate`)
+RECIPES = MappingProxyType(_RECIPES)
+
+
+def get_recipe(name: str) -> Recipe:
+    """The recipe of the named surrogate ``name`` (case-insensitive)."""
+    if not isinstance(name, str) or name.lower() not in RECIPES:
+        raise ValueError(f"name must be one of {sorted(RECIPES)}, got {name!r}.")
+    return RECIPES[name.lower()]
+
+
+def register_surrogate(name: str, factory: Callable[..., Model] | Recipe) -> None:
+    """Make ``Optimizer(surrogate=name)`` use ``factory``: a :class:`Recipe`, or a model
+    factory ``factory(n_dims, random_state, **options)`` (usually a :class:`Model` subclass;
+    ``options`` are the optimizer's ``surrogate_options``), which gets the default
+    ``Recipe(model=factory)``.  Names are case-insensitive; the built-in ones cannot be
+    replaced."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}.")
+    key = name.lower()
+    if key in _BUILT_IN:
+        raise ValueError(f"{name!r} is a built-in surrogate and cannot be replaced.")
+    if isinstance(factory, Recipe):
+        recipe = factory
+    elif callable(factory):
+        recipe = Recipe(model=factory)
+    else:
+        raise TypeError(f"factory must be callable (e.g. a Model subclass) or a Recipe, got "
+                        f"{factory!r}.")
+    _RECIPES[key] = recipe
+
+
+def recipe_for(surrogate) -> Recipe:
+    """The recipe of ``surrogate``: a registered name, a :class:`Recipe`, or an estimator
+    object with ``fit`` and ``predict(X, return_std=True)`` (the default recipe)."""
+    if isinstance(surrogate, Recipe):
+        return surrogate
+    if isinstance(surrogate, str):
+        if surrogate.lower() not in RECIPES:
+            raise ValueError(f"surrogate must be one of {sorted(RECIPES)} or an estimator "
+                             f"object, got {surrogate!r}.")
+        return RECIPES[surrogate.lower()]
+    missing = missing_method(surrogate)
+    if missing:
+        raise TypeError(f"surrogate must be a name in {sorted(RECIPES)} or an object with fit "
+                        f"and predict(X, return_std=True); {surrogate!r} has no {missing}.")
+    return Recipe(model=_EstimatorFactory(surrogate))
+
+
+def make_model(surrogate, recipe: Recipe, n_dims: int, random_state,
+               options: Mapping | None = None) -> Model:
+    """``recipe``'s model for ``surrogate`` (its name, the recipe itself or an estimator),
+    with ``surrogate_options`` ``options``; a ``TypeError`` of the factory names them."""
+    if not isinstance(surrogate, (str, Recipe)):
+        return recipe.build_model(n_dims, random_state, options)
+    try:
+        return recipe.build_model(n_dims, random_state, options)
+    except TypeError as exc:
+        name = surrogate.lower() if isinstance(surrogate, str) else \
+            getattr(recipe.model, "__name__", repr(recipe.model))
+        raise TypeError(f"surrogate_options for {name!r}: {exc}") from None
+
+
+def default_n_initial(surrogate, n_dims: int) -> int:
+    """The initial-design size of ``surrogate``'s recipe for ``n_dims`` dimensions (the
+    default recipe's for an estimator or an unknown name)."""
+    if isinstance(surrogate, Recipe):
+        return surrogate.initial_size(n_dims)
+    if isinstance(surrogate, str) and surrogate.lower() in RECIPES:
+        return RECIPES[surrogate.lower()].initial_size(n_dims)
+    return Recipe(model=Model).initial_size(n_dims)
+
+
+def recipe_overrides(acquisition=None, kappa=None, xi=None, initial_design=None,
+                     n_initial=None, n_random_candidates=None, local_search=None,
+                     neighbourhood=None) -> dict:
+    """The recipe fields that the optimizer's arguments set (None: the recipe's), checked.
+
+    ``local_search`` is a bool (on or off) or a dict with ``"patience"`` and/or
+    ``"min_improvement"`` (on, with those settings).  Apply the result with
+    ``dataclasses.replace(recipe, **changes)``."""
+    if initial_design is not None:
+        _check_initial_design(initial_design)
+    if n_initial is not None and not _positive_int(n_initial):
+        raise ValueError(f"n_initial must be a positive integer or None, got {n_initial!r}.")
+    if n_random_candidates is not None and not _positive_int(n_random_candidates):
+        raise ValueError(f"n_random_candidates must be a positive integer or None, got "
+                         f"{n_random_candidates!r}.")
+    changes: dict[str, Any] = {}
+    if isinstance(local_search, Mapping):
+        unknown = set(local_search) - {"patience", "min_improvement"}
+        if unknown:
+            raise ValueError(f"local_search has unknown key(s) {sorted(unknown)}; expected "
+                             f"'patience' and/or 'min_improvement'.")
+        _check_stopping_rule(local_search.get("patience", 1),
+                             local_search.get("min_improvement", 0.0), "local_search")
+        changes.update(local_search=True, **local_search)
+    elif isinstance(local_search, bool):
+        changes["local_search"] = local_search
+    elif local_search is not None:
+        raise TypeError(f"local_search must be a bool or a dict, got {local_search!r}.")
+    if neighbourhood not in (None, "one-exchange", "joint"):
+        raise ValueError(f"neighbourhood must be None, 'one-exchange' or 'joint', got "
+                         f"{neighbourhood!r}.")
+    for name, v in (("kappa", kappa), ("xi", xi)):
+        if v is not None:
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise TypeError(f"{name} must be a number, got {v!r}.")
+            if not math.isfinite(float(v)):
+                raise ValueError(f"{name} must be finite, got {v!r}.")
+    given = {"acquisition": acquisition, "kappa": None if kappa is None else float(kappa),
+             "xi": None if xi is None else float(xi), "initial_design": initial_design,
+             "n_initial": None if n_initial is None else int(n_initial),
+             "n_random_candidates": None if n_random_candidates is None else
+             int(n_random_candidates), "neighbourhood": neighbourhood}
+    changes.update({k: v for k, v in given.items() if v is not None})
+    return changes

@@ -1,0 +1,343 @@
+"""The state of a study: a replay of its journal (:mod:`mfbo.storage`).
+
+An ``ask`` event appends a pending trial, a ``claim`` hands a pending trial to a new owner, a
+``tell`` finishes it.  Every row is checked as it is replayed, so a damaged or hand-edited
+journal is refused with the event it lies in.  A :class:`Study` knows nothing of surrogates or
+acquisitions: it keeps the trials and the arrays a proposal policy reads (the observations a
+surrogate is fed and every asked point), and it can be opened on its own to inspect a study.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import numbers
+import time
+import weakref
+from typing import Iterator, Mapping
+
+import numpy as np
+
+from acquisitions import row_keys
+
+from .candidates import CandidateSet
+from .liveness import new_owner, owner_alive, release
+from .space import Space, as_space
+from .storage import Storage, as_storage
+from .trial import Trial, finite, public
+
+__all__ = ["Study"]
+
+
+class Rows:
+    """Unit-cube rows and one value per row, appended one at a time (amortised O(1)); ``X``
+    and ``y`` are views of the filled part (rows never change once written)."""
+
+    def __init__(self, n_dims: int):
+        self._X = np.empty((16, n_dims))
+        self._y = np.empty(16)
+        self.n = 0
+
+    def append(self, unit: np.ndarray, value: float = np.nan) -> None:
+        if self.n == self._y.shape[0]:
+            self._X = np.concatenate([self._X, np.empty_like(self._X)])
+            self._y = np.concatenate([self._y, np.empty_like(self._y)])
+        self._X[self.n] = unit
+        self._y[self.n] = value
+        self.n += 1
+
+    @property
+    def X(self) -> np.ndarray:
+        return self._X[:self.n]
+
+    @property
+    def y(self) -> np.ndarray:
+        return self._y[:self.n]
+
+
+def params_key(params: dict) -> bytes:
+    """One configuration's identity (equal for equal params dicts)."""
+    return json.dumps(params, sort_keys=True, default=str).encode()
+
+
+class Study:
+    """Trials of one study in one storage, replayed from its journal.
+
+    Parameters
+    ----------
+    space : dict or Space
+        The study's search space (checked against the stored one).
+    storage : None, path or Storage, default=None
+        Where the journal lives (see :func:`mfbo.storage.as_storage`).
+    study_name : str, default="default"
+    candidates : CandidateSet or None
+        The finite set the study chooses from, if any; ``candidate`` fields of its rows are
+        checked against it and the rows asked are no longer ``available``.
+    on_failure : {"worst", "ignore"}, default="worst"
+        What :attr:`obs` holds for a failed trial: the worst loss observed so far (so that a
+        surrogate avoids the region, like SMAC's crash cost) or nothing.
+    config : dict, optional
+        Settings recorded with a new study (e.g. ``{"surrogate": "mondrian"}``); the stored
+        ones are :attr:`config`.
+
+    Attributes
+    ----------
+    trials : list of Trial
+        Every trial in id order (the study's own objects: :meth:`copies` hands out copies).
+    obs : Rows
+        What a surrogate is fed, in the order trials finished: the unit point and loss of
+        every complete trial and, with ``on_failure="worst"``, of every failed one.
+    asked : Rows
+        Every asked trial's unit point, in trial order.
+    owner : str
+        This handle's owner token: the trials it asks are its own until it is closed.
+    """
+
+    def __init__(self, space, storage=None, study_name: str = "default",
+                 candidates: CandidateSet | None = None, on_failure: str = "worst",
+                 config: dict | None = None):
+        if on_failure not in ("worst", "ignore"):
+            raise ValueError(f"on_failure must be 'worst' or 'ignore', got {on_failure!r}.")
+        if not isinstance(study_name, str) or not study_name:
+            raise ValueError(f"study_name must be a non-empty string, got {study_name!r}.")
+        self.space: Space = as_space(space)
+        self.study_name = study_name
+        self.candidates = candidates
+        self.on_failure = on_failure
+        self.storage: Storage = as_storage(storage)
+        config = {**(config or {}),
+                  "n_candidates": None if candidates is None else len(candidates)}
+        stored = self.storage.open_study(study_name, self.space.to_json(), config)
+        if stored.get("n_candidates") != config["n_candidates"]:
+            raise ValueError(f"study {study_name!r} was created with n_candidates="
+                             f"{stored.get('n_candidates')}, not {config['n_candidates']}.")
+        self.config: dict = stored
+        self.owner = new_owner()
+        weakref.finalize(self, release, self.owner)
+        self._reset()
+
+    def _reset(self) -> None:
+        """Empty state, to be filled by replaying the journal."""
+        D = len(self.space)
+        self.trials: list[Trial] = []
+        self._last_event = 0
+        self.obs = Rows(D)
+        self.asked = Rows(D)
+        self.asked_keys: set[bytes] = set()  # row_keys of the asked points
+        self._pending: dict[int, None] = {}  # ids of pending trials, in ask order
+        self._n_finished = 0
+        self._best: Trial | None = None
+        self._seen: set[bytes] = set()  # params_key of the asked configurations
+        #: candidate rows not yet asked (None without candidates)
+        self.available = None if self.candidates is None else self.candidates.first.copy()
+        self._appended = False
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def n_trials(self) -> int:
+        return len(self.trials)
+
+    @property
+    def n_finished(self) -> int:
+        return self._n_finished
+
+    @property
+    def pending(self) -> list[Trial]:
+        """The trials asked and not yet told, in the order they were asked (the study's own
+        objects)."""
+        return [self.trials[i] for i in self._pending]
+
+    @property
+    def best(self) -> Trial | None:
+        """The complete trial with the smallest loss (the first of ties)."""
+        return self._best
+
+    def seen(self, params: dict) -> bool:
+        """Whether the configuration ``params`` has been asked."""
+        return params_key(params) in self._seen
+
+    @staticmethod
+    def copies(trials) -> list[Trial]:
+        """Copies of ``trials`` for a caller: editing them cannot change the study."""
+        return [public(t) for t in trials]
+
+    # -- journal -------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Replay the events appended since the last replay (by this or other processes)."""
+        for eid, kind, p in self.storage.read(self.study_name, self._last_event):
+            try:
+                self._apply(kind, p)
+            except (ValueError, TypeError, KeyError, IndexError) as exc:
+                raise ValueError(f"study {self.study_name!r}: journal event {eid} ({kind!r}) is "
+                                 f"invalid: {exc}") from None
+            self._last_event = eid
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The storage's exclusive section.  If it raises after events were appended, the
+        storage drops them, and the study is replayed again from the journal's start so that
+        it is exactly what the storage holds."""
+        self._appended = False
+        try:
+            with self.storage.transaction():
+                yield
+        except BaseException:
+            if self._appended:
+                self._reset()
+                self.refresh()
+            raise
+
+    def _append(self, kind: str, payload: dict) -> None:
+        self._appended = True
+        self.storage.append(self.study_name, kind, payload)
+        self.refresh()
+
+    def add(self, params: dict, unit: np.ndarray, candidate: int | None) -> Trial:
+        """Record a new pending trial owned by this handle (inside :meth:`transaction`)."""
+        number = len(self.trials)
+        self._append("ask", {"id": number, "params": params, "unit": unit.tolist(),
+                             "candidate": candidate, "owner": self.owner, "time": time.time()})
+        return self.trials[number]
+
+    def reclaim(self, count: int) -> list[Trial]:
+        """Claim up to ``count`` pending trials whose owner is gone (inside
+        :meth:`transaction`)."""
+        out = []
+        for i in list(self._pending):
+            t = self.trials[i]
+            if len(out) == count:
+                break
+            if not owner_alive(t.owner):
+                self._append("claim", {"id": t.id, "owner": self.owner})
+                out.append(t)
+        return out
+
+    def tell(self, trial, state: str, value: float | None, extra: dict, error: str | None,
+             start: float | None, end: float | None, worker: str | None) -> Trial:
+        """Finish a trial (a :class:`Trial`, its id, or a params dict of a configuration
+        evaluated outside the study, recorded as a new trial); bad input raises before anything
+        is recorded."""
+        with self.transaction():
+            self.refresh()
+            if isinstance(trial, Mapping):
+                params = self.space.validate(trial)
+                unit = self.space.to_unit([params])[0]
+                cand = None if self.candidates is None else self.candidates.index_of(unit)
+                number = self.add(params, unit, cand).id
+            else:
+                number = trial.id if isinstance(trial, Trial) else trial
+                if not isinstance(number, numbers.Integral) or isinstance(number, bool):
+                    raise TypeError(f"trial must be a Trial, a trial id or a params dict, got "
+                                    f"{trial!r}.")
+                if not 0 <= number < len(self.trials):
+                    raise ValueError(f"unknown trial id {number}; this study has "
+                                     f"{len(self.trials)} trials.")
+                if self.trials[number].state != "pending":
+                    raise ValueError(f"trial {number} was already told "
+                                     f"({self.trials[number].state}).")
+                if isinstance(trial, Trial) and trial.params != self.trials[number].params:
+                    raise ValueError(f"trial {number}'s params differ from those it was asked "
+                                     f"with.")
+            now = time.time()
+            self._append("tell", {
+                "id": int(number), "state": state, "value": value, "extra": extra,
+                "error": error, "start": start, "end": end if end is not None else now,
+                "worker": worker})
+        return self.trials[number]
+
+    def close(self) -> None:
+        """This handle tells no more trials: its pending ones become orphans."""
+        release(self.owner)
+
+    # -- replay of one event -------------------------------------------------------------------
+    def _trial_of(self, p: Mapping, pending: bool) -> Trial:
+        i = p["id"]
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(self.trials):
+            raise ValueError(f"no trial with id {i!r}")
+        t = self.trials[i]
+        if pending and t.state != "pending":
+            raise ValueError(f"trial {i} was already told ({t.state})")
+        return t
+
+    def _checked_ask(self, p: Mapping) -> Trial:
+        """The trial an ``ask`` event records, checked against the space and the study."""
+        i = p["id"]
+        if not isinstance(i, int) or isinstance(i, bool) or i != len(self.trials):
+            raise ValueError(f"trial id {i!r} out of order (expected {len(self.trials)})")
+        params = self.space.validate(p["params"])
+        unit = np.asarray(p["unit"], dtype=float)
+        if unit.shape != (len(self.space),) or not np.all((unit >= 0) & (unit <= 1)):
+            raise ValueError(f"unit point {p['unit']!r} is not a point of the unit cube with "
+                             f"{len(self.space)} coordinates")
+        # the point of record is the encoding of the params (up to rounding)
+        if np.abs(self.space.to_unit([params])[0] - unit).max() > 1e-9:
+            raise ValueError(f"unit point {p['unit']!r} does not encode params {params!r}")
+        cand = p.get("candidate")
+        if cand is not None and (self.candidates is None or not isinstance(cand, int)
+                                 or isinstance(cand, bool)
+                                 or not 0 <= cand < len(self.candidates)
+                                 or not np.array_equal(self.candidates.U[cand], unit)):
+            raise ValueError(f"candidate {cand!r} is not the candidate row of this point")
+        if p["owner"] is not None and not isinstance(p["owner"], str):
+            raise TypeError(f"owner must be a string, got {p['owner']!r}")
+        return Trial(id=p["id"], params=params, asked_at=finite(p["time"], "time"),
+                     owner=p["owner"], candidate=cand, unit=unit)
+
+    @staticmethod
+    def _checked_tell(p: Mapping) -> dict:
+        """The fields a ``tell`` event sets, checked."""
+        state, value, extra, error = p["state"], p["value"], p["extra"], p["error"]
+        if state == "complete":
+            finite(value, "value")
+        elif state == "failed":
+            if value is not None:
+                raise ValueError(f"a failed trial has no value, got {value!r}")
+        else:
+            raise ValueError(f"state must be 'complete' or 'failed', got {state!r}")
+        if not isinstance(extra, dict):
+            raise TypeError(f"extra must be a dict, got {extra!r}")
+        if error is not None and not isinstance(error, str):
+            raise TypeError(f"error must be a string, got {error!r}")
+        times = {k: p.get(k) for k in ("start", "end")}
+        for k, v in times.items():
+            if v is not None:
+                finite(v, k)
+        worker = p.get("worker")
+        if worker is not None and not isinstance(worker, str):
+            raise TypeError(f"worker must be a string, got {worker!r}")
+        return {"state": state, "value": None if value is None else float(value),
+                "extra": extra, "error": error, "worker": worker, **times}
+
+    def _apply(self, kind: str, p: dict) -> None:
+        if not isinstance(p, Mapping):
+            raise TypeError(f"payload must be a JSON object, got {p!r}")
+        if kind == "ask":
+            t = self._checked_ask(p)
+            unit = t.unit
+            self.trials.append(t)
+            self.asked.append(unit)
+            self.asked_keys.add(row_keys(unit[None, :])[0])
+            self._pending[t.id] = None
+            if t.candidate is not None and self.available is not None:
+                self.available[t.candidate] = False
+            self._seen.add(params_key(t.params))
+        elif kind == "claim":
+            t = self._trial_of(p, pending=True)
+            if not isinstance(p["owner"], str):
+                raise TypeError(f"owner must be a string, got {p['owner']!r}")
+            t.owner = p["owner"]
+        elif kind == "tell":
+            t = self._trial_of(p, pending=True)
+            f = self._checked_tell(p)
+            t.state, t.value, t.extra, t.error = f["state"], f["value"], f["extra"], f["error"]
+            t.start, t.end, t.worker = f["start"], f["end"], f["worker"]
+            self._pending.pop(t.id, None)
+            self._n_finished += 1
+            if t.state == "complete":
+                if self._best is None or (t.value, t.id) < (self._best.value, self._best.id):
+                    self._best = t
+                self.obs.append(t.unit, float(t.value))
+            elif self.on_failure == "worst" and self.obs.n:
+                self.obs.append(t.unit, float(self.obs.y.max()))
+        else:
+            raise ValueError(f"unknown kind of event {kind!r}")

@@ -1,0 +1,178 @@
+"""Recipes: frozen proposal policies per named surrogate, overridden by the optimizer's
+arguments, and registered with a surrogate."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import mfbo
+from mfbo import Optimizer, Recipe, get_recipe
+from mfbo.models import Model, MondrianModel, RandomModel, SMACForestModel
+from mfbo.recipes import RECIPES, PerDimension, default_n_initial, register_surrogate
+from tests.support import SPACE, quad
+
+
+def run(opt, n):
+    for _ in range(n):
+        t = opt.ask()
+        opt.tell(t, quad(**t.params))
+    return opt
+
+
+class Nearest(Model):
+    """Predicts the loss of the nearest observation; std = distance to it."""
+
+    def __init__(self, n_dims, random_state, scale=1.0):
+        self.scale, self.X, self.y = scale, None, None
+
+    def observe(self, X, y, n_new):
+        self.X, self.y = np.array(X), np.array(y)
+
+    @property
+    def ready(self):
+        return self.X is not None
+
+    def predict(self, X):
+        d = np.abs(X[:, None, :] - self.X[None]).sum(axis=2)
+        return self.y[d.argmin(axis=1)], self.scale * d.min(axis=1)
+
+
+@pytest.fixture
+def registered():
+    """Names registered by a test, removed again after it."""
+    names = []
+    yield names
+    for name in names:
+        mfbo.recipes._RECIPES.pop(name, None)
+
+
+def test_built_in_recipes():
+    mond, smac, rand = get_recipe("mondrian"), get_recipe("RF-SMAC"), get_recipe("random")
+    assert (mond.model, smac.model, rand.model) == (MondrianModel, SMACForestModel, RandomModel)
+    assert mond.acquisition == "ucb" and (mond.kappa, mond.xi) == (1.0, 0.0)
+    assert smac.acquisition == "lognormal-ei"
+    assert mond.initial_size(3) == 15 and smac.initial_size(3) == 30
+    assert (mond.random_interleave, smac.random_interleave, rand.random_interleave) == \
+        (0.0, 0.2, 1.0)
+    assert (mond.n_random_candidates, smac.n_random_candidates) == (2_000, 10_000)
+    assert (mond.patience, mond.min_improvement) == (3, 1e-3)
+    assert (smac.patience, smac.min_improvement) == (10, 0.0)
+    assert (mond.neighbourhood, smac.neighbourhood) == ("joint", "one-exchange")
+    assert mond.model_options == {"y_transform": "log"} and smac.model_options == {"log_y": True}
+    assert mfbo.SURROGATES is RECIPES and {"mondrian", "random", "rf-smac"} <= set(RECIPES)
+
+
+def test_a_recipe_is_frozen():
+    recipe = get_recipe("mondrian")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        recipe.acquisition = "ei"
+    with pytest.raises(TypeError):
+        recipe.model_options["y_transform"] = None
+    options = {"y_transform": "rank"}
+    own = Recipe(model=MondrianModel, model_options=options)
+    options["y_transform"] = None  # the recipe holds its own copy
+    assert own.model_options["y_transform"] == "rank"
+    with pytest.raises(TypeError):
+        RECIPES["mine"] = own  # read-only: register_surrogate is the way
+
+
+def test_get_recipe_names_the_argument():
+    with pytest.raises(ValueError, match=r"name must be one of \[.*'mondrian'.*\], got 'nope'"):
+        get_recipe("nope")
+    with pytest.raises(ValueError, match="name"):
+        get_recipe(3)
+
+
+@pytest.mark.parametrize("fields, exc, match", [
+    ({"model": "MondrianModel"}, TypeError, "model must be callable"),
+    ({"acquisition": "foo"}, ValueError, "acquisition"),
+    ({"kappa": -1.0}, ValueError, "kappa"),
+    ({"initial_design": "grid"}, ValueError, "initial_design"),
+    ({"n_initial": 0}, ValueError, "n_initial"),
+    ({"random_interleave": 1.5}, ValueError, "random_interleave"),
+    ({"n_random_candidates": 0}, ValueError, "n_random_candidates"),
+    ({"local_search": "yes"}, TypeError, "local_search"),
+    ({"patience": 0}, ValueError, "patience"),
+    ({"min_improvement": float("nan")}, ValueError, "min_improvement"),
+    ({"neighbourhood": "star"}, ValueError, "neighbourhood"),
+    ({"model_options": [("y_transform", "log")]}, TypeError, "model_options"),
+])
+def test_a_recipe_checks_its_fields(fields, exc, match):
+    with pytest.raises(exc, match=match):
+        Recipe(**{"model": MondrianModel, **fields})
+    if "model" not in fields:  # and so does dataclasses.replace
+        with pytest.raises(exc, match=match):
+            dataclasses.replace(get_recipe("mondrian"), **fields)
+
+
+def test_optimizer_arguments_override_the_recipe():
+    base = get_recipe("mondrian")
+    opt = Optimizer(SPACE, acquisition="ei", kappa=2.0, xi=0.1, initial_design="lhs",
+                    n_initial=3, n_random_candidates=64, local_search={"patience": 5},
+                    neighbourhood="one-exchange")
+    assert opt.recipe == dataclasses.replace(
+        base, acquisition="ei", kappa=2.0, xi=0.1, initial_design="lhs", n_initial=3,
+        n_random_candidates=64, patience=5, neighbourhood="one-exchange")
+    assert opt.recipe.min_improvement == base.min_improvement  # a key not given: the recipe's
+    assert get_recipe("mondrian") is base and base.acquisition == "ucb"  # base untouched
+    assert (opt.acquisition.name, opt.n_initial, opt.n_random_candidates,
+            opt.initial_design) == ("ei", 3, 64, "lhs")
+    off = Optimizer(SPACE, surrogate="rf-smac", local_search=False)
+    assert off.recipe == dataclasses.replace(get_recipe("rf-smac"), local_search=False)
+    assert not off.local_search and Optimizer(SPACE).recipe == base
+    # an override and a recipe with that field give the same study
+    a = run(Optimizer(SPACE, random_state=0, acquisition="ei", n_initial=4,
+                      n_random_candidates=128), 8)
+    b = run(Optimizer(SPACE, random_state=0, n_random_candidates=128, surrogate=dataclasses.replace(
+        base, acquisition="ei", n_initial=4)), 8)
+    assert [t.params for t in a.trials] == [t.params for t in b.trials]
+
+
+def test_surrogate_options_update_the_recipes_model_options():
+    assert Optimizer(SPACE).model.y_transform == "log"
+    assert Optimizer(SPACE, surrogate_options={"y_transform": None}).model.y_transform is None
+    own = Recipe(model=MondrianModel, model_options={"y_transform": "rank", "n_estimators": 3})
+    opt = Optimizer(SPACE, surrogate=own, surrogate_options={"n_estimators": 4})
+    assert opt.model.y_transform == "rank" and opt.model.forest.n_estimators == 4
+    with pytest.raises(TypeError, match="surrogate_options for 'MondrianModel'"):
+        Optimizer(SPACE, surrogate=own, surrogate_options={"bogus": 1})
+
+
+def test_a_registered_factory_gets_the_default_recipe(registered):
+    registered.append("nearest-recipe")
+    register_surrogate("Nearest-Recipe", Nearest)
+    assert get_recipe("nearest-recipe") == Recipe(model=Nearest)
+    opt = Optimizer({"x": (0.0, 1.0)}, surrogate="nearest-recipe", random_state=0,
+                    surrogate_options={"scale": 2.0})
+    assert isinstance(opt.model, Nearest) and opt.model.scale == 2.0
+    assert opt.n_initial == 10 and opt.acquisition.name == "ucb"
+    assert default_n_initial("nearest-recipe", 3) == 30 == default_n_initial(object(), 3)
+    with pytest.raises(TypeError, match="factory"):
+        register_surrogate("other", 3)
+    with pytest.raises(ValueError, match="built-in"):
+        register_surrogate("rf-smac", get_recipe("mondrian"))
+
+
+def test_a_registered_recipe_is_used_whole(registered):
+    registered.append("smac-half")
+    half = dataclasses.replace(get_recipe("rf-smac"), random_interleave=0.5,
+                               n_initial=PerDimension(2), n_random_candidates=64)
+    register_surrogate("smac-half", half)
+    opt = Optimizer(SPACE, surrogate="smac-half", random_state=0)
+    assert opt.recipe == half and opt.n_initial == 4 and opt.acquisition.name == "lognormal-ei"
+    # the model carries its recipe's interleaving probability for callers that read it there
+    assert opt.model.random_interleave == 0.5 == opt.recipe.random_interleave
+    assert Optimizer(SPACE).model.random_interleave == 0.0
+    run(opt, 12)
+    assert opt.n_finished == 12
+    r = mfbo.minimize(quad, SPACE, n_calls=8, surrogate="smac-half", random_state=0,
+                      progress_bar=False)
+    assert len(r.trials) == 8 and default_n_initial("smac-half", 2) == 4
+
+
+def test_an_initial_design_rule_must_give_a_size():
+    bad = Recipe(model=MondrianModel, n_initial=lambda d: 0)
+    with pytest.raises(ValueError, match="n_initial rule"):
+        Optimizer(SPACE, surrogate=bad)
+    assert Optimizer(SPACE, surrogate=bad, n_initial=2).n_initial == 2
