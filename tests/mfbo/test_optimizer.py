@@ -8,6 +8,7 @@ import pytest
 
 import mfbo
 from mfbo import Categorical, Integer, Optimizer, Real, StudyExhausted
+from tests.mfbo.nearest_model import Nearest
 from tests.support import SPACE, quad
 
 
@@ -279,23 +280,6 @@ def test_observation_buffers_follow_the_journal():
 
 
 def test_a_registered_model_subclass_is_used_by_name():
-    class Nearest(mfbo.Model):
-        """Predicts the loss of the nearest observation; std = distance to it."""
-
-        def __init__(self, n_dims, random_state, scale=1.0):
-            self.scale, self.X, self.y = scale, None, None
-
-        def observe(self, X, y, n_new):
-            self.X, self.y = np.array(X), np.array(y)
-
-        @property
-        def ready(self):
-            return self.X is not None
-
-        def predict(self, X):
-            d = np.abs(X[:, None, :] - self.X[None]).sum(axis=2)
-            return self.y[d.argmin(axis=1)], self.scale * d.min(axis=1)
-
     mfbo.register_surrogate("nearest", Nearest)
     opt = mfbo.Optimizer({"x": (0.0, 1.0)}, surrogate="nearest", random_state=0,
                          surrogate_options={"scale": 2.0})

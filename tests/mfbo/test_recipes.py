@@ -3,13 +3,13 @@ arguments, and registered with a surrogate."""
 
 import dataclasses
 
-import numpy as np
 import pytest
 
 import mfbo
 from mfbo import Optimizer, Recipe, get_recipe
-from mfbo.models import Model, MondrianModel, RandomModel, SMACForestModel
+from mfbo.models import MondrianModel, RandomModel, SMACForestModel
 from mfbo.recipes import RECIPES, PerDimension, default_n_initial, register_surrogate
+from tests.mfbo.nearest_model import Nearest
 from tests.support import SPACE, quad
 
 
@@ -18,24 +18,6 @@ def run(opt, n):
         t = opt.ask()
         opt.tell(t, quad(**t.params))
     return opt
-
-
-class Nearest(Model):
-    """Predicts the loss of the nearest observation; std = distance to it."""
-
-    def __init__(self, n_dims, random_state, scale=1.0):
-        self.scale, self.X, self.y = scale, None, None
-
-    def observe(self, X, y, n_new):
-        self.X, self.y = np.array(X), np.array(y)
-
-    @property
-    def ready(self):
-        return self.X is not None
-
-    def predict(self, X):
-        d = np.abs(X[:, None, :] - self.X[None]).sum(axis=2)
-        return self.y[d.argmin(axis=1)], self.scale * d.min(axis=1)
 
 
 @pytest.fixture
