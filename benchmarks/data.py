@@ -371,9 +371,7 @@ def load_cpu_act(data_home: str | os.PathLike | None = None) -> tuple[np.ndarray
     FileNotFoundError, ChecksumError, ValueError
         See :func:`read_table`: a missing file, a damaged one, a table of the wrong shape.
     """
-    frame = read_table("cpu_act.csv", data_home)
-    values = frame.to_numpy(dtype=np.float64)
-    return values[:, :-1], values[:, -1]
+    return _features_and_target("cpu_act.csv", data_home)
 
 
 def load_cal_housing(data_home: str | os.PathLike | None = None
@@ -398,5 +396,10 @@ def load_cal_housing(data_home: str | os.PathLike | None = None
     FileNotFoundError, ChecksumError, ValueError
         See :func:`read_table`: a missing file, a damaged one, a table of the wrong shape.
     """
-    values = read_table("cal_housing.data", data_home).to_numpy(dtype=np.float64)
+    return _features_and_target("cal_housing.data", data_home)
+
+
+def _features_and_target(name: str, data_home) -> tuple[np.ndarray, np.ndarray]:
+    """A numeric table's columns as features, its last column as the target."""
+    values = read_table(name, data_home).to_numpy(dtype=np.float64)
     return values[:, :-1], values[:, -1]
