@@ -3,7 +3,9 @@
 ``mfbo bench --problem branin,lda-grid --method mondrian,rf-smac,random --seeds 10
 --out results.jsonl`` (or ``python -m benchmarks.bench ...``), then ``mfbo report``.  A suite
 name stands for its problems: ``--problem sklearn-tune:test`` or ``--suite mixed`` (see
-:data:`benchmarks.problems.SUITES`).
+:data:`benchmarks.problems.SUITES`).  The budget is each problem's own unless given, as a
+number of evaluations or as a multiple of the problem's dimension, ``--budget 100D`` or
+``--budget 20D+20`` (the bbob protocol's two budgets).
 
 Every finished run is appended to the output file as one line and forced to disk at once, so a
 killed benchmark loses at most the run in progress; calling again with the same file skips
@@ -31,6 +33,7 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import sys
 from typing import Iterable
 
@@ -44,13 +47,18 @@ run to --out (written to disk as soon as the run ends). Runs already in the file
 method, seed and budget, are skipped, so an interrupted benchmark resumes where it stopped.
 Several mfbo bench commands may share one --out at the same time: they split the runs, each
 run is done once (they coordinate through the file --out.lock).
-A suite name (sklearn-tune, mixed; SUITE:dev or SUITE:test for one split) stands for its
-problems, in --problem or --suite.
-Peers (smac, optuna, skopt-forest, skopt-gp) need the peers extra: pip install "mfbo[peers]".
+A suite name (sklearn-tune, mixed, bbob; SUITE:dev or SUITE:test for one split) stands for
+its problems, in --problem or --suite; any bbob problem bbob-fFF-dDD-iII (function 1-24,
+dimension 2, 3, 5, 10, 20 or 40, instance; e.g. bbob-f03-d05-i07) can be named.
+--budget 100D gives each problem 100 times its dimension (20D+20: the bbob default).
+Peers (smac, optuna, optuna-mv, skopt-forest, skopt-gp) and the bbob problems (COCO's cocoex)
+need the peers extra: pip install "mfbo[peers]" (the bbob problems alone: "mfbo[bbob]").
 Summarise the file with: mfbo report FILE --out DIR."""
 
-__all__ = ["run", "run_one", "read_records", "record_key", "add_arguments", "run_from_args",
-           "main"]
+__all__ = ["run", "run_one", "budget_of", "read_records", "record_key", "add_arguments",
+           "run_from_args", "main"]
+
+_BUDGET_RULE = re.compile(r"(\d+)\s*\*?\s*D\s*(?:\+\s*(\d+))?", re.IGNORECASE)
 
 
 def _as_names(value) -> list[str]:
@@ -75,23 +83,58 @@ def _as_seeds(seeds) -> list[int]:
     return list(dict.fromkeys(out))
 
 
+def _as_budget(budget) -> int | tuple[int, int] | None:
+    """``None``, a positive int, or ``(k, c)`` for the rule ``k D + c`` (from ``"100D"``,
+    ``"20D+20"``, ``"20*D + 20"``; a string of digits is an int); ``ValueError`` otherwise."""
+    if budget is None:
+        return None
+    if isinstance(budget, str):
+        text = budget.strip()
+        if text.isdigit():
+            budget = int(text)
+        else:
+            m = _BUDGET_RULE.fullmatch(text)
+            if m is None or int(m.group(1)) < 1:
+                raise ValueError(f"budget must be a positive integer or a multiple of the "
+                                 f"problem's dimension such as '100D' or '20D+20', got "
+                                 f"{budget!r}.")
+            return int(m.group(1)), int(m.group(2) or 0)
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget must be a positive integer, a rule such as '100D' or "
+                         f"'20D+20', or None, got {budget!r}.")
+    return budget
+
+
+def budget_of(problem, budget: int | str | None = None) -> int:
+    """The evaluations of a run of ``problem``: its own budget when ``budget`` is None, else
+    ``budget``, an int or a rule ``"kD"`` / ``"kD+c"`` (``k`` times the problem's dimension,
+    plus ``c``)."""
+    rule = _as_budget(budget)
+    if rule is None:
+        return int(problem.budget)
+    if isinstance(rule, tuple):
+        return rule[0] * len(problem.space) + rule[1]
+    return rule
+
+
 def _versions(method) -> dict:
     return {"python": platform.python_version(), **versions("mfbo", "numpy"),
             **method.versions()}
 
 
-def run_one(problem, method, seed: int, budget: int | None = None) -> dict:
+def run_one(problem, method, seed: int, budget: int | str | None = None) -> dict:
     """Run one (problem, method, seed) and return its record (see the module docstring).
 
     ``problem`` and ``method`` are names or :class:`~benchmarks.problems.Problem` /
-    :class:`~benchmarks.methods.Method` objects; ``budget`` defaults to the problem's.
+    :class:`~benchmarks.methods.Method` objects; ``budget`` defaults to the problem's (an
+    int, or a rule such as ``"100D"``, see :func:`budget_of`).
     """
     from benchmarks.methods import Method, get_method, run_method
     from benchmarks.problems import get_problem
 
     p = get_problem(problem) if isinstance(problem, str) else problem
     m = method if isinstance(method, Method) else get_method(method)
-    budget = int(budget if budget is not None else p.budget)
+    budget = budget_of(p, budget)
     r = run_method(m, p, budget, int(seed))
     trace, best = [], None
     for v in r.values:
@@ -115,7 +158,8 @@ def run_one(problem, method, seed: int, budget: int | None = None) -> dict:
     }
 
 
-def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int | None = None,
+def run(problems: str | Iterable[str], methods: str | Iterable[str],
+        budget: int | str | None = None,
         seeds: int | Iterable[int] = 10, out: str | os.PathLike = "results.jsonl",
         progress: bool = True, data_home: str | os.PathLike | None = None) -> list[dict]:
     """Run every (problem, method, seed) not yet in ``out``, appending one JSON line each.
@@ -126,9 +170,10 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
         Names (a comma-separated string or a list) from ``benchmarks.problems.PROBLEMS`` and
         ``benchmarks.methods.METHODS``; a suite name (``"sklearn-tune"``, ``"mixed:dev"``)
         stands for its problems (:func:`benchmarks.problems.expand_problems`).
-    budget : int or None, default=None
+    budget : int, str or None, default=None
         Evaluations per run; ``None``: each problem's own (HPOlib's: Branin and Hartmann6 200,
-        LDA grid 50, SVM grid 100).
+        LDA grid 50, SVM grid 100; a bbob problem 20 D + 20); a string ``"kD"`` or
+        ``"kD+c"``: ``k`` times each problem's dimension, plus ``c`` (``"100D"``).
     seeds : int or iterable of int, default=10
         A count ``n`` (seeds ``0..n-1``) or the seeds themselves.
     out : path, default="results.jsonl"
@@ -154,6 +199,9 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
         An unknown problem or method name (before anything runs).
     benchmarks.methods.PeerUnavailable
         A peer method whose package is not installed (before anything runs).
+    benchmarks.bbob.CocoexUnavailable
+        A bbob problem is asked for and COCO's ``cocoex`` is not installed (before anything
+        runs).
     FileNotFoundError
         A problem's data file is missing (the message says where to put it).
     benchmarks.data.ChecksumError
@@ -166,18 +214,16 @@ def run(problems: str | Iterable[str], methods: str | Iterable[str], budget: int
     from benchmarks.methods import get_method
     from benchmarks.problems import expand_problems, get_problem
 
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)
-                               or budget < 1):
-        raise ValueError(f"budget must be a positive integer or None, got {budget!r}.")
+    _as_budget(budget)  # a bad budget fails before anything runs
     probs = [get_problem(n) for n in expand_problems(_as_names(problems))]
     meths = [get_method(n) for n in _as_names(methods)]
     seed_list = _as_seeds(seeds)
     for m in meths:
         m.check_available()
     for p in probs:
-        if hasattr(p, "load"):  # tables and data sets: read and checked before any run
+        if hasattr(p, "load"):  # tables, data sets, cocoex: checked before any run
             p.load(data_home)
-    jobs = {(p.name, m.name, s, budget if budget is not None else p.budget): (p, m)
+    jobs = {(p.name, m.name, s, budget_of(p, budget)): (p, m)
             for p in probs for m in meths for s in seed_list}
     keys = list(jobs)
     with ResultsFile(out) as results:  # fails here, before any run, if out is not writable
@@ -228,10 +274,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--method", "--methods", dest="method", default="mondrian,rf-smac,random",
                         help="comma-separated methods (default: mondrian,rf-smac,random); one "
                              "of: " + ", ".join(METHODS))
-    parser.add_argument("--budget", type=int, default=None,
-                        help="evaluations per run (default: the problem's, HPOlib's: branin "
-                             "and hartmann6 200, lda-grid 50, svm-grid 100; sklearn-tune 100, "
-                             "bayesmark's; mixed 200, its pipeline choices 100)")
+    parser.add_argument("--budget", default=None,
+                        help="evaluations per run, a number or a multiple of each problem's "
+                             "dimension: 100D, 20D+20 (default: the problem's, HPOlib's: "
+                             "branin and hartmann6 200, lda-grid 50, svm-grid 100; "
+                             "sklearn-tune 100, bayesmark's; mixed 200, its pipeline choices "
+                             "100; bbob 20D+20)")
     parser.add_argument("--seeds", type=int, default=10,
                         help="runs per problem and method, seeds 0..N-1 (default: 10)")
     parser.add_argument("--out", default="results.jsonl",
@@ -262,6 +310,7 @@ def _problems_of(args: argparse.Namespace) -> list[str]:
 def run_from_args(args: argparse.Namespace) -> None:
     """:func:`run` from parsed arguments (:class:`~benchmarks.cli.CommandError` for a bad
     name, a missing peer or data file, or an unwritable ``--out``)."""
+    from benchmarks.bbob import CocoexUnavailable
     from benchmarks.methods import PeerUnavailable
 
     try:
@@ -270,7 +319,7 @@ def run_from_args(args: argparse.Namespace) -> None:
     except ResultsFileError as err:
         raise CommandError(f"--out {err.path!r} is not writable ({err.reason}); nothing was "
                            f"run.") from err
-    except (ValueError, TypeError, PeerUnavailable, OSError) as err:
+    except (ValueError, TypeError, PeerUnavailable, CocoexUnavailable, OSError) as err:
         # OSError: a missing or damaged data file (FileNotFoundError, ChecksumError)
         raise CommandError(str(err)) from err
     print(f"{len(records)} runs in {args.out}; summarise them with: mfbo report {args.out}")

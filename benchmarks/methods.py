@@ -12,11 +12,15 @@ exactly (``candidates=``).
 
 Peers (the ``peers`` extra: ``pip install "mfbo[peers]"``), adapters in :mod:`benchmarks.peers`,
 imported only when used: ``smac`` (SMAC3 HyperparameterOptimizationFacade), ``optuna`` (TPE,
-default settings, seeded), ``skopt-forest`` and ``skopt-gp`` (scikit-optimize
-``forest_minimize`` / ``gp_minimize``).  Peers cannot take a candidate set: on a random-grid
-problem they search the continuous box (the run is marked ``continuous``); on a table problem
-each axis is an ordinal choice among the table's values, so every proposal is a grid cell; on a
-mixed problem they search its own space of reals, integers and categoricals.
+the installed Optuna's default settings, seeded), ``optuna-mv`` (TPE with ``multivariate=True``
+and ``group=False`` set explicitly, seeded: the multivariate TPE whatever Optuna's default;
+Optuna 5's default is this very sampler, so there the two give identical runs),
+``optuna-indep`` (TPE with ``multivariate=False``, one density per parameter: Optuna 4's default),
+``skopt-forest`` and ``skopt-gp`` (scikit-optimize ``forest_minimize`` / ``gp_minimize``).
+Peers cannot take a candidate set: on a random-grid problem they search the continuous box (the
+run is marked ``continuous``); on a table problem each axis is an ordinal choice among the
+table's values, so every proposal is a grid cell; on a mixed problem they search its own space
+of reals, integers and categoricals.
 
 A run returns the objective value of every evaluation in order (``None`` for a failed one) and
 times: ``wall_s`` of the whole run, ``objective_time_s`` spent inside the objective, and
@@ -145,6 +149,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("smac", "SMAC3 HyperparameterOptimizationFacade (random forest)", _peer("run_smac"),
            ("smac", "ConfigSpace")),
     Method("optuna", "Optuna TPESampler (defaults, seeded)", _peer("run_optuna"), ("optuna",)),
+    Method("optuna-mv", "Optuna TPESampler (multivariate=True, group=False, seeded)",
+           _peer("run_optuna_multivariate"), ("optuna",)),
+    Method("optuna-indep", "Optuna TPESampler (multivariate=False, seeded)",
+           _peer("run_optuna_independent"), ("optuna",)),
     Method("skopt-forest", "scikit-optimize forest_minimize", _peer("run_skopt_forest"),
            ("scikit-optimize",)),
     Method("skopt-gp", "scikit-optimize gp_minimize", _peer("run_skopt_gp"),

@@ -233,20 +233,24 @@ class PipelineChoice:
 
 def specs() -> list[dict]:
     """Every problem of the suite: ``name``, ``space``, ``objective`` (called with a
-    configuration dict), ``optimum`` (None: unknown), ``budget`` and ``split``."""
+    configuration dict), ``optimum`` (None: unknown), ``budget``, ``split`` and ``family``
+    (``mixed-ackley``, ``engineering-design``, ``mixed-pipeline``: the three kinds of
+    problem of the module docstring)."""
     ackley7, ackley12 = MixedAckley(3, 3, (4,), seed=7), MixedAckley(5, 5, (3, 4), seed=12)
     pipe_dev, pipe_test = PipelineChoice("breast_cancer"), PipelineChoice("digits")
     return [
         dict(name="mixed-ackley-7d", space=ackley7.space, objective=ackley7, optimum=0.0,
-             budget=200, split="dev"),
+             budget=200, split="dev", family="mixed-ackley"),
         dict(name="mixed-ackley-12d", space=ackley12.space, objective=ackley12, optimum=0.0,
-             budget=200, split="test"),
+             budget=200, split="test", family="mixed-ackley"),
         dict(name="pressure-vessel", space=PRESSURE_VESSEL_SPACE, objective=pressure_vessel,
-             optimum=PRESSURE_VESSEL_OPTIMUM, budget=200, split="dev"),
+             optimum=PRESSURE_VESSEL_OPTIMUM, budget=200, split="dev",
+             family="engineering-design"),
         dict(name="speed-reducer", space=SPEED_REDUCER_SPACE, objective=speed_reducer,
-             optimum=SPEED_REDUCER_OPTIMUM, budget=200, split="test"),
+             optimum=SPEED_REDUCER_OPTIMUM, budget=200, split="test",
+             family="engineering-design"),
         dict(name="mixed-pipeline-breast_cancer", space=PIPELINE_SPACE, objective=pipe_dev,
-             optimum=None, budget=100, split="dev"),
+             optimum=None, budget=100, split="dev", family="mixed-pipeline"),
         dict(name="mixed-pipeline-digits", space=PIPELINE_SPACE, objective=pipe_test,
-             optimum=None, budget=100, split="test"),
+             optimum=None, budget=100, split="test", family="mixed-pipeline"),
     ]

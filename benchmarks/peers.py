@@ -24,7 +24,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
-__all__ = ["run_optuna", "run_skopt_forest", "run_skopt_gp", "run_smac", "peer_space"]
+__all__ = ["run_optuna", "run_optuna_multivariate", "run_optuna_independent",
+           "run_skopt_forest", "run_skopt_gp", "run_smac", "peer_space"]
 
 
 def peer_space(problem):
@@ -102,13 +103,34 @@ def run_smac(objective, problem, budget, seed):
 
 
 def run_optuna(objective, problem, budget, seed):
-    """Optuna's default TPESampler (multivariate in Optuna 5), seeded."""
+    """Optuna's default TPESampler, seeded (its defaults change between versions: Optuna 5's
+    default is the multivariate TPE, earlier versions' the independent one)."""
+    return _optuna({}, objective, problem, budget, seed)
+
+
+def run_optuna_multivariate(objective, problem, budget, seed):
+    """Optuna's TPESampler with ``multivariate=True`` and ``group=False`` set explicitly
+    (Falkner et al. 2018's joint density over all parameters), seeded; the same sampler as
+    the default in Optuna 5, the multivariate variant in every version."""
+    return _optuna({"multivariate": True, "group": False}, objective, problem, budget, seed)
+
+
+def run_optuna_independent(objective, problem, budget, seed):
+    """Optuna's TPESampler with ``multivariate=False``: one density per parameter (the default
+    before Optuna 5), seeded."""
+    return _optuna({"multivariate": False}, objective, problem, budget, seed)
+
+
+def _optuna(options, objective, problem, budget, seed):
     import optuna
 
     kind, axes = peer_space(problem)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction="minimize",
-                                sampler=optuna.samplers.TPESampler(seed=seed))
+    with warnings.catch_warnings():
+        # older Optuna versions flag multivariate=True as experimental: the setting is meant
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        sampler = optuna.samplers.TPESampler(seed=seed, **options)
+    study = optuna.create_study(direction="minimize", sampler=sampler)
 
     def suggest(trial, n, spec):
         if spec[0] == "cat":

@@ -3,7 +3,7 @@
 A problem is a :class:`Problem`: a search space, a vectorised function on the problem's own
 coordinates, the known optimum and HPOlib's budget.  Register a new one in ``PROBLEMS``.
 
-Four kinds:
+Five kinds:
 
 * continuous (``branin``, ``hartmann6``, ...): the box is searched freely;
 * random-grid (``branin-grid``, ``hartmann6-grid``), :class:`RandomGridProblem`: the same function
@@ -17,6 +17,9 @@ Four kinds:
 * mixed (the suites ``sklearn-tune`` and ``mixed``), :class:`ConfigProblem`: a space of real,
   integer and categorical dimensions whose objective takes a configuration dict; its minimum
   may be unknown (``optimum=None``).
+* bbob (the suite ``bbob``), :class:`BBOBProblem`: COCO's 24 noiseless functions on the box
+  [-5, 5]^D, evaluated by COCO's ``cocoex`` package (only when evaluated), the value
+  ``f - f_opt`` so that the optimum is 0.
 
 When a run counts as having reached the optimum (:meth:`Problem.target`): table problems need
 the exact table minimum; continuous problems need ``f* + 1e-3 |f*|`` (``1e-3`` when
@@ -26,10 +29,18 @@ enumerate the grid are judged by one threshold.  A problem whose minimum is unkn
 target; the report measures its runs against the best value any run found.
 
 Suites (:data:`SUITES`) are named sets of problems split into *dev* (defaults are tuned on it)
-and *test* (reported, never tuned on): ``sklearn-tune`` (:mod:`benchmarks.sklearn_tune`) and
-``mixed`` (:mod:`benchmarks.mixed`), whose module docstrings give the split and its reasons.
-Wherever problem names are read (:func:`expand_problems`, ``mfbo bench --problem``), a suite
-name stands for all its problems, ``<suite>:dev`` / ``<suite>:test`` for one split.
+and *test* (reported, never tuned on): ``sklearn-tune`` (:mod:`benchmarks.sklearn_tune`),
+``mixed`` (:mod:`benchmarks.mixed`) and ``bbob`` (:mod:`benchmarks.bbob`: instances 1-5 dev,
+6-10 test), whose module docstrings give the split and its reasons.  Wherever problem names
+are read (:func:`expand_problems`, ``mfbo bench --problem``), a suite name stands for all its
+problems, ``<suite>:dev`` / ``<suite>:test`` for one split; any bbob problem
+``bbob-f<FF>-d<DD>-i<II>`` can be named, in the suite or not (:func:`get_problem`).
+
+A problem's *family* (:func:`family_of`) is the problem without its data set or instance: the
+model and metric of an ``sklearn-tune`` problem, the function and dimension of a bbob problem,
+the kind of a ``mixed`` problem (mixed Ackley, engineering design, pipeline choice), the
+problem itself elsewhere.  The report tests each method against the reference family by
+family.
 """
 
 from __future__ import annotations
@@ -40,12 +51,13 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks import mixed, sklearn_tune
+from benchmarks import bbob, mixed, sklearn_tune
 from mfbo import Real, Space
 
-__all__ = ["Problem", "RandomGridProblem", "TableProblem", "ConfigProblem", "Suite", "PROBLEMS",
-           "SUITES", "branin", "hartmann6", "hartmann3", "rosenbrock", "ackley", "levy",
-           "get_problem", "expand_problems", "split_of", "TARGET_RTOL"]
+__all__ = ["Problem", "RandomGridProblem", "TableProblem", "ConfigProblem", "BBOBProblem",
+           "Suite", "PROBLEMS", "SUITES", "branin", "hartmann6", "hartmann3", "rosenbrock",
+           "ackley", "levy", "get_problem", "expand_problems", "split_of", "family_of",
+           "TARGET_RTOL"]
 
 #: relative tolerance within which a continuous problem's optimum counts as reached
 TARGET_RTOL = 1e-3
@@ -387,30 +399,76 @@ class Suite:
         return list(getattr(self, split))
 
 
-def _register_suite(name: str, description: str, specs: list[dict]) -> None:
+@dataclass
+class BBOBProblem(Problem):
+    """A problem of COCO's bbob suite (:mod:`benchmarks.bbob`): ``f`` is a
+    :class:`benchmarks.bbob.BBOBFunction`, whose values are ``f - f_opt`` (``optimum`` 0).
+    :meth:`load` checks that COCO's ``cocoex`` is installed."""
+
+    def load(self, data_home: str | os.PathLike | None = None) -> "BBOBProblem":
+        """Build COCO's problem now: :class:`benchmarks.bbob.CocoexUnavailable` (an
+        ``ImportError`` saying what to install) when ``cocoex`` is missing.  ``data_home`` is
+        not used (the functions need no data)."""
+        self.f.load()
+        return self
+
+
+def _config_problem(spec: dict) -> ConfigProblem:
+    return ConfigProblem(spec["name"], spec["space"], None, spec["optimum"], spec["budget"],
+                         objective=spec["objective"])
+
+
+def _bbob_problem(spec: dict) -> BBOBProblem:
+    return BBOBProblem(spec["name"], spec["space"], spec["function"], spec["optimum"],
+                       spec["budget"])
+
+
+def _register_suite(name: str, description: str, specs: list[dict],
+                    make: Callable[[dict], Problem]) -> None:
     for spec in specs:
-        PROBLEMS[spec["name"]] = ConfigProblem(spec["name"], spec["space"], None,
-                                               spec["optimum"], spec["budget"],
-                                               objective=spec["objective"])
+        PROBLEMS[spec["name"]] = make(spec)
+        FAMILIES[spec["name"]] = spec["family"]
     SUITES[name] = Suite(name, tuple(s["name"] for s in specs if s["split"] == "dev"),
                          tuple(s["name"] for s in specs if s["split"] == "test"), description)
 
 
 SUITES: dict[str, Suite] = {}
+#: problem of a suite -> its family (see :func:`family_of`)
+FAMILIES: dict[str, str] = {}
 
 
 def _register_suites() -> None:
     _register_suite("sklearn-tune", "scikit-learn models tuned by 5-fold cross-validation "
-                    "(bayesmark's spaces)", sklearn_tune.specs())
+                    "(bayesmark's spaces)", sklearn_tune.specs(), _config_problem)
     _register_suite("mixed", "integer and categorical dimensions: mixed Ackley, engineering "
-                    "designs, a pipeline choice", mixed.specs())
+                    "designs, a pipeline choice", mixed.specs(), _config_problem)
+    _register_suite("bbob", "COCO's 24 noiseless BBOB functions in 2, 5, 10, 20 dimensions, "
+                    "instances 1-10 (needs cocoex)", bbob.specs(), _bbob_problem)
 
 
 _register_suites()
 
 
+def family_of(name: str) -> str:
+    """The family of a problem: its name without the data set or instance (the model and
+    metric of an ``sklearn-tune`` problem, ``sklearn-DT-acc``; the function and dimension of
+    a bbob problem, ``bbob-f03-d05``; the kind of a ``mixed`` problem, ``mixed-ackley``,
+    ``engineering-design``, ``mixed-pipeline``); any other problem is its own family.
+    ``ValueError`` for a malformed bbob name."""
+    if name in FAMILIES:
+        return FAMILIES[name]
+    parsed = bbob.parse_name(name)
+    if parsed is not None:
+        return bbob.family_name(*parsed[:2])
+    return name
+
+
 def get_problem(name: str) -> Problem:
-    """The registered problem ``name``; ``ValueError`` lists the known names otherwise."""
+    """The registered problem ``name``, or any bbob problem ``bbob-f<FF>-d<DD>-i<II>`` (built
+    on demand when it is not in the suite); ``ValueError`` lists the known names otherwise,
+    or says what is wrong with a bbob name."""
+    if name not in PROBLEMS and bbob.parse_name(name) is not None:
+        return _bbob_problem(bbob.spec(*bbob.parse_name(name)))
     if name not in PROBLEMS:
         if name.split(":")[0] in SUITES:
             raise ValueError(f"{name!r} is a suite, not a problem; expand it with "

@@ -31,7 +31,20 @@ comes first, one row per method over the split's problems: the **mean rank** of 
 best among the methods run on a problem (ties share their mean rank), and its **normalised
 regret** ``(mean best - best method's mean best) / (random search's mean best - best
 method's mean best)``, 0 for the best method and 1 for random search (defined where
-``random`` was run and did not tie the best), mean and worst over the problems.
+``random`` was run and did not tie the best), mean and worst over the problems, and the
+**worst run**: the single run (problem, seed) whose own final best, put in the place of the
+mean best, gives the largest normalised regret.
+
+Then the **paired tests** of the split (:mod:`benchmarks.paired`): the reference method
+(``--reference``, default ``mondrian``) against every other method, runs paired by problem,
+budget and seed, final best values compared (each difference scaled by the problem's spread),
+Wilcoxon's signed-rank test two-sided: pairs, the reference's wins / ties / losses, the
+p-value and whether it is significant at 0.05 and which way.  Once over the whole split,
+then once per problem family (:func:`benchmarks.problems.family_of`: an ``sklearn-tune``
+problem's model and metric, a bbob problem's function and dimension, a ``mixed`` problem's
+kind), followed by the families where the reference is significantly worse than random
+search.  Every table and heading names the split its numbers come from; a problem's own
+table names its suite and split too (problems outside a suite have none).
 
 A method marked "(continuous box)" searched the continuous box of a random-grid problem (peers
 cannot take a candidate set).  The plots show the mean ± standard error over runs of the gap
@@ -63,7 +76,9 @@ continuous problems; on random grids the easier of that and the grid's minimum),
 number of evaluations to reach it and the mean optimizer time per run; and DIR/<problem>.png,
 the mean +- s.e. of the gap best-so-far - optimum against the evaluation, log scale.  A
 problem whose optimum is unknown is measured against the best value any run found.  Suite
-splits get a summary first: mean rank and normalised regret (0 = best method, 1 = random)."""
+splits get a summary first: mean rank, normalised regret (0 = best method, 1 = random) and
+the worst run; then paired Wilcoxon signed-rank tests of --reference against every other
+method (runs paired by problem, budget and seed), over the split and per problem family."""
 
 __all__ = ["check_record", "load_records", "summarize", "suite_summary", "to_markdown",
            "plot_problem", "report", "add_arguments", "run_from_args", "main"]
@@ -173,12 +188,13 @@ def _fmt(x: float | None, digits: int = 6) -> str:
 def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]:
     """Per method over the ``(problem, budget) -> label -> runs`` groups of one suite split:
     ``problems`` (how many it ran on among those with 2+ methods), ``mean_rank``,
-    ``regrets`` (normalised regret per problem where defined), ``mean_regret`` and
-    ``worst_regret`` (``None`` where undefined)."""
+    ``regrets`` (normalised regret per problem where defined), ``mean_regret``,
+    ``worst_regret`` and ``worst_run`` (``(problem, budget, seed, normalised regret of that
+    run's final best)`` of the run with the largest; ``None`` where undefined)."""
     from scipy.stats import rankdata
 
     out: dict[str, dict] = {}
-    for methods in groups.values():
+    for (problem, budget), methods in groups.items():
         means = {label: summarize(runs)["best_mean"] for label, runs in methods.items()}
         means = {k: v for k, v in means.items() if v is not None}
         if len(means) < 2:
@@ -188,11 +204,18 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
         best = min(means.values())
         rand = means.get("random")
         for label, rank in zip(labels, ranks):
-            row = out.setdefault(label, {"problems": 0, "ranks": [], "regrets": []})
+            row = out.setdefault(label, {"problems": 0, "ranks": [], "regrets": [],
+                                         "worst_run": None})
             row["problems"] += 1
             row["ranks"].append(float(rank))
             if rand is not None and rand > best:
                 row["regrets"].append((means[label] - best) / (rand - best))
+                for r in methods[label]:
+                    if r["best"] is None:
+                        continue
+                    regret = (r["best"] - best) / (rand - best)
+                    if row["worst_run"] is None or regret > row["worst_run"][3]:
+                        row["worst_run"] = (problem, budget, r["seed"], float(regret))
     for row in out.values():
         row["mean_rank"] = float(np.mean(row.pop("ranks")))
         row["mean_regret"] = float(np.mean(row["regrets"])) if row["regrets"] else None
@@ -200,7 +223,77 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
     return out
 
 
-def _summary_lines(groups: dict[tuple, dict[str, list[dict]]]) -> list[str]:
+def _worst_run(run: tuple | None) -> str:
+    if run is None:
+        return "—"
+    problem, budget, seed, regret = run
+    return f"{problem}, {budget} evals, seed {seed}: {_fmt(regret, 3)}"
+
+
+def _p(p: float | None) -> str:
+    return "—" if p is None else f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
+
+
+def _verdict(result: dict, reference: str) -> str:
+    if result["verdict"] == "no":
+        return "no"
+    return f"yes: {reference} {result['verdict']}"
+
+
+def _paired_lines(sub: dict[tuple, dict], suite: str, split: str,
+                  reference: str) -> list[str]:
+    """The paired tests of one suite split (see :mod:`benchmarks.paired`)."""
+    from benchmarks.paired import ALPHA, compare, compare_by
+    from benchmarks.problems import family_of
+
+    labels = list(dict.fromkeys(label for methods in sub.values() for label in methods))
+    if len(labels) < 2:
+        return []
+    head = [f"### Paired tests: {suite} ({split} split), {reference} against each method", ""]
+    if reference not in labels:
+        return head + [f"No runs of the reference method {reference!r} in the {split} split "
+                       f"(choose another with --reference).", ""]
+    lines = head + [
+        f"Runs of the {split} split paired by problem, budget and seed; final best values "
+        f"compared, each difference divided by the spread of all runs' final bests on its "
+        f"problem; Wilcoxon signed-rank test, two-sided (ties dropped; p = 1 when every pair "
+        f"ties).  Wins: {reference} lower.  Significant: p < {ALPHA}, and which way.", ""]
+    rows = [[label, r["n"], r["wins"], r["ties"], r["losses"], _p(r["p"]),
+             _verdict(r, reference)] for label, r in compare(sub, reference).items()]
+    lines += [markdown_table(["method", "pairs", f"{reference} wins", "ties",
+                              f"{reference} losses", "p (Wilcoxon)",
+                              f"significant at {ALPHA}"], rows), ""]
+    by_family = compare_by(sub, reference, family_of)
+    others = [label for label in labels if label != reference]
+    lines += [f"Per problem family ({split} split): {reference}'s wins/ties/losses, p, and "
+              f"'better' / 'worse' where significant at {ALPHA}.", ""]
+    table = []
+    for family, results in by_family.items():
+        cells = []
+        for label in others:
+            r = results.get(label)
+            cells.append("—" if r is None else
+                         f"{r['wins']}/{r['ties']}/{r['losses']}, p {_p(r['p'])}"
+                         + ("" if r["verdict"] == "no" else f", {r['verdict']}"))
+        table.append([family, *cells])
+    lines += [markdown_table(["family", *others], table), ""]
+    if "random" in others:
+        worse = [f for f, results in by_family.items()
+                 if results.get("random", {}).get("verdict") == "worse"]
+        lines += [f"Families where {reference} is significantly worse than random search "
+                  f"({split} split): {', '.join(worse) if worse else 'none'}.", ""]
+    return lines
+
+
+def _split_label(problem: str) -> str:
+    from benchmarks.problems import split_of
+
+    where = split_of(problem)
+    return "" if where is None else f" ({where[0]} {where[1]} split)"
+
+
+def _summary_lines(groups: dict[tuple, dict[str, list[dict]]],
+                   reference: str = "mondrian") -> list[str]:
     from benchmarks.problems import SUITES, split_of
 
     by_split: dict[tuple, dict] = {}
@@ -223,15 +316,18 @@ def _summary_lines(groups: dict[tuple, dict[str, list[dict]]]) -> list[str]:
                   f"(mean and worst over the problems where random search was run and did "
                   f"not tie the best).", ""]
         table = [[label, r["problems"], f"{r['mean_rank']:.2f}", _fmt(r["mean_regret"], 3),
-                  _fmt(r["worst_regret"], 3)]
+                  _fmt(r["worst_regret"], 3), _worst_run(r["worst_run"])]
                  for label, r in sorted(rows.items(), key=lambda kv: kv[1]["mean_rank"])]
         lines += [markdown_table(["method", "problems", "mean rank", "normalised regret "
-                                  "(mean)", "normalised regret (worst)"], table), ""]
+                                  "(mean)", "normalised regret (worst)",
+                                  "worst run (its normalised regret)"], table), ""]
+        lines += _paired_lines(sub, suite, split, reference)
     return lines
 
 
-def to_markdown(records: list[dict]) -> str:
-    """The markdown report of a list of records."""
+def to_markdown(records: list[dict], reference: str = "mondrian") -> str:
+    """The markdown report of a list of records; ``reference`` is the method the paired tests
+    compare every other method with."""
     lines = ["# Benchmark results", "",
              "Best = final best value, mean ± sd over runs.  At optimum = runs whose best "
              "reached the target (exact table minimum on the measured grids; f* + 1e-3·|f*| on "
@@ -242,7 +338,7 @@ def to_markdown(records: list[dict]) -> str:
              "a random-grid problem.  Where f* is unknown, the best value any run here "
              "found stands for it.", ""]
     groups = _groups(records)
-    lines += _summary_lines(groups)
+    lines += _summary_lines(groups, reference)
     for (problem, budget), methods in groups.items():
         methods, estimated = _with_reference(methods)
         first = next(iter(methods.values()))[0]
@@ -253,8 +349,8 @@ def to_markdown(records: list[dict]) -> str:
         optimum = (f"Optimum unknown; f* = {_fmt(first['optimum'], 10)}, the best value "
                    f"any run here found" if estimated
                    else f"Optimum f* = {_fmt(first['optimum'], 10)}")
-        lines += [f"## {problem}, {budget} evaluations", "", f"{optimum}; target {target}.",
-                  ""]
+        lines += [f"## {problem}, {budget} evaluations{_split_label(problem)}", "",
+                  f"{optimum}; target {target}.", ""]
         rows = []
         for label, runs in methods.items():
             s = summarize(runs)
@@ -305,8 +401,11 @@ def plot_problem(methods: dict[str, list[dict]], path: str | os.PathLike,
 
 
 def report(paths: str | os.PathLike | Iterable[str | os.PathLike],
-           out: str | os.PathLike = "report", plots: bool = True) -> str:
+           out: str | os.PathLike = "report", plots: bool = True,
+           reference: str = "mondrian") -> str:
     """Write ``out/report.md`` and ``out/<problem>.png`` from result files; return the markdown.
+    ``reference`` is the method the paired tests compare every other method with (default
+    ``"mondrian"``).
 
     ``ValueError`` when the files hold no result."""
     records = load_records(paths)
@@ -315,7 +414,7 @@ def report(paths: str | os.PathLike | Iterable[str | os.PathLike],
                          "were named in warnings).")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    text = to_markdown(records)
+    text = to_markdown(records, reference)
     (out / "report.md").write_text(text + "\n", encoding="utf-8")
     if plots:
         groups = _groups(records)
@@ -339,6 +438,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="directory for report.md and the <problem>.png plots "
                              "(default: report)")
     parser.add_argument("--no-plots", action="store_true", help="write only report.md")
+    parser.add_argument("--reference", default="mondrian",
+                        help="the method the paired Wilcoxon tests compare every other "
+                             "method with (default: mondrian)")
     return parser
 
 
@@ -346,7 +448,8 @@ def run_from_args(args: argparse.Namespace) -> None:
     """:func:`report` from parsed arguments, printed (:class:`~benchmarks.cli.CommandError`
     for a missing or empty results file)."""
     try:
-        text = report(args.results, args.out, plots=not args.no_plots)
+        text = report(args.results, args.out, plots=not args.no_plots,
+                      reference=args.reference)
     except (ValueError, FileNotFoundError) as err:
         raise CommandError(str(err)) from err
     print(text)

@@ -364,8 +364,9 @@ def problem_name(model: str, dataset: str, metric: str) -> str:
 
 def specs() -> list[dict]:
     """Every problem of the suite: ``name``, ``space``, ``objective`` (a
-    :class:`SklearnTuneObjective`), ``optimum`` (None: unknown), ``budget`` and ``split``
-    ("dev" or "test"), models x data sets x metrics in that order."""
+    :class:`SklearnTuneObjective`), ``optimum`` (None: unknown), ``budget``, ``split``
+    ("dev" or "test") and ``family`` (``sklearn-<model>-<metric>``: the problem without its
+    data set), models x data sets x metrics in that order."""
     out = []
     for model, spec in MODELS.items():
         for dataset, ds in DATASETS.items():
@@ -374,5 +375,6 @@ def specs() -> list[dict]:
                 objective = SklearnTuneObjective(model, dataset, metric)
                 out.append(dict(name=problem_name(model, dataset, metric),
                                 space=objective.space, objective=objective, optimum=None,
-                                budget=BUDGET, split=split))
+                                budget=BUDGET, split=split,
+                                family=f"sklearn-{model}-{metric}"))
     return out

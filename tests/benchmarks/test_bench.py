@@ -361,7 +361,8 @@ def test_cli_errors_are_clear(tmp_path):
 
 
 # -- peers (only when installed) ---------------------------------------------------------------
-PEERS = {"smac": "smac", "optuna": "optuna", "skopt-forest": "skopt", "skopt-gp": "skopt"}
+PEERS = {"smac": "smac", "optuna": "optuna", "optuna-mv": "optuna", "optuna-indep": "optuna", "skopt-forest": "skopt",
+         "skopt-gp": "skopt"}
 
 
 @pytest.mark.parametrize("name", sorted(PEERS))
@@ -376,3 +377,40 @@ def test_peer_on_a_random_grid_searches_the_box_and_on_a_table_the_cells(name):
         # every proposal was a table cell (an off-grid point would have failed the look-up)
         assert len(r.values) == 5 and None not in r.values and not r.continuous
         assert set(r.values) <= set(lda.values.tolist())
+
+
+@pytest.mark.parametrize("name", sorted(PEERS))
+def test_peer_on_a_mixed_problem_proposes_integers_and_levels(name):
+    pytest.importorskip(PEERS[name])
+    problem = get_problem("mixed-ackley-7d")  # reals, integers and a categorical of 4 levels
+
+    class Recording:  # the problem, keeping what the peer proposed
+        seen = []
+
+        def __getattr__(self, name):
+            return getattr(problem, name)
+
+        def __call__(self, **params):
+            self.seen.append(params)
+            return problem(**params)  # rejects a non-integral integer or an unknown level
+
+    r = methods.run_method(name, Recording(), 5, 0)
+    assert len(r.values) == 5 and None not in r.values and r.continuous
+    assert len(Recording.seen) == 5
+    assert all(isinstance(p["z1"], int) and p["c1"] in problem.space["c1"].choices
+               for p in Recording.seen)
+
+
+def test_optuna_mv_asks_for_the_multivariate_tpe(monkeypatch):
+    optuna = pytest.importorskip("optuna")
+    made = []
+    real = optuna.samplers.TPESampler
+
+    def sampler(**kwargs):
+        made.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(optuna.samplers, "TPESampler", sampler)
+    methods.run_method("optuna-mv", get_problem("branin"), 3, 4)
+    methods.run_method("optuna", get_problem("branin"), 3, 4)
+    assert made == [{"seed": 4, "multivariate": True, "group": False}, {"seed": 4}]
