@@ -10,8 +10,10 @@ from .api import Objective, minimize, objective
 from .models import Model
 from .optimizer import Optimizer, StudyExhausted, Trial
 from .recipes import RECIPES, Recipe, get_recipe, register_surrogate
-from .results import OptimizeResult, plot_convergence
-from .space import Categorical, Integer, Real, Space
+from .importance import Importance
+from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
+from .results import OptimizeResult
+from .space import Categorical, Integer, Ordinal, Real, Space
 from .storage import InMemoryStorage, SQLiteStorage
 from .study import Study
 
@@ -20,7 +22,30 @@ __version__ = "0.1.0"
 #: the named surrogates and their recipes (read-only; add one with :func:`register_surrogate`)
 SURROGATES = RECIPES
 
-__all__ = ["Categorical", "Integer", "InMemoryStorage", "Model", "Objective", "OptimizeResult",
-           "Optimizer", "RECIPES", "Real", "Recipe", "SQLiteStorage", "SURROGATES", "Space",
-           "Study", "StudyExhausted", "Trial", "get_recipe", "minimize", "objective",
-           "plot_convergence", "register_surrogate", "__version__"]
+#: names imported on first use: scikit-learn's search module and optuna are slow to import.
+#: ``from_optuna`` stays out of ``__all__``: optuna is optional, and ``from mfbo import *``
+#: must work without it.
+_LAZY = {"MondrianSearchCV": "mfbo.integrations.sklearn",
+         "from_optuna": "mfbo.integrations.optuna"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mfbo' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = ["Categorical", "Importance", "Integer", "InMemoryStorage", "Model",
+           "MondrianSearchCV", "Objective", "OptimizeResult", "Optimizer", "Ordinal", "RECIPES",
+           "Real", "Recipe", "SQLiteStorage", "SURROGATES", "Space", "Study", "StudyExhausted",
+           "Trial", "get_recipe", "minimize", "objective", "plot_convergence",
+           "plot_evaluations", "plot_importance", "plot_objective", "register_surrogate",
+           "__version__"]

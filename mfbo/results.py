@@ -1,13 +1,16 @@
-"""Results of a study: best configuration, full history as a DataFrame, and plots (PNG)."""
+"""Results of a study: best configuration, full history as a DataFrame, figures and the
+importance of each dimension."""
 
 from __future__ import annotations
 
-import os
-from typing import Sequence
-
 import numpy as np
 
-__all__ = ["OptimizeResult", "plot_convergence"]
+from .importance import Importance, functional_anova
+from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
+from .surface import response_surface
+
+__all__ = ["OptimizeResult", "plot_convergence", "plot_evaluations", "plot_objective",
+           "plot_importance"]
 
 
 class OptimizeResult:
@@ -74,81 +77,45 @@ class OptimizeResult:
             rows.append(row)
         return pd.DataFrame(rows)
 
+    def to_optuna(self, study=None, *, storage=None, study_name: str | None = None):
+        """The finished trials added to an optuna study (a new minimising one when ``study``
+        is None, made with ``storage`` and ``study_name``), e.g. for optuna-dashboard; needs
+        optuna (:func:`mfbo.integrations.optuna.to_optuna` says how trials are carried)."""
+        from .integrations.optuna import to_optuna
+
+        return to_optuna(self, study, storage=storage, study_name=study_name)
+
     def __repr__(self):
         return (f"OptimizeResult(best_value={self.best_value!r}, best_params={self.best_params!r},"
                 f" n_trials={len(self.trials)}, n_failed={self.n_failed})")
 
-    def plot_convergence(self, path: str | os.PathLike, title: str | None = None) -> str:
-        """Best-so-far loss against the number of evaluations, as a PNG at ``path``."""
-        return plot_convergence([self.best_so_far()], path, labels=None, title=title)
+    # -- figures and importance (see mfbo.plots); each returns a matplotlib Figure -----------
+    def plot_convergence(self, path=None, title: str | None = None, ax=None):
+        """Best-so-far loss against the number of evaluations (:func:`mfbo.plot_convergence`);
+        also saved when ``path`` is given."""
+        return plot_convergence([self.best_so_far()], path, title=title, ax=ax)
 
-    def plot_evaluations(self, path: str | os.PathLike, title: str | None = None) -> str:
-        """Each parameter against the loss of every complete trial (one panel per parameter,
-        colour = evaluation order, best marked), as a PNG at ``path``."""
-        from matplotlib.figure import Figure
+    def plot_evaluations(self, path=None, title: str | None = None):
+        """Each parameter against the loss of every complete trial
+        (:func:`mfbo.plot_evaluations`); also saved when ``path`` is given."""
+        return plot_evaluations(self, path, title=title)
 
-        from .space import Categorical
+    def plot_objective(self, path=None, **kwargs):
+        """Partial dependence of the surrogate's mean loss on each dimension and pair
+        (:func:`mfbo.plot_objective`, which takes the keyword arguments)."""
+        return plot_objective(self, path=path, **kwargs)
 
-        done = [t for t in self.trials if t.state == "complete"]
-        names = self.space.names
-        fig = Figure(figsize=(3.2 * len(names), 3.0))
-        axes = fig.subplots(1, len(names), squeeze=False)
-        for ax, n in zip(axes[0], names):
-            dim = self.space.dimensions[n]
-            xs = [t.params[n] for t in done]
-            bx = self.best_trial.params[n] if self.best_trial is not None else None
-            if isinstance(dim, Categorical):  # choices at their positions in the list
-                xs = [dim.index(x) for x in xs]
-                bx = None if bx is None else dim.index(bx)
-                ax.set_xticks(range(len(dim.choices)), [str(c) for c in dim.choices])
-            ax.scatter(xs, [t.value for t in done], c=range(len(done)), cmap="viridis", s=14)
-            if bx is not None:
-                ax.scatter([bx], [self.best_value], marker="*", s=120, c="red")
-            if getattr(dim, "log", False):
-                ax.set_xscale("log")
-            ax.set_xlabel(n)
-        axes[0][0].set_ylabel("loss")
-        if title:
-            fig.suptitle(title)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        return os.fspath(path)
+    def plot_importance(self, path=None, **kwargs):
+        """The fraction of the surrogate's variance each dimension explains
+        (:func:`mfbo.plot_importance`, which takes the keyword arguments)."""
+        return plot_importance(self, path=path, **kwargs)
 
-
-def plot_convergence(traces: Sequence[np.ndarray] | dict, path, labels=None, title=None,
-                     optimum: float | None = None, log_gap: bool = False) -> str:
-    """Best-so-far curves as a PNG.  ``traces`` is a list of 1-D arrays (one run each) or a
-    dict ``label -> list of runs``; several runs of one label are drawn as mean ± standard
-    error.  With ``optimum`` and ``log_gap`` the y axis is the log10 gap to the optimum."""
-    from matplotlib.figure import Figure
-
-    if not isinstance(traces, dict):
-        traces = {labels[0] if labels else "best so far": list(traces)}
-    fig = Figure(figsize=(5.5, 3.8))
-    ax = fig.subplots()
-    for label, runs in traces.items():
-        L = max(len(r) for r in runs)
-        M = np.full((len(runs), L), np.nan)
-        for i, r in enumerate(runs):
-            r = np.asarray(r, dtype=float)
-            M[i, :len(r)] = r
-            if len(r) < L and len(r):
-                M[i, len(r):] = r[-1]
-        if optimum is not None and log_gap:
-            M = np.log10(np.maximum(M - optimum, 1e-12))
-        x = np.arange(1, L + 1)
-        mean = np.nanmean(M, axis=0)
-        ax.plot(x, mean, label=label)
-        if len(runs) > 1:
-            se = np.nanstd(M, axis=0) / np.sqrt(np.sum(np.isfinite(M), axis=0).clip(1))
-            ax.fill_between(x, mean - se, mean + se, alpha=0.25)
-    if optimum is not None and not log_gap:
-        ax.axhline(optimum, color="k", lw=0.8, ls="--", label="optimum")
-    ax.set_xlabel("evaluation")
-    ax.set_ylabel("log10(best - optimum)" if (optimum is not None and log_gap) else "best loss so far")
-    if title:
-        ax.set_title(title)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    return os.fspath(path)
+    def importance(self, model=None, pairs: bool = False, method: str = "auto",
+                   n_samples: int = 4096, random_state=0) -> Importance:
+        """Functional ANOVA of the surrogate's mean loss (:mod:`mfbo.importance`): the
+        fraction of its variance each dimension (and with ``pairs`` each pair) explains.
+        ``model`` None fits a Mondrian forest to the complete trials
+        (:func:`mfbo.surface.fit_forest`)."""
+        f = response_surface(self, model, random_state)
+        return functional_anova(f, self.space, pairs=pairs, method=method,
+                                n_samples=n_samples, random_state=random_state)

@@ -3,7 +3,8 @@
 A space is built from a dict ``name -> dimension``; ``(low, high)`` tuples are shorthand for
 :class:`Real`.  Internally every configuration is a point of ``[0, 1]^D`` following the
 convention of :mod:`acquisitions.maximizers` (continuous coordinates, or level ``i`` of ``k``
-at ``(i + 0.5) / k``).
+at ``(i + 0.5) / k``).  :meth:`Space.from_configspace` builds a space from a ConfigSpace
+``ConfigurationSpace``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from scipy.stats import qmc
 
 from acquisitions import snap
 
-__all__ = ["Real", "Integer", "Categorical", "Space", "as_space"]
+__all__ = ["Real", "Integer", "Categorical", "Ordinal", "Space", "as_space"]
 
 
 def _finite_number(v, what: str) -> float:
@@ -30,7 +31,7 @@ def _finite_number(v, what: str) -> float:
 
 
 class Dimension:
-    """Base class of the three kinds of dimension."""
+    """Base class of the kinds of dimension."""
 
     levels: int = 0
 
@@ -214,6 +215,25 @@ class Categorical(Dimension):
         return isinstance(other, Categorical) and self.to_json() == other.to_json()
 
 
+class Ordinal(Categorical):
+    """One of a finite list of values whose order matters (``["low", "mid", "high"]``).
+
+    Encoded like a :class:`Categorical` (value ``i`` of ``k`` at ``(i + 0.5) / k``) but
+    searched as an ordered dimension: a local search step moves to an adjacent value, where a
+    categorical one jumps to any other choice.  Parameters hold the values themselves.
+    """
+
+    def __init__(self, choices: Sequence):
+        super().__init__(choices)
+        self.levels = len(self.choices)
+
+    def to_json(self):
+        return {"type": "ordinal", "choices": list(self.choices)}
+
+    def __repr__(self):
+        return f"Ordinal({self.choices!r})"
+
+
 def json_key(v):
     """A key under which equal choices coincide (1 and 1.0 and True are distinct)."""
     if isinstance(v, np.generic):
@@ -233,15 +253,15 @@ def _dimension(name, spec) -> Dimension:
         return Real(a, b)
     if isinstance(spec, list):
         return Categorical(spec)
-    raise TypeError(f"dimension {name!r} must be Real, Integer, Categorical, a (low, high) tuple "
-                    f"or a list of choices, got {spec!r}.")
+    raise TypeError(f"dimension {name!r} must be Real, Integer, Categorical, Ordinal, a (low, "
+                    f"high) tuple or a list of choices, got {spec!r}.")
 
 
 class Space:
     """An ordered mapping ``name -> Dimension`` with the unit-cube encoding.
 
     ``(low, high)`` is a :class:`Real` (an :class:`Integer` when both are ints); a list is a
-    :class:`Categorical`.
+    :class:`Categorical`; :class:`Ordinal` is an ordered list of values.
     """
 
     def __init__(self, dimensions: Mapping[str, Any]):
@@ -281,9 +301,39 @@ class Space:
                 dims[n] = Real(d["low"], d["high"], d["log"])
             elif t == "integer":
                 dims[n] = Integer(d["low"], d["high"], d["log"])
+            elif t == "ordinal":
+                dims[n] = Ordinal(d["choices"])
             else:
                 dims[n] = Categorical(d["choices"])
         return cls(dims)
+
+    @classmethod
+    def from_configspace(cls, cs) -> "Space":
+        """The space of a ConfigSpace ``ConfigurationSpace`` (ConfigSpace >= 1.0, optional).
+
+        Each hyperparameter becomes the dimension of the same name, and the parameters the
+        optimizer proposes are valid values of ``cs`` (``Configuration(cs, values=params)``
+        accepts them):
+
+        - ``Float`` -> :class:`Real`, ``Integer`` -> :class:`Integer` (``log`` kept);
+        - ``Categorical`` -> :class:`Categorical`, ``Ordinal`` -> :class:`Ordinal` (the
+          sequence's order kept);
+        - ``Constant`` -> a :class:`Categorical` with its one value, so that every parameter
+          dict holds it (the coordinate never varies, so the surrogate never splits on it).
+
+        What is not carried over: defaults, the normal and beta distributions of ``Float`` and
+        ``Integer`` (the range is searched uniformly, in log space with ``log=True``) and the
+        weights of a ``Categorical``.  A space with conditions or forbidden clauses is refused
+        with a ``ValueError`` naming them, since every parameter here is always active and every
+        combination allowed.  Hyperparameter names must be Python identifiers (``f(**params)``
+        is called with them).
+
+        Raises ``ImportError`` when ConfigSpace is not installed
+        (``pip install "mfbo[configspace]"``).
+        """
+        from .integrations.configspace import space_from_configspace
+
+        return space_from_configspace(cs, cls)
 
     def validate(self, params: Mapping[str, Any]) -> dict:
         """Check names, types and bounds of one configuration; returns a normalised copy."""

@@ -29,8 +29,8 @@ def test_minimize_result_dataframe_and_plots(tmp_path):
     assert {"start", "end", "duration", "worker"} <= set(df.columns) and len(df) == 15
     assert np.all(np.diff(r.best_so_far()) <= 0)
     for name, fn in (("conv.png", r.plot_convergence), ("eval.png", r.plot_evaluations)):
-        path = fn(tmp_path / name)
-        with open(path, "rb") as fh:
+        fn(tmp_path / name)  # returns the Figure, and saves it when given a path
+        with open(tmp_path / name, "rb") as fh:
             assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
 
 

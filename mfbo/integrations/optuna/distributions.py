@@ -1,0 +1,145 @@
+"""Optuna's parameter distributions as mfbo dimensions, and back.
+
+Two codings serve two purposes.  :class:`Codec` is how :class:`MondrianSampler` searches one
+distribution: every value it proposes is a valid value of the distribution (a stepped range is
+searched as the integer index of its grid, a categorical one as the index of its choice, so that
+any choice, however optuna compares it, is one level).  :func:`dimension_of` and
+:func:`distribution_of` translate a user's space, whose values are the parameters themselves
+(:func:`~mfbo.integrations.optuna.from_optuna`, :func:`~mfbo.integrations.optuna.to_optuna`).
+"""
+
+from __future__ import annotations
+
+from optuna.distributions import (BaseDistribution, CategoricalDistribution, FloatDistribution,
+                                  IntDistribution)
+
+from ...space import Categorical, Dimension, Integer, Ordinal, Real
+
+__all__ = ["Codec", "dimension_of", "distribution_of", "user_value", "MAX_GRID"]
+
+#: a stepped range of at most this many values becomes an :class:`~mfbo.Ordinal` of them in a
+#: user's space; a finer one becomes the plain range (values then need not lie on the steps)
+MAX_GRID = 10_000
+
+
+def _grid_size(d) -> int:
+    """Number of steps of a stepped distribution (``high`` is on the grid: optuna adjusts it)."""
+    return int(round((d.high - d.low) / d.step))
+
+
+class Codec:
+    """One optuna distribution searched as one mfbo dimension (the sampler's coding).
+
+    ``FloatDistribution`` without a step is a :class:`~mfbo.Real` (``log`` kept); with a step
+    and ``IntDistribution`` with ``step > 1``, the :class:`~mfbo.Integer` index ``k`` of the
+    value ``low + k * step``; ``IntDistribution`` with step 1 an :class:`~mfbo.Integer` (``log``
+    kept); ``CategoricalDistribution`` a :class:`~mfbo.Categorical` of the choices' indices.
+    The distribution must not be single-valued (optuna never samples those).
+    """
+
+    def __init__(self, distribution: BaseDistribution):
+        d = distribution
+        self.distribution = d
+        if isinstance(d, FloatDistribution):
+            self.kind = "real" if d.step is None else "grid"
+            self.dimension: Dimension = Real(d.low, d.high, log=d.log) if d.step is None \
+                else Integer(0, _grid_size(d))
+        elif isinstance(d, IntDistribution):
+            self.kind = "int" if d.step == 1 else "grid"
+            self.dimension = Integer(d.low, d.high, log=d.log) if d.step == 1 \
+                else Integer(0, (d.high - d.low) // d.step)
+        elif isinstance(d, CategoricalDistribution):
+            self.kind = "choice"
+            self.dimension = Categorical(list(range(len(d.choices))))
+        else:
+            raise TypeError(f"distribution must be an optuna Float-, Int- or "
+                            f"CategoricalDistribution, got {type(d).__name__}.")
+
+    def encode(self, value):
+        """The mfbo value of the parameter value ``value``, or None when it is not a value of
+        the distribution."""
+        d = self.distribution
+        try:
+            internal = d.to_internal_repr(value)
+            if not d._contains(internal):
+                return None
+        except (ValueError, TypeError):
+            return None
+        if self.kind == "real":
+            return float(internal)
+        if self.kind == "grid":
+            return int(round((internal - d.low) / d.step))
+        return int(internal)
+
+    def decode(self, value):
+        """The parameter value of the mfbo value ``value`` (a valid value of the
+        distribution, of the type optuna's own samplers return)."""
+        d = self.distribution
+        if self.kind == "real":
+            return float(min(max(value, d.low), d.high))
+        if self.kind == "grid":
+            v = d.low + int(value) * d.step
+            return min(v, d.high) if isinstance(d, IntDistribution) else float(min(v, d.high))
+        if self.kind == "int":
+            return int(value)
+        return d.choices[int(value)]
+
+
+def dimension_of(name: str, distribution: BaseDistribution) -> Dimension:
+    """The mfbo dimension of a user's space for an optuna distribution (values kept as they
+    are): ranges without a step keep ``log``; a stepped range is an :class:`~mfbo.Ordinal` of
+    its values (the plain range beyond :data:`MAX_GRID` values); a single-valued distribution
+    and a categorical one are a :class:`~mfbo.Categorical`."""
+    d = distribution
+    try:
+        if d.single():
+            value = d.choices[0] if isinstance(d, CategoricalDistribution) else d.low
+            return Categorical([value])
+        if isinstance(d, CategoricalDistribution):
+            return Categorical(list(d.choices))
+        if isinstance(d, FloatDistribution):
+            if d.step is None:
+                return Real(d.low, d.high, log=d.log)
+            n = _grid_size(d)
+            if n + 1 > MAX_GRID:
+                return Real(d.low, d.high)
+            return Ordinal([float(min(d.low + k * d.step, d.high)) for k in range(n + 1)])
+        if isinstance(d, IntDistribution):
+            if d.step == 1:
+                return Integer(d.low, d.high, log=d.log)
+            if (d.high - d.low) // d.step + 1 > MAX_GRID:
+                return Integer(d.low, d.high)
+            return Ordinal(list(range(d.low, d.high + 1, d.step)))
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"optuna parameter {name!r} ({d}) cannot be an mfbo dimension: "
+                        f"{exc}") from None
+    raise TypeError(f"optuna parameter {name!r} has a {type(d).__name__}, which has no mfbo "
+                    f"dimension (Float-, Int- and CategoricalDistribution do).")
+
+
+def user_value(dimension: Dimension, value):
+    """``value`` of an optuna trial as a value of ``dimension`` (from :func:`dimension_of`):
+    a stepped value is snapped to the grid value it stands for (the two may differ in the
+    last bits)."""
+    if isinstance(dimension, Ordinal) and all(isinstance(c, float) for c in dimension.choices) \
+            and len(dimension.choices) > 1 and isinstance(value, (int, float)) \
+            and not isinstance(value, bool):
+        c = dimension.choices
+        k = int(round((float(value) - c[0]) / (c[1] - c[0])))
+        if 0 <= k < len(c) and abs(c[k] - value) <= 1e-8 * max(1.0, abs(c[1] - c[0])):
+            return c[k]
+    return value
+
+
+def distribution_of(name: str, dimension: Dimension) -> BaseDistribution:
+    """The optuna distribution of an mfbo dimension: :class:`~mfbo.Real` is a
+    ``FloatDistribution``, :class:`~mfbo.Integer` an ``IntDistribution`` (``log`` kept), and
+    :class:`~mfbo.Categorical` and :class:`~mfbo.Ordinal` a ``CategoricalDistribution``."""
+    if isinstance(dimension, Real):
+        return FloatDistribution(dimension.low, dimension.high, log=dimension.log)
+    if isinstance(dimension, Integer):
+        return IntDistribution(dimension.low, dimension.high, log=dimension.log)
+    if isinstance(dimension, Categorical):
+        return CategoricalDistribution(list(dimension.choices))
+    raise TypeError(f"dimension {name!r} is a {type(dimension).__name__}, which has no optuna "
+                    f"distribution.")

@@ -1,0 +1,342 @@
+"""An optuna sampler whose relative sampling is mfbo's Bayesian optimisation."""
+
+from __future__ import annotations
+
+import json
+import logging
+import numbers
+import threading
+from typing import Any
+
+import numpy as np
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.search_space import IntersectionSearchSpace
+from optuna.trial import FrozenTrial, TrialState
+
+from ...optimizer import Optimizer, StudyExhausted
+from ...space import Real, Space
+from .distributions import Codec
+from .outcomes import loss_sign, outcome, times
+
+__all__ = ["MondrianSampler"]
+
+_logger = logging.getLogger(__name__)
+
+#: system attribute of a trial holding the parameters the sampler proposed for it (JSON, in
+#: chunks short enough for every optuna storage), so that other processes sharing the storage
+#: know a running trial's whole configuration before its objective has asked for all of it
+PROPOSAL_KEY = "mfbo:relative_params"
+_CHUNK = 2045
+
+#: Optimizer arguments the sampler sets itself
+_RESERVED = {"space": "the search space is optuna's", "random_state": "use seed",
+             "n_initial": "use n_startup_trials", "candidates": "the search space is optuna's",
+             "storage": "the optuna study's storage is the shared one",
+             "study_name": "the optuna study names the study"}
+
+_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.RUNNING)
+
+
+def _fresh_seed() -> int:
+    return int(np.random.SeedSequence().entropy)
+
+
+def _proposed_params(trial: FrozenTrial) -> dict:
+    """A running trial's parameters: those its objective has asked for, over those the sampler
+    proposed for it (stored under :data:`PROPOSAL_KEY`)."""
+    chunks, i = [], 0
+    while (chunk := trial.system_attrs.get(f"{PROPOSAL_KEY}:{i}")) is not None:
+        chunks.append(chunk)
+        i += 1
+    try:
+        params = json.loads("".join(chunks)) if chunks else {}
+    except ValueError:
+        params = {}
+    if not isinstance(params, dict):
+        params = {}
+    params.update(trial.params)
+    return params
+
+
+class _Mirror:
+    """The trials of one optuna study over one relative search space, as an mfbo study.
+
+    Every optuna trial whose relative parameters are all known is one mfbo trial, keyed by the
+    optuna trial number: pending while it runs (so the constant liar of the optimizer accounts
+    for it), told exactly once when it finishes.  The mfbo study lives in memory, private to
+    this sampler; the optuna storage is the record that processes share.
+    """
+
+    def __init__(self, search_space: dict, seed: int, n_initial: int | None, surrogate,
+                 options: dict):
+        self.codecs = {name: Codec(d) for name, d in search_space.items()}
+        # the names of the mfbo space are positional: optuna's may be any string
+        self.keys = [f"p{i}" for i in range(len(self.codecs))]
+        space = Space({k: c.dimension for k, c in zip(self.keys, self.codecs.values())})
+        self.optimizer = Optimizer(space, surrogate=surrogate, random_state=seed,
+                                   n_initial=n_initial, **options)
+        #: optuna trial number -> mfbo trial id (pending or finished)
+        self.ids: dict[int, int] = {}
+        #: optuna trial numbers that are finished and dealt with (told, or not expressible)
+        self.done: set[int] = set()
+
+    def encode(self, params: dict, distributions: dict) -> dict | None:
+        """The mfbo parameters of an optuna trial's, or None unless every relative parameter
+        is there, from the same distribution, with a valid value."""
+        out = {}
+        for key, (name, codec) in zip(self.keys, self.codecs.items()):
+            if name not in params:
+                return None
+            given = distributions.get(name)
+            if given is not None and given != codec.distribution:
+                return None
+            value = codec.encode(params[name])
+            if value is None:
+                return None
+            out[key] = value
+        return out
+
+    def decode(self, params: dict) -> dict:
+        return {name: codec.decode(params[key])
+                for key, (name, codec) in zip(self.keys, self.codecs.items())}
+
+    def sync(self, trials: list[FrozenTrial], current: int, sign: float) -> None:
+        """Tell the optimizer what it has not seen of ``trials`` (all but trial ``current``):
+        finished trials once, running ones as pending."""
+        opt = self.optimizer
+        for t in trials:
+            n = t.number
+            if n in self.done or n == current:
+                continue
+            if t.state == TrialState.RUNNING:
+                if n not in self.ids:
+                    params = self.encode(_proposed_params(t), t.distributions)
+                    if params is not None:
+                        self.ids[n] = self._pending(params)
+                continue
+            loss, error = outcome(t, sign)
+            value = {"loss": loss, "optuna_number": n}
+            if n in self.ids:
+                opt.tell(self.ids[n], value, error=error, **times(t))
+            else:
+                params = self.encode(t.params, t.distributions)
+                if params is not None:
+                    self.ids[n] = opt.tell(params, value, error=error, **times(t)).id
+            self.done.add(n)
+
+    def _pending(self, params: dict) -> int:
+        """Record a configuration evaluated elsewhere as a pending trial; its id."""
+        study = self.optimizer.study
+        params = study.space.validate(params)
+        unit = study.space.to_unit([params])[0]
+        cand = None if study.candidates is None else study.candidates.index_of(unit)
+        with study.transaction():
+            return study.add(params, unit, cand).id
+
+    def propose(self, trial: FrozenTrial) -> dict:
+        """The optimizer's proposal for ``trial`` (pending from now on), as optuna parameters;
+        ``{}`` when a finite space has nothing left to propose."""
+        opt = self.optimizer
+        if trial.number in self.ids:  # asked again for the same trial: the same answer
+            return self.decode(opt.study.trials[self.ids[trial.number]].params)
+        # parameters enqueued with the trial win over the proposal: record what will be run
+        fixed = {}
+        for key, (name, codec) in zip(self.keys, self.codecs.items()):
+            if name in (trial.system_attrs.get("fixed_params") or {}):
+                value = codec.encode(trial.system_attrs["fixed_params"][name])
+                if value is not None:
+                    fixed[key] = value
+        try:
+            if not fixed:
+                tid = opt.ask().id
+            else:
+                with opt.study.transaction():
+                    opt.refresh()
+                    proposal, _ = opt.proposer.propose(opt.study)
+                    if proposal is None:
+                        return {}
+                    tid = self._pending({**proposal[0], **fixed})
+        except StudyExhausted:
+            return {}
+        self.ids[trial.number] = tid
+        return self.decode(opt.study.trials[tid].params)
+
+
+class MondrianSampler(BaseSampler):
+    """An optuna sampler proposing with mfbo's Bayesian optimisation (an online Mondrian forest
+    by default).
+
+    The parameters every complete trial has, with the same distribution (optuna's intersection
+    search space), are sampled jointly by an :class:`mfbo.Optimizer`; the others (parameters
+    of conditional branches, or whose range changes) by ``independent_sampler``, as optuna's
+    own relative samplers do.  The first trial has no search space yet and is always sampled
+    independently.
+
+    How the study reaches the optimizer.  The sampler keeps a private mfbo study mirroring the
+    optuna study: at every relative sample it reads the study's trials and tells the optimizer
+    only those whose numbers it has not told yet, so the forest is updated incrementally (one
+    ``partial_fit`` per new trial), never refit, also when several processes share an optuna
+    RDB or journal storage: each process's sampler tells its own optimizer every trial once,
+    whichever process ran it.
+
+    - A complete trial is told its value (negated when the study maximises).
+    - A pruned trial is told its last intermediate value (what the objective measured when it
+      was stopped); one pruned before reporting, and a failed trial, are failed trials, which
+      the surrogate sees as the worst loss so far (``on_failure="worst"``, like SMAC's crash
+      cost) or not at all (``on_failure="ignore"``, optuna's own samplers' convention).
+    - A running trial (of this or another process or thread) is a pending trial, so the
+      proposal accounts for it by the optimizer's ``batch_strategy`` (a constant liar by
+      default).  The sampler stores each proposal in the trial's system attributes (as
+      optuna's GPSampler does), so other processes see a running trial's whole configuration.
+    - Parameters enqueued with a trial (``study.enqueue_trial``) replace the proposal's.
+    - When the relative search space changes (a parameter appears, disappears or changes its
+      range), the optimizer is rebuilt once from all trials of the study, as it is after
+      :meth:`reseed_rng` and after unpickling the sampler.
+
+    A float or int distribution with a ``step`` is searched as the index of its grid, a
+    categorical one as the index of its choice, so every proposed value is a valid value of
+    its distribution; ``log`` is kept.
+
+    Parameters
+    ----------
+    seed : int or None, default=None
+        Seeds the optimizer (its initial design, surrogate and proposals) and the default
+        independent sampler.  None: a random seed.
+    n_startup_trials : int or None, default=None
+        Trials (counted over the whole study) taken from the surrogate's space-filling initial
+        design before the surrogate proposes; None: the surrogate's recipe's
+        (``5 * D`` Sobol points for the Mondrian forest).
+    surrogate : str, Recipe or estimator, default="mondrian"
+        As for :class:`mfbo.Optimizer` (``"mondrian"``, ``"rf-smac"``, ``"random"``, ...).
+    independent_sampler : optuna sampler or None, default=None
+        Samples the parameters outside the relative search space.  None:
+        ``optuna.samplers.RandomSampler(seed=seed)``.
+    warn_independent_sampling : bool, default=True
+        Log a warning (once per parameter name) when a parameter is sampled independently
+        although the optimizer proposes the others.
+    **optimizer_options
+        Further arguments of :class:`mfbo.Optimizer`: ``acquisition``, ``kappa``,
+        ``batch_strategy``, ``liar``, ``on_failure``, ``surrogate_options``, ...
+
+    Multi-objective studies are refused with a ``ValueError`` naming their directions.
+    """
+
+    def __init__(self, *, seed: int | None = None, n_startup_trials: int | None = None,
+                 surrogate: Any = "mondrian", independent_sampler: BaseSampler | None = None,
+                 warn_independent_sampling: bool = True, **optimizer_options):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+                                 or seed < 0):
+            raise ValueError(f"seed must be None or a non-negative int, got {seed!r}.")
+        if n_startup_trials is not None and (isinstance(n_startup_trials, bool) or not isinstance(
+                n_startup_trials, numbers.Integral) or n_startup_trials < 0):
+            raise ValueError(f"n_startup_trials must be None or a non-negative int, got "
+                             f"{n_startup_trials!r}.")
+        if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
+            raise TypeError(f"independent_sampler must be an optuna sampler or None, got "
+                            f"{independent_sampler!r}.")
+        for name, why in _RESERVED.items():
+            if name in optimizer_options:
+                raise TypeError(f"MondrianSampler sets the Optimizer's {name!r} itself ({why}).")
+        # the mfbo initial design counts every trial; its first one is optuna's first trial
+        n_initial = None if n_startup_trials is None else max(1, int(n_startup_trials))
+        # check the optimizer's arguments now rather than at the second trial
+        Optimizer({"x": Real(0.0, 1.0)}, surrogate=surrogate, n_initial=n_initial,
+                  **optimizer_options).close()
+        self._seed = _fresh_seed() if seed is None else int(seed)
+        self._n_initial = n_initial
+        self._surrogate = surrogate
+        self._options = dict(optimizer_options)
+        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
+        self._warn_independent_sampling = bool(warn_independent_sampling)
+        self._lock = threading.RLock()
+        self._study_key = None
+        self._search_space = IntersectionSearchSpace()
+        self._mirror: _Mirror | None = None
+        self._mirror_space: dict | None = None
+        self._warned: set[str] = set()
+
+    # pickling (e.g. to resume a study) keeps the settings; the optimizer is rebuilt from the
+    # study's trials at the next relative sample
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.update(_lock=None, _mirror=None, _mirror_space=None, _study_key=None,
+                     _search_space=IntersectionSearchSpace())
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
+    def reseed_rng(self) -> None:
+        """A new seed for the optimizer (rebuilt from the study at the next relative sample)
+        and for the independent sampler."""
+        with self._lock:
+            self._seed = _fresh_seed()
+            self._mirror = None
+        self._independent_sampler.reseed_rng()
+
+    def _same_study(self, study) -> None:
+        key = (id(study._storage), study._study_id)
+        if key != self._study_key:
+            self._study_key = key
+            self._search_space = IntersectionSearchSpace()
+            self._mirror = None
+
+    def infer_relative_search_space(self, study, trial: FrozenTrial
+                                    ) -> dict[str, BaseDistribution]:
+        loss_sign(study, "MondrianSampler")
+        with self._lock:
+            self._same_study(study)
+            space = self._search_space.calculate(study)
+        return {name: d for name, d in space.items() if not d.single()}
+
+    def sample_relative(self, study, trial: FrozenTrial,
+                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+        sign = loss_sign(study, "MondrianSampler")
+        search_space = {name: search_space[name] for name in sorted(search_space)
+                        if not search_space[name].single()}
+        if not search_space:
+            return {}
+        with self._lock:
+            self._same_study(study)
+            if self._mirror is None or self._mirror_space != search_space:
+                self._mirror = _Mirror(search_space, self._seed, self._n_initial,
+                                       self._surrogate, self._options)
+                self._mirror_space = search_space
+                self._warned = set()
+            mirror = self._mirror
+            mirror.sync(study.get_trials(deepcopy=False, states=_STATES), trial.number, sign)
+            params = mirror.propose(trial)
+        if params:
+            text = json.dumps(params)
+            for i in range(0, len(text), _CHUNK):
+                study._storage.set_trial_system_attr(trial._trial_id,
+                                                     f"{PROPOSAL_KEY}:{i // _CHUNK}",
+                                                     text[i:i + _CHUNK])
+        return params
+
+    def sample_independent(self, study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
+        loss_sign(study, "MondrianSampler")
+        mirror = self._mirror
+        if self._warn_independent_sampling and mirror is not None \
+                and param_name not in mirror.codecs and param_name not in self._warned:
+            self._warned.add(param_name)
+            _logger.warning(
+                f"The parameter {param_name!r} in trial {trial.number} is sampled by "
+                f"{type(self._independent_sampler).__name__}, not by MondrianSampler, because "
+                f"it is not in every complete trial with the same distribution (a conditional "
+                f"parameter or a changing range).  Pass warn_independent_sampling=False to "
+                f"MondrianSampler if this is intended.")
+        return self._independent_sampler.sample_independent(study, trial, param_name,
+                                                            param_distribution)
+
+    def before_trial(self, study, trial: FrozenTrial) -> None:
+        self._independent_sampler.before_trial(study, trial)
+
+    def after_trial(self, study, trial: FrozenTrial, state: TrialState,
+                    values) -> None:
+        # the optimizer learns of the trial at the next relative sample (read from the
+        # storage, where every process's trials are)
+        self._independent_sampler.after_trial(study, trial, state, values)

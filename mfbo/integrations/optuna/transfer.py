@@ -1,0 +1,148 @@
+"""Finished trials from an optuna study into mfbo, and from mfbo into an optuna study."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+import optuna
+from optuna.search_space import intersection_search_space
+from optuna.trial import TrialState
+
+from ...optimizer import Optimizer
+from ...space import Space, as_space
+from .distributions import dimension_of, distribution_of, user_value
+from .outcomes import loss_sign, outcome, times
+
+__all__ = ["from_optuna", "to_optuna"]
+
+
+def _params_in(space: Space, params: dict) -> dict | None:
+    """``params`` restricted to ``space`` and valid there, or None."""
+    if any(n not in params for n in space.names):
+        return None
+    try:
+        return space.validate({n: user_value(d, params[n]) for n, d in space.dimensions.items()})
+    except (TypeError, ValueError):
+        return None
+
+
+def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
+    """An :class:`mfbo.Optimizer` warm-started with the finished trials of an optuna study, to
+    go on with mfbo's ask/tell (:meth:`~mfbo.Optimizer.result` gives the results so far).
+
+    Parameters
+    ----------
+    study : optuna.Study
+        A single-objective study (a ``ValueError`` names the directions of another).
+    space : dict, Space or None, default=None
+        The mfbo space to search.  None: the parameters every complete trial has with the same
+        distribution (optuna's intersection search space), each as
+        :func:`~mfbo.integrations.optuna.distributions.dimension_of` translates it: float and
+        int ranges keep ``log``; a range with a ``step`` is an :class:`~mfbo.Ordinal` of its
+        values (the plain range beyond 10,000 values); a categorical distribution, and a
+        single-valued one, a :class:`~mfbo.Categorical`.  Parameter names must be Python
+        identifiers, as mfbo's are.
+    **optimizer_options
+        Arguments of :class:`mfbo.Optimizer` (``surrogate``, ``random_state``, ``storage``,
+        ...).
+
+    Which trials are told, and how: a complete trial its value (negated when the study
+    maximises), a pruned trial its last intermediate value, a failed one (or one pruned before
+    reporting) as failed; each with its start and end times and its optuna number in the
+    ``optuna_number`` extra field.  Trials lacking a parameter of the space or with a value
+    outside it (conditional branches, other ranges), and running or waiting trials, are left
+    out.  A ``storage`` that already holds trials of the study name is refused, so that no
+    trial is told twice.
+    """
+    sign = loss_sign(study, "from_optuna")
+    trials = study.get_trials(deepcopy=False,
+                              states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL))
+    if space is None:
+        dists = intersection_search_space(
+            [t for t in trials if t.state == TrialState.COMPLETE])
+        if not dists:
+            raise ValueError(f"study {study.study_name!r} has no complete trial with parameters "
+                             f"to take the search space from; pass space=...")
+        bad = [n for n in dists if not n.isidentifier()]
+        if bad:
+            raise ValueError(f"optuna parameter name(s) {bad} are not Python identifiers, which "
+                             f"mfbo parameter names must be; pass space=... with other names "
+                             f"and rename the parameters in your objective.")
+        space = Space({n: dimension_of(n, d) for n, d in dists.items()})
+    else:
+        space = as_space(space)
+    opt = Optimizer(space, **optimizer_options)
+    if opt.n_trials:
+        opt.close()
+        raise ValueError(f"the optimizer's storage already holds {opt.n_trials} trial(s) of "
+                         f"study {opt.study_name!r}; warm-start a new study (another "
+                         f"study_name or storage) so that no optuna trial is told twice.")
+    for t in trials:
+        params = _params_in(space, t.params)
+        if params is None:
+            continue
+        loss, error = outcome(t, sign)
+        opt.tell(params, {"loss": loss, "optuna_number": t.number}, error=error, **times(t))
+    return opt
+
+
+def _jsonable(v) -> bool:
+    try:
+        json.dumps(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def to_optuna(result, study=None, *, storage=None, study_name: str | None = None):
+    """The finished trials of an mfbo result (:class:`mfbo.OptimizeResult`) added to an optuna
+    study, e.g. to look at them in optuna-dashboard or to go on with an optuna sampler.
+
+    Parameters
+    ----------
+    result : OptimizeResult
+    study : optuna.Study or None, default=None
+        The study to add the trials to (single-objective; a maximising study is given the
+        negated losses).  None: a new minimising study made by ``optuna.create_study`` with
+        ``storage`` and ``study_name``.
+    storage, study_name : optional
+        For the new study only.
+
+    Each complete trial becomes a ``COMPLETE`` trial with the loss as its value, each failed
+    one a ``FAIL`` trial (its error text in the user attribute ``mfbo_error``); pending trials
+    are left out.  Distributions: :class:`~mfbo.Real` is a ``FloatDistribution``,
+    :class:`~mfbo.Integer` an ``IntDistribution`` (``log`` kept), :class:`~mfbo.Categorical`
+    and :class:`~mfbo.Ordinal` a ``CategoricalDistribution``.  The user attributes hold the
+    mfbo trial id (``mfbo_trial_id``) and the extra fields the objective returned (those JSON
+    can store); start and end times are kept.  Returns the study.
+    """
+    if study is None:
+        study = optuna.create_study(storage=storage, study_name=study_name,
+                                    direction="minimize")
+    elif storage is not None or study_name is not None:
+        raise ValueError("storage and study_name are for a new study; they cannot be given "
+                         "with study.")
+    sign = loss_sign(study, "to_optuna")
+    space = result.space
+    dists = {n: distribution_of(n, d) for n, d in space.dimensions.items()}
+    frozen = []
+    for t in result.trials:
+        if t.state not in ("complete", "failed"):
+            continue
+        attrs = {"mfbo_trial_id": t.id,
+                 **{k: v for k, v in (t.extra or {}).items() if _jsonable(v)}}
+        if t.state == "failed":
+            attrs["mfbo_error"] = t.error
+        ft = optuna.trial.create_trial(
+            state=TrialState.COMPLETE if t.state == "complete" else TrialState.FAIL,
+            value=sign * t.value if t.state == "complete" else None,
+            params={n: t.params[n] for n in space.names}, distributions=dists,
+            user_attrs=attrs)
+        start = t.start if t.start is not None else t.asked_at
+        if t.end is not None and 0 < start <= t.end:
+            ft.datetime_start = datetime.datetime.fromtimestamp(start)
+            ft.datetime_complete = datetime.datetime.fromtimestamp(t.end)
+        frozen.append(ft)
+    study.add_trials(frozen)
+    return study

@@ -1,0 +1,358 @@
+"""Figures of a study: convergence, evaluations, the objective's partial dependence and the
+importance of each dimension.
+
+Each function returns a :class:`mfbo.figure.Figure` (a matplotlib Figure made without pyplot:
+the backend is never selected or changed) and saves nothing unless ``path=`` is given, which
+also writes the figure (format from the extension).  The single-panel figures (convergence,
+importance) draw into the caller's axes with ``ax=``.  Axes are labelled in the space's units:
+log axes for log dimensions, choices and ordinal values as ticks.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Sequence
+
+import numpy as np
+
+from .dependence import partial_dependence
+from .importance import Importance, functional_anova
+from .space import Categorical, Ordinal
+from .surface import check_count, response_surface, search_sample
+
+__all__ = ["plot_convergence", "plot_evaluations", "plot_objective", "plot_importance"]
+
+#: discrete dimensions with at most this many values get a marker per value
+MAX_MARKED_LEVELS = 20
+
+
+def _trace(run) -> np.ndarray:
+    return np.asarray(run.best_so_far() if hasattr(run, "best_so_far") else run, dtype=float)
+
+
+def plot_convergence(traces, path=None, labels: Sequence[str] | None = None,
+                     title: str | None = None, optimum: float | None = None,
+                     log_gap: bool = False, ax=None):
+    """Best-so-far loss against the number of evaluations.
+
+    Parameters
+    ----------
+    traces : OptimizeResult, list or dict
+        A result, a list of runs (each a result or a 1-D array of best-so-far losses) or a
+        dict ``label -> list of runs``.  Several runs of one label are drawn as mean ±
+        standard error.
+    path : path, optional
+        Also save the figure there.
+    labels : list of str, optional
+        The label of a list of runs (its first element).
+    title : str, optional
+    optimum : float, optional
+        Drawn as a dashed line; with ``log_gap`` the y axis is ``log10(best - optimum)``.
+    ax : matplotlib Axes, optional
+        Draw into these axes (its figure is returned) instead of a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from .figure import finish, target_axes
+
+    if hasattr(traces, "best_so_far"):
+        traces = [traces]
+    if not isinstance(traces, dict):
+        traces = {labels[0] if labels else "best so far": list(traces)}
+    if not traces or any(len(runs) == 0 for runs in traces.values()):
+        raise ValueError("traces must hold at least one run per label.")
+    fig, ax, owned = target_axes(ax, 5.5, 3.8)
+    for label, runs in traces.items():
+        runs = [_trace(r) for r in runs]
+        L = max(len(r) for r in runs)
+        M = np.full((len(runs), L), np.nan)
+        for i, r in enumerate(runs):
+            M[i, :len(r)] = r
+            if len(r) < L and len(r):
+                M[i, len(r):] = r[-1]
+        if optimum is not None and log_gap:
+            M = np.log10(np.maximum(M - optimum, 1e-12))
+        x = np.arange(1, L + 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN before a first success
+            mean = np.nanmean(M, axis=0)
+            line, = ax.plot(x, mean, label=label)
+            if len(runs) > 1:
+                se = np.nanstd(M, axis=0) / np.sqrt(np.sum(np.isfinite(M), axis=0).clip(1))
+                ax.fill_between(x, mean - se, mean + se, alpha=0.25, color=line.get_color())
+    if optimum is not None and not log_gap:
+        ax.axhline(optimum, color="k", lw=0.8, ls="--", label="optimum")
+    ax.set_xlabel("evaluation")
+    ax.set_ylabel("log10(best - optimum)" if (optimum is not None and log_gap)
+                  else "best loss so far")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
+    return finish(fig, path, owned)
+
+
+# -- axes in the space's units ---------------------------------------------------------------
+def _positions(dim, values) -> np.ndarray:
+    """Where values of ``dim`` sit on an axis: choices at their index, numbers as they are."""
+    if isinstance(dim, Categorical):
+        return np.array([dim.index(v) for v in values], dtype=float)
+    return np.asarray(values, dtype=float)
+
+
+def _format_axis(ax, which: str, dim) -> None:
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    if isinstance(dim, Categorical):
+        labels = [str(c) for c in dim.choices]
+        axis.set_ticks(range(len(labels)), labels)
+        if which == "x" and (len(labels) > 4 or max(map(len, labels)) > 6):
+            for t in axis.get_ticklabels():
+                t.set_rotation(45)
+                t.set_horizontalalignment("right")
+        pad = 0.5
+        (ax.set_xlim if which == "x" else ax.set_ylim)(-pad, len(labels) - 1 + pad)
+    elif getattr(dim, "log", False):
+        (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+
+
+def _is_grid_like(dim, levels) -> bool:
+    """Drawn cell by cell in 2-D (choices and ordinal values, short integer ranges)."""
+    return isinstance(dim, Categorical) or 0 < abs(int(levels)) <= MAX_MARKED_LEVELS
+
+
+def plot_evaluations(result, path=None, title: str | None = None):
+    """Each parameter against the loss of every complete trial: one panel per parameter,
+    colour = evaluation order, the best trial starred.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from .figure import finish, new_figure
+
+    done = [t for t in result.trials if t.state == "complete"]
+    space = result.space
+    names = space.names
+    fig = new_figure(3.2 * len(names), 3.0)
+    axes = fig.subplots(1, len(names), squeeze=False)[0]
+    best = result.best_trial
+    for ax, n in zip(axes, names):
+        dim = space.dimensions[n]
+        xs = _positions(dim, [t.params[n] for t in done])
+        ax.scatter(xs, [t.value for t in done], c=range(len(done)), cmap="viridis", s=14)
+        if best is not None:
+            ax.scatter(_positions(dim, [best.params[n]]), [best.value], marker="*", s=120,
+                       c="red")
+        _format_axis(ax, "x", dim)
+        ax.set_xlabel(n)
+    axes[0].set_ylabel("loss")
+    if title:
+        fig.suptitle(title)
+    return finish(fig, path)
+
+
+def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
+                   n_points: int = 40, n_points_pair: int = 20, n_samples: int = 256,
+                   random_state=0, path=None, title: str | None = None):
+    """Partial dependence of the surrogate's mean loss, as a matrix of panels.
+
+    The diagonal shows the 1-D partial dependence on each dimension (the evaluated values as a
+    rug, the best one dashed red); below it, the 2-D partial dependence on each pair (filled
+    contours, or cells for choices and short integer ranges; one colour scale), with the
+    evaluated points in black and the best one starred.  The mean is averaged over
+    ``n_samples`` scrambled-Sobol points of the other dimensions (:mod:`mfbo.dependence`).
+
+    Parameters
+    ----------
+    result : OptimizeResult
+    model : optional
+        The surface to show.  None: a Mondrian forest fitted to the result's complete trials,
+        on the losses as they are (:func:`mfbo.surface.fit_forest`).  Otherwise an mfbo
+        ``Model`` (e.g. ``optimizer.model``: its mean is on its own output scale, the log of
+        the shifted losses for ``"mondrian"``), a fitted estimator whose ``predict`` takes
+        unit-cube rows, or a callable ``f(U)``.
+    dimensions : list of str, optional
+        The dimensions to show (default: every one with more than one value).
+    n_points : int, default=40
+        Grid points per dimension of the 1-D panels (every value of a discrete dimension with
+        fewer).
+    n_points_pair : int, default=20
+        The same for the 2-D panels (each costs ``n_points_pair ** 2 * n_samples``
+        predictions).
+    n_samples : int, default=256
+        Points of the other dimensions averaged over (scikit-optimize uses 250).
+    random_state : int or None, default=0
+        Seeds the forest (when ``model`` is None) and the Sobol points.
+    path : path, optional
+        Also save the figure there.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.colors import Normalize
+
+    from .figure import finish, new_figure
+
+    space = result.space
+    if dimensions is None:
+        names = [n for n, k in zip(space.names, space.levels) if abs(int(k)) != 1]
+        names = names or list(space.names)
+    else:
+        if isinstance(dimensions, str):
+            dimensions = [dimensions]
+        names = list(dimensions)
+        bad = [n for n in names if n not in space.dimensions]
+        if bad or not names or len(set(names)) != len(names):
+            raise ValueError(f"dimensions must be distinct names of the space {space.names}, "
+                             f"got {dimensions!r}.")
+    n_points = check_count(n_points, "n_points", 2)
+    n_points_pair = check_count(n_points_pair, "n_points_pair", 2)
+    n_samples = check_count(n_samples, "n_samples")
+    f = response_surface(result, model, random_state)
+    sample = search_sample(space, n_samples, np.random.default_rng(random_state))
+    dims = [space.dimensions[n] for n in names]
+    levels = [space.levels[space.names.index(n)] for n in names]
+    done = [t for t in result.trials if t.state == "complete"]
+    best = result.best_trial
+    seen = [_positions(d, [t.params[n] for t in done]) for n, d in zip(names, dims)]
+    top = [None if best is None else _positions(d, [best.params[n]])[0]
+           for n, d in zip(names, dims)]
+
+    one = [partial_dependence(f, space, n, n_points, sample=sample) for n in names]
+    two = {(i, j): partial_dependence(f, space, (names[j], names[i]), n_points_pair,
+                                      sample=sample)
+           for i in range(len(names)) for j in range(i)}  # row i, column j below the diagonal
+    lo = min([pd.mean.min() for pd in two.values()], default=0.0)
+    hi = max([pd.mean.max() for pd in two.values()], default=1.0)
+    norm = Normalize(lo, hi if hi > lo else lo + 1.0)
+
+    k = len(names)
+    fig = new_figure(2.5 * k + 1.2, 2.3 * k + 0.6, layout="constrained")
+    axes = fig.subplots(k, k, squeeze=False)
+    mappable = None
+    for i in range(k):
+        for j in range(k):
+            ax = axes[i][j]
+            if j > i:
+                ax.axis("off")
+                continue
+            if i == j:
+                _diagonal(ax, dims[i], levels[i], one[i], seen[i], top[i])
+                if k > 1:
+                    ax.yaxis.tick_right()
+                ax.set_ylabel("partial dependence" if k == 1 else "")
+            else:
+                mappable = _pair(ax, dims[j], dims[i], levels[j], levels[i], two[(i, j)],
+                                 seen[j], seen[i], top[j], top[i], norm)
+                _format_axis(ax, "y", dims[i])
+                if j == 0:
+                    ax.set_ylabel(names[i])
+                else:
+                    ax.tick_params(labelleft=False)
+            _format_axis(ax, "x", dims[j])
+            if i == k - 1:
+                ax.set_xlabel(names[j])
+            else:
+                ax.tick_params(labelbottom=False)
+    if mappable is not None:  # in the empty panel at the top right
+        cax = axes[0][k - 1].inset_axes([0.55, 0.05, 0.08, 0.9])
+        fig.colorbar(mappable, cax=cax, label="partial dependence")
+    fig.suptitle(title or f"partial dependence of the mean loss ({n_samples} samples "
+                          f"per point)")
+    return finish(fig, path)
+
+
+def _diagonal(ax, dim, levels, pd, seen, top) -> None:
+    x = _positions(dim, pd.values[0])
+    if isinstance(dim, Categorical) and not isinstance(dim, Ordinal):  # unordered: no line
+        ax.plot(x, pd.mean, "o", ms=5)
+    elif 0 < abs(int(levels)) <= MAX_MARKED_LEVELS:
+        ax.plot(x, pd.mean, "o-", ms=3.5)
+    else:
+        ax.plot(x, pd.mean)
+    ax.plot(seen, np.full(len(seen), 0.02), "|", color="k", alpha=0.5, ms=6,
+            transform=ax.get_xaxis_transform())
+    if top is not None:
+        ax.axvline(top, color="red", ls="--", lw=0.8)
+
+
+def _pair(ax, dx, dy, lx, ly, pd, sx, sy, tx, ty, norm):
+    X, Y = _positions(dx, pd.values[0]), _positions(dy, pd.values[1])
+    Z = pd.mean.T  # rows follow y
+    if _is_grid_like(dx, lx) or _is_grid_like(dy, ly) or len(X) < 2 or len(Y) < 2:
+        m = ax.pcolormesh(X, Y, Z, shading="nearest", cmap="viridis", norm=norm)
+    else:
+        m = ax.contourf(X, Y, Z, levels=np.linspace(norm.vmin, norm.vmax, 13), cmap="viridis",
+                        norm=norm, extend="neither")
+    ax.scatter(sx, sy, c="k", s=6, lw=0)
+    if tx is not None:
+        ax.scatter([tx], [ty], marker="*", c="red", s=90, edgecolors="white", linewidths=0.5)
+    return m
+
+
+def plot_importance(result, model=None, pairs: bool = False, method: str = "auto",
+                    n_samples: int = 4096, random_state=0, max_pairs: int = 10, ax=None,
+                    path=None, title: str | None = None):
+    """The fraction of the surrogate's variance each dimension explains (functional ANOVA,
+    :mod:`mfbo.importance`), as horizontal bars from the largest down.
+
+    Parameters
+    ----------
+    result : OptimizeResult or Importance
+        A result (its surrogate is decomposed) or a decomposition already made
+        (:func:`mfbo.importance.functional_anova`; the next four arguments are then unused).
+    model : optional
+        The surface to decompose; None: a Mondrian forest fitted to the result's complete
+        trials (see :func:`plot_objective`).
+    pairs : bool, default=False
+        Also the interaction of each pair of dimensions (the ``max_pairs`` largest shown).
+    method : {"auto", "exact", "sobol"}, default="auto"
+        ``"exact"`` enumerates a finite space; ``"sobol"`` estimates from ``n_samples``
+        scrambled-Sobol points per matrix.
+    n_samples : int, default=4096
+    random_state : int or None, default=0
+    max_pairs : int, default=10
+    ax : matplotlib Axes, optional
+        Draw into these axes (its figure is returned).
+    path : path, optional
+        Also save the figure there.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from .figure import finish, target_axes
+
+    if isinstance(result, Importance):
+        imp = result
+    else:
+        f = response_surface(result, model, random_state)
+        imp = functional_anova(f, result.space, pairs=pairs, method=method,
+                               n_samples=n_samples, random_state=random_state)
+    max_pairs = check_count(max_pairs, "max_pairs", 0)
+    main = sorted(imp.main.items(), key=lambda kv: -kv[1])
+    inter = sorted(imp.pairs.items(), key=lambda kv: -kv[1])[:max_pairs]
+    labels = [n for n, _ in main] + [f"{a} × {b}" for (a, b), _ in inter]
+    values = np.array([v for _, v in main] + [v for _, v in inter], dtype=float)
+    colours = ["C0"] * len(main) + ["C1"] * len(inter)
+    fig, ax, owned = target_axes(ax, 5.5, 0.9 + 0.32 * len(labels))
+    y = np.arange(len(labels))[::-1]
+    ax.barh(y, np.clip(values, 0.0, None), color=colours)
+    for yy, v in zip(y, values):
+        ax.text(max(v, 0.0), yy, f" {100 * v:.1f}%", va="center", fontsize=8)
+    ax.set_yticks(y, labels)
+    ax.set_xlim(0.0, max(1e-9, float(np.clip(values, 0, None).max(initial=0.0))) * 1.2)
+    ax.set_xlabel("fraction of the variance of the mean prediction")
+    if inter:
+        from matplotlib.patches import Patch
+
+        ax.legend(handles=[Patch(color="C0", label="main effect"),
+                           Patch(color="C1", label="pair interaction")], fontsize=8,
+                  loc="lower right")
+    ax.set_title(title or f"importance (functional ANOVA, {imp.method}, "
+                          f"{imp.n_evaluations} evaluations)", fontsize=10)
+    return finish(fig, path, owned)

@@ -1,0 +1,270 @@
+"""MondrianSearchCV (mfbo.integrations.sklearn).
+
+scikit-learn's own estimator checks run on two of the instances scikit-learn's common tests
+build for ``RandomizedSearchCV`` (LogisticRegression, and Ridge in a Pipeline after PCA), with
+the check scikit-learn expects its search CVs to fail.  The rest re-states the
+behaviours of ``sklearn/model_selection/tests/test_search.py`` that users rely on: pipeline
+``step__param`` names, every kind of ``refit``, multi-metric scoring and its errors, ``n_jobs``
+and ``random_state`` reproducibility, ``error_score``, fit-parameter routing, the best
+estimator refit on all data, and delegated ``predict`` & co.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin, is_regressor
+from sklearn.datasets import make_classification
+from sklearn.decomposition import PCA
+from sklearn.exceptions import FitFailedWarning, NotFittedError
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import GroupKFold, KFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import mfbo
+from mfbo import Categorical, Integer, Real
+from mfbo.integrations.sklearn import MondrianSearchCV
+
+X, y = make_classification(n_samples=120, n_features=6, n_informative=4, random_state=0)
+
+
+def small(estimator, space, **kwargs):
+    kwargs.setdefault("n_iter", 4)
+    kwargs.setdefault("cv", 3)
+    kwargs.setdefault("random_state", 0)
+    return MondrianSearchCV(estimator, space, **kwargs)
+
+
+# -- scikit-learn's estimator checks ------------------------------------------------------------
+
+CHECKED = [
+    MondrianSearchCV(LogisticRegression(), {"C": Real(0.1, 1.0, log=True)}, n_iter=2, cv=2,
+                     error_score="raise", random_state=0),
+    MondrianSearchCV(Pipeline([("pca", PCA()), ("ridge", Ridge())]),
+                     {"ridge__alpha": Real(0.1, 1.0, log=True)}, n_iter=2, cv=2,
+                     error_score="raise", random_state=0),
+]
+
+
+def expected_failures(estimator):
+    """What scikit-learn's common tests expect of its own search CVs (RandomizedSearchCV,
+    GridSearchCV) and holds here: a regressor's 2-d y is passed on without the warning."""
+    if is_regressor(estimator):
+        return {"check_supervised_y_2d": "DataConversionWarning not caught"}
+    return {}
+
+
+@parametrize_with_checks(CHECKED, expected_failed_checks=expected_failures)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitFailedWarning)
+        check(estimator)
+
+
+# -- what users rely on ---------------------------------------------------------------------------
+
+def test_pipeline_params_and_estimator_choices():
+    pipe = Pipeline([("my-scaler", StandardScaler()), ("clf", SVC())])
+    space = {"clf": [SVC(), LogisticRegression()], "clf__C": Real(1e-2, 1e2, log=True),
+             "my-scaler__with_mean": [True, False]}
+    search = small(pipe, space, n_iter=6).fit(X, y)
+    params = search.cv_results_["params"]
+    assert len(params) == 6
+    for p in params:
+        assert set(p) == {"clf", "clf__C", "my-scaler__with_mean"}
+        assert type(p["clf"]) in (SVC, LogisticRegression)
+        assert 1e-2 <= p["clf__C"] <= 1e2 and p["my-scaler__with_mean"] in (True, False)
+    best = search.best_estimator_
+    assert type(best.named_steps["clf"]) is type(search.best_params_["clf"])
+    assert best.named_steps["clf"].C == search.best_params_["clf__C"]
+
+
+def test_refit_true_fits_the_best_on_all_data_and_delegates():
+    search = small(LogisticRegression(), {"C": Real(1e-3, 1e2, log=True)}, n_iter=5).fit(X, y)
+    r = search.cv_results_
+    assert search.best_index_ == int(np.argmax(r["mean_test_score"]))
+    assert search.best_score_ == r["mean_test_score"][search.best_index_]
+    assert search.best_params_ == r["params"][search.best_index_]
+    assert search.n_splits_ == 3 and search.refit_time_ >= 0 and not search.multimetric_
+    assert callable(search.scorer_)
+    ref = LogisticRegression(C=search.best_params_["C"]).fit(X, y)
+    np.testing.assert_allclose(search.best_estimator_.coef_, ref.coef_)
+    np.testing.assert_array_equal(search.predict(X), ref.predict(X))
+    np.testing.assert_allclose(search.predict_proba(X), ref.predict_proba(X))
+    np.testing.assert_allclose(search.decision_function(X), ref.decision_function(X))
+    assert search.score(X, y) == ref.score(X, y)
+    np.testing.assert_array_equal(search.classes_, ref.classes_)
+
+
+def test_refit_false_and_callable():
+    search = small(LogisticRegression(), {"C": Real(1e-3, 1e2, log=True)}, refit=False)
+    search.fit(X, y)
+    assert not hasattr(search, "best_estimator_") and hasattr(search, "best_params_")
+    with pytest.raises(AttributeError, match="predict"):
+        search.predict(X)
+
+    def lowest_c(results):
+        return int(np.argmin([p["C"] for p in results["params"]]))
+
+    search = small(LogisticRegression(), {"C": Real(1e-3, 1e2, log=True)}, refit=lowest_c)
+    search.fit(X, y)
+    assert search.best_index_ == lowest_c(search.cv_results_)
+    assert not hasattr(search, "best_score_")
+    assert search.best_estimator_.C == min(p["C"] for p in search.cv_results_["params"])
+
+
+def test_multimetric_scoring_optimises_the_refit_metric(monkeypatch):
+    told = []
+    tell = mfbo.Optimizer.tell
+    monkeypatch.setattr(mfbo.Optimizer, "tell",
+                        lambda self, t, v=None, **k: (told.append(v), tell(self, t, v, **k))[1])
+    scoring = {"acc": "accuracy", "nll": "neg_log_loss"}
+    search = small(LogisticRegression(), {"C": Real(1e-3, 1e2, log=True)}, scoring=scoring,
+                   refit="nll").fit(X, y)
+    r = search.cv_results_
+    assert search.multimetric_ and set(search.scorer_) == {"acc", "nll"}
+    np.testing.assert_allclose(told, -r["mean_test_nll"])
+    assert search.best_index_ == int(np.argmax(r["mean_test_nll"]))
+    assert search.best_score_ == r["mean_test_nll"][search.best_index_]
+    with pytest.raises(ValueError, match="refit must be a scorer name"):
+        small(LogisticRegression(), {"C": Real(0.1, 1.0)}, scoring=scoring,
+              refit=False).fit(X, y)
+    with pytest.raises(ValueError, match="For multi-metric scoring, the parameter refit"):
+        small(LogisticRegression(), {"C": Real(0.1, 1.0)}, scoring=scoring,
+              refit="nope").fit(X, y)
+
+    def two(est, X_, y_):
+        return {"a": est.score(X_, y_), "b": -est.score(X_, y_)}
+
+    search = small(LogisticRegression(), {"C": Real(0.1, 1.0)}, scoring=two, refit="b")
+    assert search.fit(X, y).best_index_ == int(np.argmax(search.cv_results_["mean_test_b"]))
+
+
+def test_n_jobs_and_random_state_reproducibility():
+    space = {"C": Real(1e-3, 1e2, log=True), "fit_intercept": [True, False]}
+
+    def run(**kwargs):
+        search = small(LogisticRegression(), space, n_iter=6, n_points=2, **kwargs).fit(X, y)
+        return search.cv_results_["params"], search.cv_results_["mean_test_score"]
+
+    params, scores = run(n_jobs=1)
+    params2, scores2 = run(n_jobs=2)
+    assert params2 == params
+    np.testing.assert_allclose(scores2, scores)
+    assert run(random_state=1)[0] != params
+    assert run(random_state=np.random.RandomState(0))[0] == \
+        run(random_state=np.random.RandomState(0))[0]
+
+
+class Brittle(ClassifierMixin, BaseEstimator):
+    """Fails to fit above ``limit``; records the fit parameters it was given."""
+
+    def __init__(self, a=0.0, limit=0.5):
+        self.a = a
+        self.limit = limit
+
+    def fit(self, X, y, sample_weight=None, note=None):
+        if self.a > self.limit:
+            raise ValueError("a too large")
+        self.classes_ = np.unique(y)
+        self.seen_ = (None if sample_weight is None else len(sample_weight), note, len(X))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+    def score(self, X, y, sample_weight=None):
+        return 1.0 - abs(self.a - 0.4)
+
+
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
+def test_error_score():
+    # one candidate per batch: a failing one is left out of cv_results_ (scikit-learn refuses
+    # a batch whose every fit failed) and the optimizer is told it failed
+    search = small(Brittle(), {"a": Real(0.0, 1.0)}, n_iter=8)
+    with pytest.warns(FitFailedWarning, match="failed trials of the optimizer"):
+        search.fit(X, y)
+    params = search.cv_results_["params"]
+    assert 0 < len(params) < 8 and all(p["a"] <= 0.5 for p in params)
+    assert not np.isnan(search.cv_results_["mean_test_score"]).any()
+    # batches mixing good and failing candidates: the failing ones score NaN (error_score)
+    search = small(Brittle(), {"a": Real(0.0, 1.0)}, n_iter=8, n_points=4)
+    with pytest.warns(FitFailedWarning):
+        search.fit(X, y)
+    scores = search.cv_results_["mean_test_score"]
+    assert len(scores) == 8 and np.isnan(scores).any()
+    assert all(p["a"] > 0.5 for p, s in zip(search.cv_results_["params"], scores)
+               if np.isnan(s))
+    assert search.best_params_["a"] <= 0.5
+    with pytest.raises(ValueError, match="a too large"):
+        small(Brittle(limit=-1.0), {"a": Real(0.0, 1.0)}, error_score="raise").fit(X, y)
+    # nothing could be scored: scikit-learn's error
+    with pytest.warns(FitFailedWarning), pytest.raises(ValueError, match="fits failed"):
+        small(Brittle(limit=-1.0), {"a": Real(0.0, 1.0)}).fit(X, y)
+
+
+def test_fit_params_and_groups_are_routed():
+    weights = np.ones(len(y))
+    search = small(Brittle(), {"a": Real(0.0, 0.5)}, cv=GroupKFold(n_splits=3))
+    search.fit(X, y, sample_weight=weights, note="hi", groups=np.arange(len(y)) % 3)
+    # split for the folds, whole for the refit on all data
+    assert search.best_estimator_.seen_ == (len(y), "hi", len(y))
+    assert search.n_splits_ == 3
+
+
+def test_batches_subspaces_and_finite_spaces():
+    search = small(LogisticRegression(), {"C": Real(1e-3, 1e2, log=True)}, n_iter=5,
+                   n_points=3).fit(X, y)
+    assert len(search.cv_results_["params"]) == 5
+    spaces = [({"C": Real(1e-3, 1e2, log=True)}, 3), {"C": Categorical([0.5, 1.0])}]
+    search = small(LogisticRegression(), spaces, n_iter=4).fit(X, y)
+    cs = [p["C"] for p in search.cv_results_["params"]]
+    assert len(cs) == 5 and sorted(cs[3:]) == [0.5, 1.0]  # the finite space is used up
+    space = mfbo.Space({"C": Real(0.1, 10.0, log=True), "max_iter": Integer(50, 200)})
+    search = small(LogisticRegression(), space, n_iter=3).fit(X, y)
+    assert all(isinstance(p["max_iter"], int) for p in search.cv_results_["params"])
+
+
+def test_bad_search_spaces_are_named():
+    from scipy.stats import loguniform
+
+    with pytest.raises(TypeError, match=r"search_spaces\['C'\].*Real\(low, high\)"):
+        small(LogisticRegression(), {"C": loguniform(1e-3, 1e2)}).fit(X, y)
+    with pytest.raises(ValueError, match=r"search_spaces\['C'\].*low < high"):
+        small(LogisticRegression(), {"C": (1.0, 0.1)}).fit(X, y)
+    with pytest.raises(ValueError, match="n_iter"):
+        small(LogisticRegression(), {"C": Real(0.1, 1.0)}, n_iter=0).fit(X, y)
+    with pytest.raises(ValueError, match="search_spaces"):
+        small(LogisticRegression(), "C").fit(X, y)
+    with pytest.raises(ValueError, match=r"\(space, n_iter\)"):
+        small(LogisticRegression(), [({"C": Real(0.1, 1.0)}, 0)]).fit(X, y)
+    with pytest.raises(ValueError, match="'random_state'"):
+        small(LogisticRegression(), {"C": Real(0.1, 1.0)},
+              optimizer_kwargs={"random_state": 1}).fit(X, y)
+
+
+def test_not_fitted():
+    with pytest.raises(NotFittedError):
+        small(Ridge(), {"alpha": Real(0.1, 1.0)}).predict(X)
+
+
+def test_regression_with_kfold():
+    yr = X @ np.arange(6.0)
+    search = small(Ridge(), {"alpha": Real(1e-4, 1e2, log=True)}, n_iter=6,
+                   cv=KFold(3, shuffle=True, random_state=0), scoring="r2").fit(X, yr)
+    assert search.best_score_ > 0.99
+
+
+def test_importing_mfbo_imports_neither_search_module_nor_optuna(python_run):
+    proc = python_run("""
+        import sys
+        import mfbo
+        print(sorted(m for m in ("sklearn.model_selection", "optuna") if m in sys.modules))
+        print(mfbo.MondrianSearchCV.__module__)
+        """, 120)
+    assert proc.stdout.split("\n")[:2] == ["[]", "mfbo.integrations.sklearn"], proc.stderr[-2000:]
