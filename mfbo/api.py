@@ -1,11 +1,14 @@
-"""One-call optimization (:func:`minimize`) and the :func:`objective` decorator."""
+"""One-call optimization (:func:`minimize`, which also maximises) and the :func:`objective`
+decorator."""
 
 from __future__ import annotations
 
 import functools
 import inspect
+import math
 import numbers
 import pickle
+import time
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Iterable
@@ -15,6 +18,7 @@ from .parallel import evaluate, make_executor
 from .recipes import default_n_initial
 from .results import OptimizeResult
 from .space import as_space
+from .study import check_direction, checked_configurations
 
 __all__ = ["minimize", "objective", "Objective"]
 
@@ -22,20 +26,38 @@ __all__ = ["minimize", "objective", "Objective"]
 def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate="mondrian",
              acquisition=None, candidates=None, storage=None, n_workers: int = 1, executor=None,
              callbacks: Iterable[Callable] | None = None, progress_bar: bool = True,
-             study_name: str = "default", **optimizer_options) -> OptimizeResult:
-    """Minimise ``f(**params)`` over ``space`` with ``n_calls`` evaluations.
+             study_name: str = "default", direction: str = "minimize",
+             initial_points=None, timeout: float | None = None,
+             **optimizer_options) -> OptimizeResult:
+    """Minimise (or with ``direction="maximize"`` maximise) ``f(**params)`` over ``space``
+    with ``n_calls`` evaluations.
 
     Parameters
     ----------
     f : callable
-        Called as ``f(**params)``; returns the loss as a float, or a dict with a ``"loss"`` key
-        and any extra fields (kept in the results).  An exception, NaN or inf is a failed
-        trial: recorded with its error text, never a crash of the loop.
+        Called as ``f(**params)``; returns the value as a float, or a dict with a ``"loss"``
+        key holding it and any extra fields (kept in the results).  An exception, NaN or inf
+        is a failed trial: recorded with its error text, never a crash of the loop.
     space : dict or Space
         ``name -> Real/Integer/Categorical`` (``(low, high)`` means ``Real``).
     n_calls : int, default=50
         The study ends when it holds this many finished trials (a resumed study counts the
-        trials already in its storage).
+        trials already in its storage).  With ``timeout`` it may end sooner.
+    direction : {"minimize", "maximize"}, default="minimize"
+        Minimise a loss or maximise a score; the result's values, ``best_value`` and figures
+        are the values ``f`` returned either way (see :class:`~mfbo.Optimizer`).  A study
+        resumed from a storage must be given the direction it was created with.
+    initial_points : list of dict, optional
+        Configurations to evaluate first, in order (scikit-optimize's ``x0``), each with a
+        value for every parameter; they are enqueued (:meth:`Optimizer.enqueue`) and count
+        towards the initial design and ``n_calls``.  All are checked before anything is
+        recorded.  Points the study has already asked or queued are not enqueued again, so
+        re-running the same call on a storage resumes without evaluating them twice.
+    timeout : float or None, default=None
+        Seconds of wall time, counted from the call: once they have passed no new trial is
+        asked; the evaluations running then finish and are recorded (never cut off nor
+        lost), so the call can last longer than ``timeout`` by one evaluation.  None: no limit
+        (``n_calls`` is always the upper bound).
     surrogate, acquisition, candidates, random_state, **optimizer_options
         See :class:`~mfbo.Optimizer`.  Without ``n_initial`` the initial design is the
         surrogate's recipe's size, capped at a quarter of ``n_calls`` (as SMAC3 does).
@@ -54,8 +76,14 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
     progress_bar : bool, default=True
         A tqdm bar showing the best value so far.
     """
+    started = time.monotonic()
     if not isinstance(n_calls, numbers.Integral) or isinstance(n_calls, bool) or n_calls < 1:
         raise ValueError(f"n_calls must be a positive integer, got {n_calls!r}.")
+    if timeout is not None and (not isinstance(timeout, numbers.Real) or isinstance(
+            timeout, bool) or not math.isfinite(timeout) or timeout <= 0):
+        raise ValueError(f"timeout must be a positive number of seconds or None, got "
+                         f"{timeout!r}.")
+    check_direction(direction)
     if not isinstance(n_workers, numbers.Integral) or isinstance(n_workers, bool) or n_workers < 1:
         raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}.")
     if not callable(f):
@@ -81,12 +109,24 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
                             f"level, or pass an executor that runs it in this process (e.g. a "
                             f"ThreadPoolExecutor).") from None
     space = as_space(space)
+    points = [] if initial_points is None else checked_configurations(
+        space, initial_points, "initial_points")
+    if len(points) > n_calls:
+        raise ValueError(f"initial_points holds {len(points)} configurations, more than "
+                         f"n_calls={n_calls}.")
     if "n_initial" not in optimizer_options:
         default = default_n_initial(surrogate, len(space))
         optimizer_options["n_initial"] = max(1, min(default, n_calls // 4 or 1))
     opt = Optimizer(space, surrogate=surrogate, acquisition=acquisition, candidates=candidates,
                     random_state=random_state, storage=storage, study_name=study_name,
-                    **optimizer_options)
+                    direction=direction, **optimizer_options)
+    if points:
+        try:
+            opt.enqueue(points, skip_existing=True)
+        except BaseException:
+            opt.close()
+            raise
+    deadline = None if timeout is None else started + float(timeout)
     pool, owned = make_executor(int(n_workers), executor)
     bar = None
     if progress_bar:
@@ -94,7 +134,7 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         bar = tqdm(total=n_calls, initial=min(opt.n_finished, n_calls), desc="mfbo",
                    unit="trial")
     try:
-        _run(f, opt, n_calls, int(n_workers), pool, callbacks, bar)
+        _run(f, opt, n_calls, int(n_workers), pool, callbacks, bar, deadline)
     finally:
         if bar is not None:
             bar.close()
@@ -121,12 +161,18 @@ def _tell(opt, trial, res, bar):
     return t
 
 
-def _run(f, opt, n_calls, n_workers, pool, callbacks, bar):
+def _run(f, opt, n_calls, n_workers, pool, callbacks, bar, deadline=None):
+    """Ask, evaluate and tell until the study holds ``n_calls`` trials, a callback stops it,
+    the candidates run out or ``time.monotonic()`` passes ``deadline``; every trial asked is
+    told before returning."""
     in_flight = {}
     stop = False
     while True:
         opt.refresh()
         while not stop and len(in_flight) < n_workers:
+            if deadline is not None and time.monotonic() >= deadline:
+                stop = True
+                break
             try:
                 trial = opt.ask(max_trials=n_calls)
             except StudyExhausted:

@@ -4,7 +4,9 @@ The optimizer's state is a replay of its journal (:mod:`mfbo.study`, :mod:`mfbo.
 ``ask`` appends a pending trial, a ``tell`` finishes it, and every method first reads the events
 that other processes appended, so several processes sharing a storage file share one study.
 Where the next trial goes is the proposal policy's business (:mod:`mfbo.proposal`), which
-follows the surrogate's recipe (:mod:`mfbo.recipes`).
+follows the surrogate's recipe (:mod:`mfbo.recipes`); configurations the user enqueued go
+before it.  The policy always minimises a loss: with ``direction="maximize"`` the study hands
+it the negated values, and everything the user sees stays in the values' own units.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from .proposal import Proposer, seed_sequence
 from .recipes import Recipe, make_model, recipe_for, recipe_overrides
 from .space import Space, as_space
 from .storage import Storage
-from .study import Rows, Study
+from .study import Rows, Study, check_direction
 from .trial import Trial, finite, parse_outcome, public
 
 __all__ = ["Trial", "Optimizer", "StudyExhausted"]
@@ -41,6 +43,11 @@ class Optimizer:
     ----------
     space : dict or Space
         ``name -> Real/Integer/Categorical``; ``(low, high)`` is a :class:`~mfbo.Real`.
+    direction : {"minimize", "maximize"}, default="minimize"
+        Whether the values told are minimised (losses) or maximised (scores, accuracies).
+        Trials, :attr:`best_trial` and :meth:`result` keep the values as told; the surrogate
+        models the negated values when maximising.  The direction is recorded with the study:
+        reopening a stored study with the other direction is refused.
     surrogate : {"mondrian", "rf-smac", "random"}, Recipe or estimator, default="mondrian"
         ``"mondrian"``: the online Mondrian regression forest (10 trees, min_samples_split 2,
         empirical posterior; each tell is one ``partial_fit``).  ``"rf-smac"``: SMAC3 2.4's
@@ -94,9 +101,10 @@ class Optimizer:
         Keyword arguments for a named surrogate's model, over its recipe's ``model_options``
         (e.g. ``{"posterior": "bp"}``, ``{"n_estimators": 20}``, ``{"retrain_after": 1}``).
     storage : None, path or Storage
-        ``None``: in memory.  A path such as ``"study.db"``: a durable SQLite journal; opening
-        an existing study resumes it (finished trials are replayed into the surrogate, pending
-        trials whose process died are asked again).
+        ``None``: in memory.  A path such as ``"study.db"`` (or ``"sqlite:///study.db"``): a
+        durable SQLite journal; opening an existing study resumes it (finished trials are
+        replayed into the surrogate, pending trials whose process died are asked again,
+        enqueued configurations not yet asked are still queued).
     study_name : str, default="default"
         Several studies can share one storage file.
     min_distance : float, default=0
@@ -114,7 +122,8 @@ class Optimizer:
                  batch_strategy="constant_liar", liar="min", on_failure="worst",
                  n_random_candidates=None, local_search=None, surrogate_options=None,
                  storage=None, study_name="default", min_distance=0.0,
-                 neighbourhood=None):
+                 neighbourhood=None, direction="minimize"):
+        check_direction(direction)
         space = as_space(space)
         changes = recipe_overrides(
             acquisition=acquisition, kappa=kappa, xi=xi, initial_design=initial_design,
@@ -127,7 +136,8 @@ class Optimizer:
         self.proposer = Proposer(space, recipe, model, ss.entropy, cands, batch_strategy, liar,
                                  min_distance)
         self.study = Study(space, storage, study_name, cands, on_failure, config={
-            "surrogate": surrogate if isinstance(surrogate, str) else repr(surrogate)})
+            "surrogate": surrogate if isinstance(surrogate, str) else repr(surrogate)},
+            direction=direction)
         before = self.study.config.get("surrogate")
         if isinstance(surrogate, str) and isinstance(before, str) and before != surrogate:
             warnings.warn(f"study {study_name!r} was run with surrogate={before!r}; it goes on "
@@ -161,6 +171,11 @@ class Optimizer:
     @property
     def on_failure(self) -> str:
         return self.study.on_failure
+
+    @property
+    def direction(self) -> str:
+        """``"minimize"`` or ``"maximize"``: what is done with the values told."""
+        return self.study.direction
 
     @property
     def recipe(self) -> Recipe:
@@ -232,20 +247,52 @@ class Optimizer:
 
     @property
     def best_trial(self) -> Trial | None:
-        """A copy of the complete trial with the smallest loss (the first of ties)."""
+        """A copy of the complete trial with the best value: the smallest, or the largest with
+        ``direction="maximize"`` (the first of ties)."""
         best = self.study.best
         return None if best is None else public(best)
+
+    @property
+    def queued(self) -> list[dict]:
+        """The configurations enqueued and not yet asked, in the order :meth:`ask` hands them
+        out (copies)."""
+        self.refresh()
+        return self.study.queued
 
     def refresh(self) -> None:
         """Read what other processes appended to the journal."""
         self.study.refresh()
         self.proposer.observe(self.study)
 
+    # -- enqueue ------------------------------------------------------------------------------
+    def enqueue(self, params, *, skip_existing: bool = False) -> int:
+        """Evaluate these configurations first: :meth:`ask` hands them out, in order, before
+        any proposal of the surrogate.
+
+        ``params`` is a params dict or a list of them, each a complete configuration (a value
+        for every parameter of the space: partial ones are refused, since the initial design
+        has no notion of completing them).  Every configuration is checked against the space
+        first: a bad one raises a ``TypeError``/``ValueError`` naming its position and the
+        parameter, and nothing is queued.  With a storage the queue is durable: a configuration
+        enqueued and not yet asked is still queued when the study is reopened, in any process.
+        Enqueued trials are trials like the others: they count towards the initial design
+        (``n_initial`` trials in all come before the surrogate proposes) and towards
+        ``n_calls``/``max_trials``.  With a candidate set, a configuration outside it is
+        evaluated as well (as :meth:`tell` with a params dict records one).
+
+        ``skip_existing`` leaves out configurations already asked (evaluated, failed or
+        pending) or queued, so enqueuing the same list again when a study is resumed does not
+        evaluate them twice.  Returns the number of configurations queued.
+        """
+        return self.study.enqueue(params, skip_existing=bool(skip_existing))
+
     # -- ask ----------------------------------------------------------------------------------
     def ask(self, n: int | None = None, max_trials: int | None = None):
         """Propose one trial (``n=None``) or a list of ``n`` trials for parallel workers.
 
-        Pending trials (asked, not yet told, by this or another process) are accounted for by
+        The trials come from, in this order: pending trials whose process died (asked again),
+        the configurations enqueued (:meth:`enqueue`), the surrogate's proposals.  Pending
+        trials (asked, not yet told, by this or another process) are accounted for by
         ``batch_strategy``.  With ``max_trials`` no trial is created once the study holds that
         many (finished or pending); fewer, possibly none, are returned.
         Raises :class:`StudyExhausted` when a finite candidate set is used up.
@@ -265,6 +312,7 @@ class Optimizer:
             if max_trials is not None:
                 count = min(count, max(0, int(max_trials) - study.n_trials))
             out.extend(study.reclaim(count))
+            out.extend(study.take_queued(count - len(out)))
             lied = None
             while len(out) < count:
                 proposal, lied = self.proposer.propose(study, lied)
@@ -289,8 +337,10 @@ class Optimizer:
 
         ``trial`` is a :class:`Trial` or its id (from :meth:`ask`), or a parameter dict for a
         configuration evaluated outside the optimizer (it is recorded as a new trial).
-        ``value`` is the loss: a float, or a dict with a ``"loss"`` key and extra fields.  An
-        exception, ``None``, NaN or inf (or ``error=...``) records a failed trial.
+        ``value`` is the objective's value (a loss, or a score to maximise with
+        ``direction="maximize"``): a float, or a dict whose ``"loss"`` key holds it and whose
+        other keys are extra fields.  An exception, ``None``, NaN or inf (or ``error=...``)
+        records a failed trial.
         Bad input raises before anything is recorded.
         """
         state, loss, extra, err = parse_outcome(value)
@@ -311,7 +361,8 @@ class Optimizer:
         from .results import OptimizeResult
 
         self.study.refresh()
-        return OptimizeResult(self.space, self.study.copies(self.study.trials))
+        return OptimizeResult(self.space, self.study.copies(self.study.trials),
+                              direction=self.direction)
 
     def close(self) -> None:
         self.study.close()

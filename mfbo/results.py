@@ -3,37 +3,57 @@ importance of each dimension."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from .figure import finish
 from .importance import Importance, functional_anova
 from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
+from .study import check_direction
 from .surface import response_surface
 
 __all__ = ["OptimizeResult", "plot_convergence", "plot_evaluations", "plot_objective",
            "plot_importance"]
 
 
+def _check_path(path) -> None:
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path or None, got {type(path).__name__}.")
+
+
 class OptimizeResult:
     """What :func:`mfbo.minimize` returns (and :meth:`Optimizer.result`).
+
+    Parameters
+    ----------
+    space : Space
+    trials : list of Trial
+    direction : {"minimize", "maximize"}, default="minimize"
+        The study's: which value is best.  Values are kept as the objective returned them.
 
     Attributes
     ----------
     trials : list of Trial
         Every trial, in the order asked.
+    direction : str
     best_value : float or None
-        The smallest loss of a complete trial (None if none completed).
+        The best value of a complete trial, the smallest or with ``direction="maximize"`` the
+        largest (None if none completed).
     best_params : dict or None
     best_trial : Trial or None
     x_iters, func_vals
-        scikit-optimize-style views: params dicts and losses of the finished trials
+        scikit-optimize-style views: params dicts and values of the finished trials
         (``nan`` for failed ones).
     """
 
-    def __init__(self, space, trials: list):
+    def __init__(self, space, trials: list, direction: str = "minimize"):
         self.space = space
         self.trials = trials
+        self.direction = check_direction(direction)
+        sign = 1.0 if direction == "minimize" else -1.0
         done = [t for t in trials if t.state == "complete"]
-        self.best_trial = min(done, key=lambda t: (t.value, t.id)) if done else None
+        self.best_trial = min(done, key=lambda t: (sign * t.value, t.id)) if done else None
         self.best_value = self.best_trial.value if self.best_trial else None
         self.best_params = dict(self.best_trial.params) if self.best_trial else None
 
@@ -54,11 +74,13 @@ class OptimizeResult:
         return sum(t.state == "failed" for t in self.trials)
 
     def best_so_far(self) -> np.ndarray:
-        """Best loss after each finished trial, in the order they finished (nan before the
-        first success)."""
+        """Best value after each finished trial (the running minimum, or maximum when
+        maximising), in the order they finished (nan before the first success)."""
         order = sorted(self.finished, key=lambda t: (t.end or 0.0, t.id))
-        vals = np.array([t.value if t.state == "complete" else np.inf for t in order])
-        best = np.minimum.accumulate(vals) if vals.size else vals
+        worst = np.inf if self.direction == "minimize" else -np.inf
+        vals = np.array([t.value if t.state == "complete" else worst for t in order])
+        running = np.minimum if self.direction == "minimize" else np.maximum
+        best = running.accumulate(vals) if vals.size else vals
         return np.where(np.isinf(best), np.nan, best)
 
     def to_dataframe(self):
@@ -78,32 +100,50 @@ class OptimizeResult:
         return pd.DataFrame(rows)
 
     def to_optuna(self, study=None, *, storage=None, study_name: str | None = None):
-        """The finished trials added to an optuna study (a new minimising one when ``study``
-        is None, made with ``storage`` and ``study_name``), e.g. for optuna-dashboard; needs
-        optuna (:func:`mfbo.integrations.optuna.to_optuna` says how trials are carried)."""
+        """The finished trials added to an optuna study (a new one with this result's
+        direction when ``study`` is None, made with ``storage`` and ``study_name``), e.g. for
+        optuna-dashboard; needs optuna (:func:`mfbo.integrations.optuna.to_optuna` says how
+        trials are carried)."""
         from .integrations.optuna import to_optuna
 
         return to_optuna(self, study, storage=storage, study_name=study_name)
 
     def __repr__(self):
+        direction = "" if self.direction == "minimize" else f", direction={self.direction!r}"
         return (f"OptimizeResult(best_value={self.best_value!r}, best_params={self.best_params!r},"
-                f" n_trials={len(self.trials)}, n_failed={self.n_failed})")
+                f" n_trials={len(self.trials)}, n_failed={self.n_failed}{direction})")
+
+    def _in_units(self, fig, path, retitle: bool = False):
+        """A figure of this result labelled in its values' terms (a maximised value is not a
+        loss: the axis labels and, with ``retitle``, mfbo's default title say "value"); saved
+        to ``path`` once relabelled."""
+        if self.direction == "maximize":
+            for ax in fig.axes:
+                ax.set_ylabel(ax.get_ylabel().replace("loss", "value"))
+            suptitle = getattr(fig, "_suptitle", None)
+            if retitle and suptitle is not None:
+                suptitle.set_text(suptitle.get_text().replace("loss", "value"))
+        return finish(fig, path, owned=False) if path is not None else fig
 
     # -- figures and importance (see mfbo.plots); each returns a matplotlib Figure -----------
     def plot_convergence(self, path=None, title: str | None = None, ax=None):
-        """Best-so-far loss against the number of evaluations (:func:`mfbo.plot_convergence`);
+        """Best-so-far value against the number of evaluations (:func:`mfbo.plot_convergence`);
         also saved when ``path`` is given."""
-        return plot_convergence([self.best_so_far()], path, title=title, ax=ax)
+        _check_path(path)
+        return self._in_units(plot_convergence([self.best_so_far()], title=title, ax=ax), path)
 
     def plot_evaluations(self, path=None, title: str | None = None):
-        """Each parameter against the loss of every complete trial
+        """Each parameter against the value of every complete trial
         (:func:`mfbo.plot_evaluations`); also saved when ``path`` is given."""
-        return plot_evaluations(self, path, title=title)
+        _check_path(path)
+        return self._in_units(plot_evaluations(self, title=title), path)
 
     def plot_objective(self, path=None, **kwargs):
-        """Partial dependence of the surrogate's mean loss on each dimension and pair
+        """Partial dependence of the surrogate's mean value on each dimension and pair
         (:func:`mfbo.plot_objective`, which takes the keyword arguments)."""
-        return plot_objective(self, path=path, **kwargs)
+        _check_path(path)
+        return self._in_units(plot_objective(self, **kwargs), path,
+                              retitle=kwargs.get("title") is None)
 
     def plot_importance(self, path=None, **kwargs):
         """The fraction of the surrogate's variance each dimension explains

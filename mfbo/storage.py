@@ -9,9 +9,12 @@ Two backends with one small interface (Optuna's storage idea, journal style):
   same file share one study: proposals are made inside a write transaction after reading the
   other processes' events, so two workers never receive the same trial or the same candidate.
 
-Events: ``ask`` (a new trial: number, params, unit-cube point, candidate row, owner, time),
-``claim`` (a pending trial whose owner died is handed to a new owner) and ``tell`` (state,
-value, extra fields, error text, times, worker).  The optimizer's state is a replay of them.
+Events: ``ask`` (a new trial: number, params, unit-cube point, candidate row, owner, time, and
+the queued configuration it takes, if any), ``claim`` (a pending trial whose owner died is
+handed to a new owner), ``tell`` (state, value as told, extra fields, error text, times,
+worker) and ``enqueue`` (a configuration to be asked before any proposal).  The optimizer's
+state is a replay of them.  A study's space and settings (surrogate, direction, candidate
+count) are recorded once, when it is created.
 """
 
 from __future__ import annotations
@@ -65,6 +68,15 @@ class Storage:
     def append(self, study: str, kind: str, payload: dict) -> int:
         raise NotImplementedError
 
+    def studies(self) -> list[str]:
+        """Names of the studies in this storage, oldest first."""
+        raise NotImplementedError
+
+    def stored_study(self, name: str) -> tuple[dict, dict] | None:
+        """``(space, config)`` as recorded when study ``name`` was created, or None when the
+        storage has no such study; creates nothing."""
+        raise NotImplementedError
+
     def read(self, study: str, after: int) -> list[tuple[int, str, dict]]:
         """Events of ``study`` with id greater than ``after``, in order."""
         raise NotImplementedError
@@ -115,6 +127,15 @@ class InMemoryStorage(Storage):
     def read(self, study, after):
         with self._lock:
             return [(e, k, p) for e, s, k, p in self._events[after:] if s == study]
+
+    def studies(self):
+        with self._lock:
+            return list(self._studies)
+
+    def stored_study(self, name):
+        with self._lock:
+            record = self._studies.get(name)
+            return None if record is None else json.loads(to_json(record))
 
 
 def _check_same_space(name, stored, space):
@@ -276,6 +297,14 @@ class SQLiteStorage(Storage):
         """Names of the studies in this file."""
         with self._lock:
             return [r[0] for r in self._connect().execute("SELECT name FROM studies ORDER BY created")]
+
+    def stored_study(self, name):
+        with self._lock:
+            row = self._connect().execute("SELECT space, config FROM studies WHERE name = ?",
+                                          (name,)).fetchone()
+        if row is None:
+            return None
+        return tuple(self._decode(x, f"study {name!r}") for x in row)
 
     def close(self):
         if self._conn is not None and self._pid == os.getpid():

@@ -1,10 +1,12 @@
 """The state of a study: a replay of its journal (:mod:`mfbo.storage`).
 
 An ``ask`` event appends a pending trial, a ``claim`` hands a pending trial to a new owner, a
-``tell`` finishes it.  Every row is checked as it is replayed, so a damaged or hand-edited
-journal is refused with the event it lies in.  A :class:`Study` knows nothing of surrogates or
-acquisitions: it keeps the trials and the arrays a proposal policy reads (the observations a
-surrogate is fed and every asked point), and it can be opened on its own to inspect a study.
+``tell`` finishes it, an ``enqueue`` puts a configuration in the queue of those to be asked
+before any proposal (the ``ask`` that takes it names it).  Every row is checked as it is
+replayed, so a damaged or hand-edited journal is refused with the event it lies in.  A
+:class:`Study` knows nothing of surrogates or acquisitions: it keeps the trials and the arrays
+a proposal policy reads (the observations a surrogate is fed and every asked point), and it can
+be opened on its own to inspect a study (:meth:`Study.open`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .space import Space, as_space
 from .storage import Storage, as_storage
 from .trial import Trial, finite, public
 
-__all__ = ["Study"]
+__all__ = ["Study", "checked_configurations", "check_direction", "DIRECTIONS"]
 
 
 class Rows:
@@ -60,6 +62,39 @@ def params_key(params: dict) -> bytes:
     return json.dumps(params, sort_keys=True, default=str).encode()
 
 
+DIRECTIONS = ("minimize", "maximize")
+
+
+def check_direction(direction) -> str:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}.")
+    return direction
+
+
+def checked_configurations(space: Space, configs, what: str) -> list[dict]:
+    """``configs`` (one params dict or a sequence of them) validated against ``space``: the
+    normalised copies, or a ``TypeError``/``ValueError`` naming ``what``, the configuration's
+    position and the bad parameter.  Every parameter of the space needs a value."""
+    if isinstance(configs, Mapping):
+        configs = [configs]
+    elif isinstance(configs, (str, bytes)) or not hasattr(configs, "__iter__"):
+        raise TypeError(f"{what} must be a params dict or a list of them, got "
+                        f"{type(configs).__name__}.")
+    out = []
+    for i, params in enumerate(configs):
+        if not isinstance(params, Mapping):
+            raise TypeError(f"{what}[{i}] must be a params dict, got {type(params).__name__}.")
+        try:
+            out.append(space.validate(params))
+        except (TypeError, ValueError) as exc:
+            text = str(exc)
+            if "missing parameter" in text:
+                text = (text.rstrip(".") + " (each configuration needs a value for every "
+                        "parameter of the space).")
+            raise type(exc)(f"{what}[{i}]: {text}") from None
+    return out
+
+
 class Study:
     """Trials of one study in one storage, replayed from its journal.
 
@@ -70,23 +105,32 @@ class Study:
     storage : None, path or Storage, default=None
         Where the journal lives (see :func:`mfbo.storage.as_storage`).
     study_name : str, default="default"
-    candidates : CandidateSet or None
+    candidates : CandidateSet, None or "recorded"
         The finite set the study chooses from, if any; ``candidate`` fields of its rows are
-        checked against it and the rows asked are no longer ``available``.
+        checked against it and the rows asked are no longer ``available``.  ``"recorded"``
+        reads a study whose candidate set is not at hand (the journal keeps only row numbers):
+        the recorded row numbers are taken as they are (see :meth:`open`).
     on_failure : {"worst", "ignore"}, default="worst"
         What :attr:`obs` holds for a failed trial: the worst loss observed so far (so that a
         surrogate avoids the region, like SMAC's crash cost) or nothing.
     config : dict, optional
         Settings recorded with a new study (e.g. ``{"surrogate": "mondrian"}``); the stored
         ones are :attr:`config`.
+    direction : {"minimize", "maximize"}, default="minimize"
+        Whether the values told are to be minimised or maximised.  It is recorded with a new
+        study, and reopening a study with the other direction is refused (a study recorded
+        before directions existed minimises).  Trials keep the values as told; :attr:`obs`
+        holds losses (the values, negated when maximising) and :attr:`best` is the best trial
+        in the study's direction.
 
     Attributes
     ----------
     trials : list of Trial
         Every trial in id order (the study's own objects: :meth:`copies` hands out copies).
     obs : Rows
-        What a surrogate is fed, in the order trials finished: the unit point and loss of
-        every complete trial and, with ``on_failure="worst"``, of every failed one.
+        What a surrogate is fed, in the order trials finished: the unit point and loss (the
+        value, negated when maximising) of every complete trial and, with
+        ``on_failure="worst"``, of every failed one.
     asked : Rows
         Every asked trial's unit point, in trial order.
     owner : str
@@ -94,23 +138,39 @@ class Study:
     """
 
     def __init__(self, space, storage=None, study_name: str = "default",
-                 candidates: CandidateSet | None = None, on_failure: str = "worst",
-                 config: dict | None = None):
+                 candidates: CandidateSet | str | None = None, on_failure: str = "worst",
+                 config: dict | None = None, direction: str = "minimize"):
         if on_failure not in ("worst", "ignore"):
             raise ValueError(f"on_failure must be 'worst' or 'ignore', got {on_failure!r}.")
         if not isinstance(study_name, str) or not study_name:
             raise ValueError(f"study_name must be a non-empty string, got {study_name!r}.")
+        check_direction(direction)
+        recorded = isinstance(candidates, str) and candidates == "recorded"
+        if not (recorded or candidates is None or isinstance(candidates, CandidateSet)):
+            raise TypeError(f"candidates must be a CandidateSet, None or 'recorded', got "
+                            f"{candidates!r}.")
         self.space: Space = as_space(space)
         self.study_name = study_name
-        self.candidates = candidates
+        self.candidates = None if recorded else candidates
+        self._recorded_candidates = recorded
         self.on_failure = on_failure
+        self.direction = direction
+        #: +1 when minimising, -1 when maximising: loss = sign * value
+        self.sign = 1.0 if direction == "minimize" else -1.0
         self.storage: Storage = as_storage(storage)
-        config = {**(config or {}),
-                  "n_candidates": None if candidates is None else len(candidates)}
+        config = {**(config or {}), "direction": direction,
+                  "n_candidates": None if self.candidates is None else len(self.candidates)}
         stored = self.storage.open_study(study_name, self.space.to_json(), config)
-        if stored.get("n_candidates") != config["n_candidates"]:
+        if not recorded and stored.get("n_candidates") != config["n_candidates"]:
             raise ValueError(f"study {study_name!r} was created with n_candidates="
                              f"{stored.get('n_candidates')}, not {config['n_candidates']}.")
+        # a study recorded before directions existed minimises
+        if stored.get("direction", "minimize") != direction:
+            raise ValueError(f"study {study_name!r} was created with direction="
+                             f"{stored.get('direction', 'minimize')!r}; it cannot be reopened "
+                             f"with direction={direction!r}.  Pass direction="
+                             f"{stored.get('direction', 'minimize')!r}, or use another "
+                             f"study_name or storage.")
         self.config: dict = stored
         self.owner = new_owner()
         weakref.finalize(self, release, self.owner)
@@ -130,7 +190,28 @@ class Study:
         self._seen: set[bytes] = set()  # params_key of the asked configurations
         #: candidate rows not yet asked (None without candidates)
         self.available = None if self.candidates is None else self.candidates.first.copy()
+        self._queue: dict[int, dict] = {}  # enqueue number -> params, not yet asked, in order
+        self._n_enqueued = 0
         self._appended = False
+
+    @classmethod
+    def open(cls, storage, study_name: str = "default", on_failure: str = "worst") -> "Study":
+        """A study as its storage recorded it (space, direction), replayed; to inspect a study
+        without knowing how it was made.  A ``ValueError`` names the studies the storage holds
+        when ``study_name`` is not one of them.  A study that searched a candidate set is read with
+        the row numbers its trials recorded (the rows themselves are not in the journal)."""
+        storage = as_storage(storage)
+        record = storage.stored_study(study_name)
+        if record is None:
+            names = storage.studies()
+            raise ValueError(f"no study named {study_name!r} in this storage; it holds "
+                             f"{names if names else 'no study'}.")
+        space_json, config = record
+        cands = None if config.get("n_candidates") is None else "recorded"
+        study = cls(Space.from_json(space_json), storage, study_name, cands, on_failure,
+                    direction=config.get("direction", "minimize"))
+        study.refresh()
+        return study
 
     # -- state ---------------------------------------------------------------------------------
     @property
@@ -149,8 +230,15 @@ class Study:
 
     @property
     def best(self) -> Trial | None:
-        """The complete trial with the smallest loss (the first of ties)."""
+        """The complete trial with the best value in the study's direction (the first of
+        ties)."""
         return self._best
+
+    @property
+    def queued(self) -> list[dict]:
+        """Copies of the configurations enqueued and not yet asked, in the order they will be
+        asked."""
+        return [dict(p) for p in self._queue.values()]
 
     def seen(self, params: dict) -> bool:
         """Whether the configuration ``params`` has been asked."""
@@ -192,12 +280,50 @@ class Study:
         self.storage.append(self.study_name, kind, payload)
         self.refresh()
 
-    def add(self, params: dict, unit: np.ndarray, candidate: int | None) -> Trial:
-        """Record a new pending trial owned by this handle (inside :meth:`transaction`)."""
+    def add(self, params: dict, unit: np.ndarray, candidate: int | None,
+            enqueued: int | None = None) -> Trial:
+        """Record a new pending trial owned by this handle (inside :meth:`transaction`);
+        ``enqueued``: the number of the queued configuration it takes."""
         number = len(self.trials)
-        self._append("ask", {"id": number, "params": params, "unit": unit.tolist(),
-                             "candidate": candidate, "owner": self.owner, "time": time.time()})
+        payload = {"id": number, "params": params, "unit": unit.tolist(),
+                   "candidate": candidate, "owner": self.owner, "time": time.time()}
+        if enqueued is not None:
+            payload["enqueued"] = int(enqueued)
+        self._append("ask", payload)
         return self.trials[number]
+
+    def _unit_and_candidate(self, params: dict) -> tuple[np.ndarray, int | None]:
+        unit = self.space.to_unit([params])[0]
+        return unit, None if self.candidates is None else self.candidates.index_of(unit)
+
+    def enqueue(self, configs, skip_existing: bool = False) -> int:
+        """Queue configurations (a params dict or a list of them) to be asked before any
+        proposal, in order; durable like every event.  With ``skip_existing`` those already
+        asked or queued are left out.  Every configuration is checked before anything is
+        recorded.  Returns how many were queued."""
+        checked = checked_configurations(self.space, configs, "params")
+        n = 0
+        with self.transaction():
+            self.refresh()
+            known = {params_key(p) for p in self._queue.values()} if skip_existing else set()
+            for params in checked:
+                key = params_key(params)
+                if skip_existing and (key in self._seen or key in known):
+                    continue
+                known.add(key)
+                self._append("enqueue", {"number": self._n_enqueued, "params": params,
+                                         "time": time.time()})
+                n += 1
+        return n
+
+    def take_queued(self, count: int) -> list[Trial]:
+        """Ask up to ``count`` queued configurations, in order, as new pending trials (inside
+        :meth:`transaction`)."""
+        out = []
+        for number, params in list(self._queue.items())[:count]:
+            unit, cand = self._unit_and_candidate(params)
+            out.append(self.add(params, unit, cand, enqueued=number))
+        return out
 
     def reclaim(self, count: int) -> list[Trial]:
         """Claim up to ``count`` pending trials whose owner is gone (inside
@@ -221,9 +347,7 @@ class Study:
             self.refresh()
             if isinstance(trial, Mapping):
                 params = self.space.validate(trial)
-                unit = self.space.to_unit([params])[0]
-                cand = None if self.candidates is None else self.candidates.index_of(unit)
-                number = self.add(params, unit, cand).id
+                number = self.add(params, *self._unit_and_candidate(params)).id
             else:
                 number = trial.id if isinstance(trial, Trial) else trial
                 if not isinstance(number, numbers.Integral) or isinstance(number, bool):
@@ -273,13 +397,24 @@ class Study:
         if np.abs(self.space.to_unit([params])[0] - unit).max() > 1e-9:
             raise ValueError(f"unit point {p['unit']!r} does not encode params {params!r}")
         cand = p.get("candidate")
-        if cand is not None and (self.candidates is None or not isinstance(cand, int)
-                                 or isinstance(cand, bool)
-                                 or not 0 <= cand < len(self.candidates)
-                                 or not np.array_equal(self.candidates.U[cand], unit)):
+        if cand is not None and self._recorded_candidates:
+            if not isinstance(cand, int) or isinstance(cand, bool) or cand < 0:
+                raise ValueError(f"candidate {cand!r} is not a row number")
+        elif cand is not None and (self.candidates is None or not isinstance(cand, int)
+                                   or isinstance(cand, bool)
+                                   or not 0 <= cand < len(self.candidates)
+                                   or not np.array_equal(self.candidates.U[cand], unit)):
             raise ValueError(f"candidate {cand!r} is not the candidate row of this point")
         if p["owner"] is not None and not isinstance(p["owner"], str):
             raise TypeError(f"owner must be a string, got {p['owner']!r}")
+        queued = p.get("enqueued")
+        if queued is not None:
+            if not isinstance(queued, int) or isinstance(queued, bool) \
+                    or queued not in self._queue:
+                raise ValueError(f"enqueued configuration {queued!r} is not in the queue")
+            if self._queue[queued] != params:
+                raise ValueError(f"params {params!r} are not those of enqueued configuration "
+                                 f"{queued}")
         return Trial(id=p["id"], params=params, asked_at=finite(p["time"], "time"),
                      owner=p["owner"], candidate=cand, unit=unit)
 
@@ -313,6 +448,7 @@ class Study:
             raise TypeError(f"payload must be a JSON object, got {p!r}")
         if kind == "ask":
             t = self._checked_ask(p)
+            self._queue.pop(p.get("enqueued"), None)
             unit = t.unit
             self.trials.append(t)
             self.asked.append(unit)
@@ -334,10 +470,20 @@ class Study:
             self._pending.pop(t.id, None)
             self._n_finished += 1
             if t.state == "complete":
-                if self._best is None or (t.value, t.id) < (self._best.value, self._best.id):
+                loss = self.sign * t.value
+                if self._best is None or (loss, t.id) < (self.sign * self._best.value,
+                                                         self._best.id):
                     self._best = t
-                self.obs.append(t.unit, float(t.value))
+                self.obs.append(t.unit, loss)
             elif self.on_failure == "worst" and self.obs.n:
                 self.obs.append(t.unit, float(self.obs.y.max()))
+        elif kind == "enqueue":
+            number = p["number"]
+            if not isinstance(number, int) or isinstance(number, bool) \
+                    or number != self._n_enqueued:
+                raise ValueError(f"enqueue number {number!r} out of order (expected "
+                                 f"{self._n_enqueued})")
+            self._queue[number] = self.space.validate(p["params"])
+            self._n_enqueued += 1
         else:
             raise ValueError(f"unknown kind of event {kind!r}")

@@ -21,7 +21,8 @@ class Trial:
 
     ``id`` numbers the trials of a study from 0 in the order they were asked; ``params`` is the
     configuration as a dict; ``state`` is ``"pending"``, ``"complete"`` or ``"failed"``;
-    ``value`` is the loss (None unless complete); ``extra`` holds the other fields of a dict
+    ``value`` is the objective's value as told, a loss or, in a study that maximises, a score
+(None unless complete); ``extra`` holds the other fields of a dict
     returned by the objective; ``error`` the text of a failure.
     """
 

@@ -90,8 +90,8 @@ class MondrianSearchCV(BaseSearchCV):
 
     The optimizer (:class:`mfbo.Optimizer`) proposes ``n_points`` candidates at a time; each
     batch is cross-validated by scikit-learn (in parallel over candidates and folds with
-    ``n_jobs``), and the optimizer is told the loss ``-mean_test_score`` of each candidate (of
-    the ``refit`` metric with multi-metric scoring).
+    ``n_jobs``), and the optimizer (``direction="maximize"``) is told the ``mean_test_score``
+    of each candidate (of the ``refit`` metric with multi-metric scoring).
 
     Failed fits: with ``error_score=np.nan`` a candidate whose fits failed scores NaN and is a
     failed trial of the optimizer (its region is avoided, as for any mfbo failure).
@@ -213,7 +213,7 @@ class MondrianSearchCV(BaseSearchCV):
                              f"that refit names: refit must be a scorer name, got "
                              f"{self.refit!r}.")
         options = dict(self.optimizer_kwargs or {})
-        for name in ("space", "random_state", "storage", "study_name"):
+        for name in ("space", "random_state", "storage", "study_name", "direction"):
             if name in options:
                 raise ValueError(f"optimizer_kwargs cannot set {name!r}; MondrianSearchCV sets "
                                  f"it.")
@@ -228,7 +228,8 @@ class MondrianSearchCV(BaseSearchCV):
             kwargs = dict(options)
             kwargs.setdefault("n_initial", max(1, min(
                 default_n_initial(self.surrogate, len(coded.space)), n_iter // 4 or 1)))
-            opt = Optimizer(coded.space, surrogate=self.surrogate, random_state=seed, **kwargs)
+            opt = Optimizer(coded.space, surrogate=self.surrogate, random_state=seed,
+                            direction="maximize", **kwargs)
             try:
                 done = 0
                 while done < n_iter:
@@ -257,7 +258,7 @@ class MondrianSearchCV(BaseSearchCV):
                                         dtype=float)
                     for t, score in zip(trials, scores):
                         # NaN (some candidates of a batch failed, error_score=nan): failed
-                        opt.tell(t, -score)
+                        opt.tell(t, score)
             finally:
                 opt.close()
         if not recorded and failure is not None:

@@ -406,6 +406,39 @@ def test_bad_arguments_are_named():
         MondrianSampler(acquisition="best")
 
 
+def test_a_relative_sample_looks_only_at_unsettled_trials():
+    sampler = make(seed=0, n_startup_trials=3)
+    study = optuna.create_study(sampler=sampler)
+    running = study.ask()  # stays running: trials from it on are not settled
+    running.suggest_float("x", 0, 1)
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=20)
+    mirror = sampler._mirror
+    assert mirror.settled == 0  # the oldest trial is still running
+    study.tell(running, 0.5)
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=5)
+    assert mirror.settled == 25 and not mirror.done  # every finished trial told and settled
+    assert mirror.optimizer.n_finished == 26 - 1  # all but the current one, told once
+
+    looked = []
+
+    class Settled:  # a settled trial: its number may be read (where to stop), nothing else
+        def __init__(self, number):
+            self._number = number
+
+        @property
+        def number(self):
+            looked.append(self._number)
+            return self._number
+
+        def __getattr__(self, name):
+            raise AssertionError(f"settled trial {self._number} was looked at again ({name})")
+
+    trials = study.get_trials(deepcopy=False)
+    mirror.sync([Settled(i) for i in range(25)] + trials[25:], -1, 1.0)  # only trial 25 is new
+    assert looked == [24]  # where the walk back from the end stopped
+    assert mirror.settled == 26 and mirror.optimizer.n_finished == 26
+
+
 @pytest.mark.parametrize("direction", ["minimize", "maximize"])
 def test_directions(direction):
     sign = 1 if direction == "minimize" else -1
@@ -556,8 +589,10 @@ def objective(trial):
     return (x - 0.5) ** 2 + abs(y)
 
 study.optimize(objective, n_trials=12)
+# wait for the other process: its 12 trials finished too (it may have started later)
 deadline = time.time() + 120
-while study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)) and time.time() < deadline:
+while time.time() < deadline and len(study.get_trials(
+        deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED))) < 24:
     time.sleep(0.1)
 trials = study.get_trials(deepcopy=False)
 sampler._mirror.sync(trials, -1, 1.0)  # what the next relative sample would tell it
@@ -619,12 +654,17 @@ def test_from_optuna_warm_starts_an_optimizer():
     assert d["frac"] == mfbo.Ordinal([0.0, 0.25, 0.5, 0.75, 1.0])
     assert d["kernel"] == mfbo.Categorical(["rbf", "linear"])
     assert opt.n_finished == 12 and opt.result().n_failed == 1
+    # the optimizer maximises too, and holds the values as optuna recorded them
     best = opt.best_trial
-    assert best.value == pytest.approx(-study.best_value)  # losses: negated values
+    assert opt.direction == "maximize" and best.value == pytest.approx(study.best_value)
+    np.testing.assert_allclose(sorted(opt._obs.y)[:1], [-study.best_value])  # losses
     assert best.params == study.best_params and best.extra["optuna_number"] == \
         study.best_trial.number
     t = opt.ask()
     assert set(t.params) == {"lr", "depth", "frac", "kernel"}
+    with pytest.raises(ValueError, match="direction='minimize' differs"):
+        from_optuna(study, direction="minimize")
+    assert opt.result().to_optuna().direction == optuna.study.StudyDirection.MAXIMIZE
 
 
 def test_from_optuna_refuses_what_it_cannot_carry(tmp_path):
@@ -667,9 +707,14 @@ def test_to_optuna_and_back():
     assert study.best_params == result.best_params
     assert study.best_trial.user_attrs["note"] == "ok"
     assert study.best_trial.datetime_start <= study.best_trial.datetime_complete
-    # a maximising study is given negated losses; the method on the result does the same
+    # a study of the other direction is given negated values; the method on the result does
+    # the same
     maxi = result.to_optuna(optuna.create_study(direction="maximize"))
     assert maxi.best_value == pytest.approx(-result.best_value)
+    up = mfbo.minimize(lambda x, n, kind: -f(x, n, kind)["loss"], space, n_calls=6,
+                       direction="maximize", random_state=0, progress_bar=False)
+    assert to_optuna(up).best_value == pytest.approx(up.best_value)
+    assert to_optuna(up, optuna.create_study()).best_value == pytest.approx(-up.best_value)
     # and back again
     opt = from_optuna(study)
     assert opt.best_trial.value == pytest.approx(result.best_value)

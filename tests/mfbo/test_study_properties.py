@@ -1,6 +1,6 @@
 """Property-based test of a durable study: random sequences of ask, batch ask, tell (good,
-extreme, failed and external configurations), pickling of the surrogate and reopening of the
-SQLite journal, checked against a plain record of what was asked and told."""
+extreme, failed and external configurations), enqueue, pickling of the surrogate and reopening
+of the SQLite journal, checked against a plain record of what was asked, queued and told."""
 
 import math
 import pickle
@@ -23,7 +23,8 @@ LOSSES = st.one_of(
 
 
 class StudyMachine(RuleBasedStateMachine):
-    """The record: ``told[id] = loss or None`` (failed) and the set of pending ids."""
+    """The record: ``told[id] = loss or None`` (failed), the set of pending ids and the queue
+    of enqueued configurations not yet asked."""
 
     def __init__(self):
         super().__init__()
@@ -33,6 +34,7 @@ class StudyMachine(RuleBasedStateMachine):
         self.told: dict[int, float | None] = {}
         self.pending: set[int] = set()
         self.params: dict[int, dict] = {}
+        self.queue: list[dict] = []
 
     def _open(self, seed):
         return Optimizer(SPACE, storage=self.db, random_state=seed, n_initial=4,
@@ -43,6 +45,8 @@ class StudyMachine(RuleBasedStateMachine):
             assert t.id not in self.told, f"trial {t.id} handed out after it was told"
             if t.id in self.params:  # an orphan of a closed optimizer, asked again
                 assert t.params == self.params[t.id]
+            elif self.queue:  # enqueued configurations before any proposal, in order
+                assert t.params == self.queue.pop(0)
             self.params[t.id] = dict(t.params)
             self.pending.add(t.id)
 
@@ -74,6 +78,13 @@ class StudyMachine(RuleBasedStateMachine):
         self.params[t.id] = {"x": x, "i": i, "c": c}
         self.told[t.id] = loss if math.isfinite(loss) else None
 
+    @rule(x=st.floats(-5.0, 10.0), i=st.integers(0, 7), c=st.sampled_from(["a", "b", "c"]),
+          n=st.integers(1, 3))
+    def enqueue(self, x, i, c, n):
+        configs = [{"x": x, "i": (i + k) % 8, "c": c} for k in range(n)]
+        assert self.opt.enqueue(configs) == n
+        self.queue.extend(configs)
+
     @precondition(lambda self: self.opt.model.ready)
     @rule()
     def pickle_surrogate(self):
@@ -101,6 +112,7 @@ class StudyMachine(RuleBasedStateMachine):
             else:
                 assert t.state == "pending" and t.id in self.pending
         assert opt.n_finished == len(self.told)
+        assert opt.queued == self.queue
         done = [v for v in self.told.values() if v is not None]
         assert (opt.best_trial is None) == (not done)
         if done:

@@ -33,7 +33,8 @@ _CHUNK = 2045
 _RESERVED = {"space": "the search space is optuna's", "random_state": "use seed",
              "n_initial": "use n_startup_trials", "candidates": "the search space is optuna's",
              "storage": "the optuna study's storage is the shared one",
-             "study_name": "the optuna study names the study"}
+             "study_name": "the optuna study names the study",
+             "direction": "the optuna study's direction is used"}
 
 _STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.RUNNING)
 
@@ -80,6 +81,10 @@ class _Mirror:
         self.ids: dict[int, int] = {}
         #: optuna trial numbers that are finished and dealt with (told, or not expressible)
         self.done: set[int] = set()
+        #: every trial numbered below this is in ``done``: :meth:`sync` never looks at them
+        #: again, so a relative sample costs O(trials since the oldest unfinished one), not
+        #: O(all trials)
+        self.settled = 0
 
     def encode(self, params: dict, distributions: dict) -> dict | None:
         """The mfbo parameters of an optuna trial's, or None unless every relative parameter
@@ -102,12 +107,18 @@ class _Mirror:
                 for key, (name, codec) in zip(self.keys, self.codecs.items())}
 
     def sync(self, trials: list[FrozenTrial], current: int, sign: float) -> None:
-        """Tell the optimizer what it has not seen of ``trials`` (all but trial ``current``):
-        finished trials once, running ones as pending."""
+        """Tell the optimizer what it has not seen of ``trials`` (all but trial ``current``, in
+        the order of their numbers, as optuna's storages return them and its
+        ``IntersectionSearchSpace`` assumes): finished trials once, running ones as pending."""
         opt = self.optimizer
-        for t in trials:
+        fresh = []
+        for t in reversed(trials):  # the trials not settled yet are at the end of the list
+            if t.number < self.settled:
+                break
+            fresh.append(t)
+        for t in reversed(fresh):
             n = t.number
-            if n in self.done or n == current:
+            if n in self.done or n == current or t.state not in _STATES:
                 continue
             if t.state == TrialState.RUNNING:
                 if n not in self.ids:
@@ -124,6 +135,9 @@ class _Mirror:
                 if params is not None:
                     self.ids[n] = opt.tell(params, value, error=error, **times(t)).id
             self.done.add(n)
+        while self.settled in self.done:
+            self.done.discard(self.settled)
+            self.settled += 1
 
     def _pending(self, params: dict) -> int:
         """Record a configuration evaluated elsewhere as a pending trial; its id."""
@@ -288,7 +302,9 @@ class MondrianSampler(BaseSampler):
         loss_sign(study, "MondrianSampler")
         with self._lock:
             self._same_study(study)
-            space = self._search_space.calculate(study)
+            # one read of the storage per trial, shared with sample_relative (as optuna's own
+            # samplers do)
+            space = self._search_space.calculate(study, use_cache=True)
         return {name: d for name, d in space.items() if not d.single()}
 
     def sample_relative(self, study, trial: FrozenTrial,
@@ -306,7 +322,8 @@ class MondrianSampler(BaseSampler):
                 self._mirror_space = search_space
                 self._warned = set()
             mirror = self._mirror
-            mirror.sync(study.get_trials(deepcopy=False, states=_STATES), trial.number, sign)
+            # every trial, unfiltered: sync looks only at the unsettled ones at the end
+            mirror.sync(study._get_trials(deepcopy=False, use_cache=True), trial.number, sign)
             params = mirror.propose(trial)
         if params:
             text = json.dumps(params)

@@ -47,15 +47,20 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
         Arguments of :class:`mfbo.Optimizer` (``surrogate``, ``random_state``, ``storage``,
         ...).
 
-    Which trials are told, and how: a complete trial its value (negated when the study
-    maximises), a pruned trial its last intermediate value, a failed one (or one pruned before
-    reporting) as failed; each with its start and end times and its optuna number in the
+    The optimizer has the study's direction, and is told the values as optuna recorded them:
+    a complete trial its value, a pruned trial its last intermediate value, a failed one (or
+    one pruned before reporting) as failed; each with its start and end times and its optuna number in the
     ``optuna_number`` extra field.  Trials lacking a parameter of the space or with a value
     outside it (conditional branches, other ranges), and running or waiting trials, are left
     out.  A ``storage`` that already holds trials of the study name is refused, so that no
     trial is told twice.
     """
-    sign = loss_sign(study, "from_optuna")
+    direction = "maximize" if loss_sign(study, "from_optuna") < 0 else "minimize"
+    if optimizer_options.get("direction", direction) != direction:
+        raise ValueError(f"direction={optimizer_options['direction']!r} differs from the "
+                         f"direction of study {study.study_name!r} ({direction!r}); leave it "
+                         f"out: the study's is used.")
+    optimizer_options["direction"] = direction
     trials = study.get_trials(deepcopy=False,
                               states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL))
     if space is None:
@@ -82,8 +87,8 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
         params = _params_in(space, t.params)
         if params is None:
             continue
-        loss, error = outcome(t, sign)
-        opt.tell(params, {"loss": loss, "optuna_number": t.number}, error=error, **times(t))
+        value, error = outcome(t, 1.0)
+        opt.tell(params, {"loss": value, "optuna_number": t.number}, error=error, **times(t))
     return opt
 
 
@@ -103,13 +108,13 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
     ----------
     result : OptimizeResult
     study : optuna.Study or None, default=None
-        The study to add the trials to (single-objective; a maximising study is given the
-        negated losses).  None: a new minimising study made by ``optuna.create_study`` with
-        ``storage`` and ``study_name``.
+        The study to add the trials to (single-objective; values are negated when its
+        direction is not the result's).  None: a new study with the result's direction made
+        by ``optuna.create_study`` with ``storage`` and ``study_name``.
     storage, study_name : optional
         For the new study only.
 
-    Each complete trial becomes a ``COMPLETE`` trial with the loss as its value, each failed
+    Each complete trial becomes a ``COMPLETE`` trial with its value, each failed
     one a ``FAIL`` trial (its error text in the user attribute ``mfbo_error``); pending trials
     are left out.  Distributions: :class:`~mfbo.Real` is a ``FloatDistribution``,
     :class:`~mfbo.Integer` an ``IntDistribution`` (``log`` kept), :class:`~mfbo.Categorical`
@@ -117,13 +122,15 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
     mfbo trial id (``mfbo_trial_id``) and the extra fields the objective returned (those JSON
     can store); start and end times are kept.  Returns the study.
     """
+    direction = getattr(result, "direction", "minimize")
     if study is None:
         study = optuna.create_study(storage=storage, study_name=study_name,
-                                    direction="minimize")
+                                    direction=direction)
     elif storage is not None or study_name is not None:
         raise ValueError("storage and study_name are for a new study; they cannot be given "
                          "with study.")
-    sign = loss_sign(study, "to_optuna")
+    # the study's loss sign times the result's: -1 when the two directions differ
+    sign = loss_sign(study, "to_optuna") * (1.0 if direction == "minimize" else -1.0)
     space = result.space
     dists = {n: distribution_of(n, d) for n, d in space.dimensions.items()}
     frozen = []
