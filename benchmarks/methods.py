@@ -4,6 +4,8 @@ mfbo's own methods (always available):
 
 * ``mondrian``: online Mondrian forest, UCB with kappa = 1 (the papers' setting);
 * ``mondrian-ei``: the same forest with expected improvement;
+* ``mondrian-nolocal``: ``mondrian`` without its local quadratic steps (an ablation: the default
+  before they were added);
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``random``: random search.
 
@@ -29,11 +31,13 @@ times: ``wall_s`` of the whole run, ``objective_time_s`` spent inside the object
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.environment import versions
+from mfbo.recipes import get_recipe
 from benchmarks.timing import clock, timed
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
@@ -144,6 +148,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _mfbo("mondrian", "ucb", kappa=1.0)),
     Method("mondrian-ei", "mfbo: online Mondrian forest, expected improvement",
            _mfbo("mondrian", "ei")),
+    Method("mondrian-nolocal", "mfbo: online Mondrian forest, UCB kappa=1, without the local "
+           "quadratic steps (the default before they were added)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), local_model_every=0), "ucb",
+                 kappa=1.0)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("random", "mfbo: random search", _mfbo("random")),
     Method("smac", "SMAC3 HyperparameterOptimizationFacade (random forest)", _peer("run_smac"),

@@ -17,6 +17,7 @@ import numpy as np
 from acquisitions import make_acquisition, maximize_over_candidates, maximize_random_local, snap
 
 from .candidates import CandidateSet
+from .local_model import quadratic_step
 from .models import Model
 from .recipes import Recipe
 from .space import Space
@@ -116,7 +117,9 @@ class Proposer:
         elif not self.model.ready or rng.random() < self.recipe.random_interleave:
             unit, cand = self._random_point(study, rng)
         else:
-            unit, cand, lied = self._acquire(study, rng, lied)
+            unit, cand = self._local_step(study, number, rng), None
+            if unit is None:
+                unit, cand, lied = self._acquire(study, rng, lied)
         if unit is None:
             return None, lied
         params = cands.params(cand) if cand is not None else self.space.from_unit(unit)[0]
@@ -149,6 +152,19 @@ class Proposer:
             if self._is_new(study, u, known):
                 return u, None
         return None, None
+
+    def _local_step(self, study: Study, number: int, rng):
+        """The local quadratic model's proposal when the recipe asks for one at proposal
+        ``number`` (sequential proposals in a continuous or mixed space only), else None."""
+        every = self.recipe.local_model_every
+        if not every or self.candidates is not None or study.pending or \
+                (number - self.n_initial) % every != every - 1:
+            return None
+        u = quadratic_step(study.obs.X, study.obs.y, self.space.levels, rng)
+        if u is None:
+            return None
+        u = snap(u, self.space.levels)
+        return u if self._is_new(study, u, study.asked.X) else None
 
     def _is_new(self, study: Study, u: np.ndarray, known: np.ndarray) -> bool:
         """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an

@@ -1,0 +1,115 @@
+"""A local quadratic model around the incumbent: the step a forest cannot take.
+
+A forest's mean is flat inside a cell, so near the best observation it says nothing about
+which way the loss falls.  On a smooth loss the acquisition then proposes points just beside
+the incumbent, one axis at a time, and a curved valley is followed in ever smaller steps.
+:func:`quadratic_step` fits a quadratic by least squares to the observations nearest the
+incumbent (in the unit cube, continuous coordinates only) and returns the minimiser of that
+quadratic within the box they span: a trust-region step, as in derivative-free optimisers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["quadratic_step", "FULL_QUADRATIC_MAX_DIMS"]
+
+#: up to this many continuous dimensions the quadratic has all cross terms; beyond, only
+#: squares (a full quadratic in 20 dimensions needs 231 observations)
+FULL_QUADRATIC_MAX_DIMS = 5
+#: random points of the trust box at which a non-convex quadratic is minimised
+_N_SEARCH = 2048
+
+
+def _features(Z: np.ndarray, full: bool) -> np.ndarray:
+    m, c = Z.shape
+    cols = [np.ones((m, 1)), Z]
+    if full:
+        i, j = np.triu_indices(c)
+        cols.append(Z[:, i] * Z[:, j])
+    else:
+        cols.append(Z * Z)
+    return np.hstack(cols)
+
+
+def _score_transform(y: np.ndarray) -> np.ndarray:
+    """``log(y - c)`` with ``c`` below the minimum by 0.3 of the spread to the median: the
+    same shift the forest's log transform uses, so that a few bad losses do not bend the
+    quadratic."""
+    lo = float(y.min())
+    spread = float(np.median(y)) - lo
+    if not np.isfinite(spread) or spread <= 0:
+        spread = float(y.max() - lo)
+    if not np.isfinite(spread) or spread <= 0:
+        return y - lo
+    return np.log(y - lo + 0.3 * spread)
+
+
+def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generator,
+                   min_fraction: float = 0.5):
+    """The minimiser of a quadratic fitted around the best observation, or ``None``.
+
+    ``U`` (n, D) are the observations in the unit cube, ``y`` their losses, ``levels`` the
+    space's per-coordinate kinds (0 for continuous: only those move; the others keep the
+    incumbent's values).  The quadratic is fitted to the ``2 p`` observations nearest the
+    incumbent (``p`` its number of coefficients) and minimised within the box, centred on the
+    incumbent, whose half-width is the distance to the farthest of them (and within the unit
+    cube).  ``None`` when the ``2 p`` nearest would be more than ``min_fraction`` of the
+    observations (by default: fewer than ``4 p`` observations, so that the quadratic is local
+    and not a fit to the whole initial design), when there is no continuous coordinate, or
+    when the fit is degenerate."""
+    U = np.asarray(U, dtype=float)
+    y = np.asarray(y, dtype=float)
+    cont = np.flatnonzero(np.asarray(levels) == 0)
+    c = cont.size
+    if c == 0 or y.size == 0:
+        return None
+    full = c <= FULL_QUADRATIC_MAX_DIMS
+    p = 1 + c + (c * (c + 1) // 2 if full else c)
+    m = 2 * p
+    if y.size < m / min_fraction:
+        return None
+    b = int(np.argmin(y))
+    center = U[b]
+    dist = np.abs(U[:, cont] - center[cont]).max(axis=1)
+    near = np.argsort(dist, kind="stable")[:m]
+    radius = float(dist[near].max())
+    if not radius > 0:
+        return None
+    Z = (U[near][:, cont] - center[cont]) / radius
+    t = _score_transform(y[near])
+    A = _features(Z, full)
+    # a little ridge on everything but the constant keeps an ill-posed fit bounded
+    lam = 1e-6 * max(1.0, float(np.trace(A.T @ A)) / p)
+    R = lam * np.eye(p)
+    R[0, 0] = 0.0
+    try:
+        coef = np.linalg.solve(A.T @ A + R, A.T @ t)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(coef)):
+        return None
+    # candidates: the clipped Newton point (if the quadratic is convex) and random points of
+    # the trust box; the best by the fitted quadratic wins
+    lo = np.maximum(-1.0, -center[cont] / radius)
+    hi = np.minimum(1.0, (1.0 - center[cont]) / radius)
+    cands = [lo + (hi - lo) * rng.random((_N_SEARCH, c))]
+    g = coef[1:1 + c]
+    if full:
+        H = np.zeros((c, c))
+        i, j = np.triu_indices(c)
+        H[i, j] = coef[1 + c:]
+        H = H + H.T  # off-diagonal terms appear once, squares twice: H is the Hessian
+    else:
+        H = np.diag(2.0 * coef[1 + c:])
+    try:
+        if np.all(np.linalg.eigvalsh(H) > 0):
+            cands.append(np.clip(np.linalg.solve(H, -g), lo, hi)[None, :])
+    except np.linalg.LinAlgError:
+        pass
+    Zc = np.vstack(cands)
+    q = _features(Zc, full) @ coef
+    z = Zc[int(np.argmin(q))]
+    u = center.copy()
+    u[cont] = np.clip(center[cont] + radius * z, 0.0, 1.0)
+    return u
