@@ -6,7 +6,9 @@
 * ``regression_sweep``: the sweep that chose the regression forest's defaults;
 * ``classification_online``: online classification (Lakshminarayanan, 2016 (thesis), ch. 5);
 * ``grid_exploration``: Mondrian grid lifetime exploration (Balog & Teh, 2015);
-* ``kernel_experiments``: the Mondrian kernel paper's experiments (Balog et al., 2016).
+* ``kernel_experiments``: the Mondrian kernel paper's experiments (Balog et al., 2016);
+* ``integrations``: ``MondrianSampler`` in Optuna against ``mfbo.minimize`` and the
+  ``Optimizer`` (quality, per-trial cost), ``MondrianSearchCV`` against ``RandomizedSearchCV``.
 
 Each prints a markdown report; all but ``regression_sweep`` also write it, ``results.json``
 (with the environment record) and their figures to ``--out``.  ``--quick`` (or small sizes) for
