@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .models import LOG_SHIFT
+
 __all__ = ["quadratic_step", "FULL_QUADRATIC_MAX_DIMS"]
 
 #: up to this many continuous dimensions the quadratic has all cross terms; beyond, only
@@ -33,16 +35,19 @@ def _features(Z: np.ndarray, full: bool) -> np.ndarray:
 
 
 def _score_transform(y: np.ndarray) -> np.ndarray:
-    """``log(y - c)`` with ``c`` below the minimum by 0.3 of the spread to the median: the
-    same shift the forest's log transform uses, so that a few bad losses do not bend the
-    quadratic."""
+    """``log(y - c)`` with ``c`` below the minimum by ``LOG_SHIFT`` of the spread to the
+    median, so that a few bad losses do not bend the quadratic.  That is the forest's
+    ``"log"`` shift (:func:`mfbo.models.log_shift`) while the median is above the minimum;
+    when it is not (more than half the losses tied at the best) the spread is the range
+    instead of the forest's thousandth of it, and when all losses are equal they are
+    returned shifted to 0, untransformed."""
     lo = float(y.min())
     spread = float(np.median(y)) - lo
     if not np.isfinite(spread) or spread <= 0:
         spread = float(y.max() - lo)
     if not np.isfinite(spread) or spread <= 0:
         return y - lo
-    return np.log(y - lo + 0.3 * spread)
+    return np.log(y - lo + LOG_SHIFT * spread)
 
 
 def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generator,
