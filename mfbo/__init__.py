@@ -14,8 +14,8 @@ from .importance import Importance
 from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
 from .results import OptimizeResult
 from .space import Categorical, Integer, Ordinal, Real, Space
-from .storage import InMemoryStorage, SQLiteStorage
-from .study import Study
+from .storage import InMemoryStorage, SQLiteStorage, StorageUnavailable
+from .study import Study, TrialFinished
 
 __version__ = "0.1.0"
 
@@ -26,6 +26,7 @@ SURROGATES = RECIPES
 #: ``from_optuna`` stays out of ``__all__``: optuna is optional, and ``from mfbo import *``
 #: must work without it.
 _LAZY = {"MondrianSearchCV": "mfbo.integrations.sklearn",
+         "SQLAlchemyStorage": "mfbo.storage.sql",
          "from_optuna": "mfbo.integrations.optuna"}
 
 
@@ -45,7 +46,7 @@ def __dir__():
 
 __all__ = ["Categorical", "Importance", "Integer", "InMemoryStorage", "Model",
            "MondrianSearchCV", "Objective", "OptimizeResult", "Optimizer", "Ordinal", "RECIPES",
-           "Real", "Recipe", "SQLiteStorage", "SURROGATES", "Space", "Study", "StudyExhausted",
-           "Trial", "get_recipe", "minimize", "objective", "plot_convergence",
+           "Real", "Recipe", "SQLAlchemyStorage", "SQLiteStorage", "StorageUnavailable",
+           "SURROGATES", "Space", "Study", "StudyExhausted", "Trial", "TrialFinished", "get_recipe", "minimize", "objective", "plot_convergence",
            "plot_evaluations", "plot_importance", "plot_objective", "register_surrogate",
            "__version__"]

@@ -18,7 +18,7 @@ from .parallel import evaluate, make_executor
 from .recipes import default_n_initial
 from .results import OptimizeResult
 from .space import as_space
-from .study import check_direction, checked_configurations
+from .study import TrialFinished, check_direction, checked_configurations
 
 __all__ = ["minimize", "objective", "Objective"]
 
@@ -151,8 +151,17 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
 
 
 def _tell(opt, trial, res, bar):
-    t = opt.tell(trial, res["outcome"] if res["error"] is None else None, error=res["error"],
-                 start=res["start"], end=res["end"], worker=res["worker"])
+    """Tell ``res``; None when the trial had been told already by the owner it was taken
+    from (whose heartbeat had stopped while it still evaluated): its value is the one kept."""
+    try:
+        t = opt.tell(trial, res["outcome"] if res["error"] is None else None,
+                     error=res["error"], start=res["start"], end=res["end"],
+                     worker=res["worker"])
+    except TrialFinished:
+        warnings.warn(f"trial {trial.id} had been told already by the worker it was taken from "
+                      f"(its heartbeat had stopped); the value told first is kept.",
+                      UserWarning, stacklevel=3)
+        return None
     if bar is not None:
         best = opt.best_trial
         bar.update(1)
@@ -207,6 +216,8 @@ def _run(f, opt, n_calls, n_workers, pool, callbacks, bar, deadline=None):
                     finished.append((trial, res))
         for trial, res in finished:
             t = _tell(opt, trial, res, bar)
+            if t is None:
+                continue
             for cb in callbacks:
                 if cb(t, opt) is True:
                     stop = True

@@ -2,7 +2,12 @@
 
 Every optimizer (every open :class:`~mfbo.study.Study`) has an owner token
 ``host:pid:start:token``; a pending trial records the owner that asked it.  A pending trial
-whose owner is gone is an orphan, asked again by the next process that needs a trial.
+whose owner is gone is an orphan, asked again by the next process that needs a trial.  An
+owner is gone when it was closed, when its process on this host has ended, or when its last
+heartbeat (:mod:`mfbo.heartbeat`) is older than the storage's grace period, on any host.
+
+The host name is ``socket.gethostname()``, or the environment variable ``MFBO_HOST`` where
+that is set (for machines whose host names are not unique, such as containers sharing one).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import uuid
 __all__ = ["new_owner", "release", "owner_alive", "owner_host"]
 
 _LIVE_OWNERS: set[str] = set()
-HOST = socket.gethostname()
+HOST = os.environ.get("MFBO_HOST") or socket.gethostname()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -54,12 +59,16 @@ def owner_host(owner: str | None) -> str | None:
     return owner.split(":", 1)[0] if owner else None
 
 
-def owner_alive(owner: str | None) -> bool:
+def owner_alive(owner: str | None, age: float | None = None,
+                grace_period: float | None = None) -> bool:
     """Whether the optimizer that asked a pending trial may still tell it.
 
-    An owner is ``host:pid:start:token`` (``host:pid:token`` in older studies).  In this
-    process it is alive while that optimizer exists; on this host while a process with that
-    pid and start time exists; on other hosts it is assumed alive."""
+    An owner is ``host:pid:start:token`` (``host:pid:token`` in older studies); ``age`` is the
+    seconds since its last heartbeat (``inf``: it closed; None: it never beat, as in studies
+    written before heartbeats).  In this process it is alive while that optimizer is open.
+    Elsewhere it is dead once its heartbeat is older than ``grace_period``; on this host also
+    as soon as its process has ended.  An owner on another host that never beat is assumed
+    alive."""
     if not owner:
         return False
     parts = owner.split(":")
@@ -70,10 +79,12 @@ def owner_alive(owner: str | None) -> bool:
         pid = int(pid)
     except ValueError:
         return False
+    if host == HOST and pid == os.getpid():
+        return owner in _LIVE_OWNERS
+    if age is not None and grace_period is not None and age > grace_period:
+        return False
     if host != HOST:
         return True
-    if pid == os.getpid():
-        return owner in _LIVE_OWNERS
     if not _pid_alive(pid):
         return False
     started = parts[2] if len(parts) == 4 else ""

@@ -143,8 +143,11 @@ class Optimizer:
             warnings.warn(f"study {study_name!r} was run with surrogate={before!r}; it goes on "
                           f"with surrogate={surrogate!r}.", UserWarning, stacklevel=2)
         self.refresh()
-        # a pending trial without an owner is an orphan of this host's, not another host's
-        elsewhere = [t for t in self.study.pending if owner_host(t.owner) not in (None, HOST)]
+        # a pending trial without an owner is an orphan of this host's, not another host's;
+        # one whose owner beats is asked again when its heartbeat stops
+        beating = self.study.storage.heartbeats(study_name) if self.study.pending else {}
+        elsewhere = [t for t in self.study.pending
+                     if owner_host(t.owner) not in (None, HOST) and t.owner not in beating]
         if elsewhere:
             hosts = sorted({owner_host(t.owner) for t in elsewhere})
             warnings.warn(f"study {study_name!r} has {len(elsewhere)} pending trial(s) asked on "
@@ -294,7 +297,8 @@ class Optimizer:
         the configurations enqueued (:meth:`enqueue`), the surrogate's proposals.  Pending
         trials (asked, not yet told, by this or another process) are accounted for by
         ``batch_strategy``.  With ``max_trials`` no trial is created once the study holds that
-        many (finished or pending); fewer, possibly none, are returned.
+        many (finished or pending); fewer, possibly none, are returned (a pending trial of a
+        dead owner is still handed out: it creates none).
         Raises :class:`StudyExhausted` when a finite candidate set is used up.
         """
         single = n is None
@@ -305,21 +309,25 @@ class Optimizer:
             raise ValueError(f"max_trials must be a non-negative integer or None, got "
                              f"{max_trials!r}.")
         study = self.study
-        out: list[Trial] = []
-        with study.transaction():
-            self.refresh()
+
+        def make() -> list[Trial]:
+            self.proposer.observe(study)
             count = 1 if single else int(n)
+            # a trial taken from a dead owner is no new trial: max_trials does not limit it
+            made: list[Trial] = study.reclaim(count)
             if max_trials is not None:
-                count = min(count, max(0, int(max_trials) - study.n_trials))
-            out.extend(study.reclaim(count))
-            out.extend(study.take_queued(count - len(out)))
+                count = len(made) + min(count - len(made),
+                                        max(0, int(max_trials) - study.n_trials))
+            made.extend(study.take_queued(count - len(made)))
             lied = None
-            while len(out) < count:
+            while len(made) < count:
                 proposal, lied = self.proposer.propose(study, lied)
                 if proposal is None:
                     break
-                out.append(study.add(*proposal))
-        out = study.copies(out)
+                made.append(study.add(*proposal))
+            return made
+
+        out = study.copies(study.atomic(make))
         if single:
             if not out:
                 if max_trials is not None and study.n_trials >= max_trials:

@@ -23,12 +23,27 @@ import numpy as np
 from acquisitions import row_keys
 
 from .candidates import CandidateSet
+from .heartbeat import Heartbeat
 from .liveness import new_owner, owner_alive, release
 from .space import Space, as_space
-from .storage import Storage, as_storage
+from .storage import Storage, StorageUnavailable, as_storage
 from .trial import Trial, finite, public
 
-__all__ = ["Study", "checked_configurations", "check_direction", "DIRECTIONS"]
+__all__ = ["Study", "TrialFinished", "checked_configurations", "check_direction", "DIRECTIONS"]
+
+
+#: an owner is taken for dead only once it has missed this many of its own heartbeats (and
+#: the grace period of the one that looks has passed): workers configured with a longer
+#: interval than the one looking are not lost
+GRACE_BEATS = 3
+#: seconds between two reads of the heartbeats by one study handle
+HEARTBEAT_READ_EVERY = 1.0
+
+
+class TrialFinished(ValueError):
+    """The trial told has been told already: by this owner, or by the owner it was taken
+    from when that owner's heartbeat had stopped (both evaluated it; the first value told is
+    the one recorded)."""
 
 
 class Rows:
@@ -174,6 +189,11 @@ class Study:
         self.config: dict = stored
         self.owner = new_owner()
         weakref.finalize(self, release, self.owner)
+        self._beats: tuple[float, dict | None] = (0.0, None)
+        self._heartbeat = Heartbeat(self.storage, study_name, self.owner)
+        if not getattr(self.storage, "read_only", False):
+            self._heartbeat.start()
+            weakref.finalize(self, self._heartbeat.stop)
         self._reset()
 
     def _reset(self) -> None:
@@ -267,13 +287,30 @@ class Study:
         it is exactly what the storage holds."""
         self._appended = False
         try:
-            with self.storage.transaction():
+            with self.storage.transaction(self.study_name):
                 yield
         except BaseException:
             if self._appended:
                 self._reset()
                 self.refresh()
             raise
+
+    def atomic(self, fn):
+        """``fn()`` inside :meth:`transaction`, after reading every committed event; tried
+        again, from a fresh read, while the storage cannot be reached (a database restarting),
+        for up to the storage's ``retry_timeout`` seconds."""
+        deadline = time.monotonic() + getattr(self.storage, "retry_timeout", 0.0)
+        wait = 0.05
+        while True:
+            try:
+                with self.transaction():
+                    self.refresh()
+                    return fn()
+            except StorageUnavailable:
+                if time.monotonic() >= deadline:
+                    raise
+            time.sleep(wait)
+            wait = min(2.0, wait * 2)
 
     def _append(self, kind: str, payload: dict) -> None:
         self._appended = True
@@ -302,9 +339,9 @@ class Study:
         asked or queued are left out.  Every configuration is checked before anything is
         recorded.  Returns how many were queued."""
         checked = checked_configurations(self.space, configs, "params")
-        n = 0
-        with self.transaction():
-            self.refresh()
+
+        def put() -> int:
+            n = 0
             known = {params_key(p) for p in self._queue.values()} if skip_existing else set()
             for params in checked:
                 key = params_key(params)
@@ -314,7 +351,9 @@ class Study:
                 self._append("enqueue", {"number": self._n_enqueued, "params": params,
                                          "time": time.time()})
                 n += 1
-        return n
+            return n
+
+        return self.atomic(put)
 
     def take_queued(self, count: int) -> list[Trial]:
         """Ask up to ``count`` queued configurations, in order, as new pending trials (inside
@@ -329,22 +368,42 @@ class Study:
         """Claim up to ``count`` pending trials whose owner is gone (inside
         :meth:`transaction`)."""
         out = []
+        if not count or not self._pending:
+            return out
+        beats = self._heartbeats()
         for i in list(self._pending):
             t = self.trials[i]
             if len(out) == count:
                 break
-            if not owner_alive(t.owner):
+            age, limit = None, None
+            if t.owner in beats:
+                age, interval = beats[t.owner]
+                limit = max(self.storage.grace_period, GRACE_BEATS * interval)
+            if not owner_alive(t.owner, age, limit):
                 self._append("claim", {"id": t.id, "owner": self.owner})
                 out.append(t)
         return out
+
+    def _heartbeats(self) -> dict[str, tuple[float, float]]:
+        """The storage's heartbeats of this study, read at most once a second (the ages aged
+        by the time since): a liveness judged a second late loses nothing, and a busy study
+        with many workers saves a query per ask."""
+        now = time.monotonic()
+        read_at, beats = self._beats
+        if beats is None or now - read_at > HEARTBEAT_READ_EVERY:
+            beats = self.storage.heartbeats(self.study_name)
+            self._beats = (now, beats)
+            return beats
+        return {owner: (age + now - read_at, interval)
+                for owner, (age, interval) in beats.items()}
 
     def tell(self, trial, state: str, value: float | None, extra: dict, error: str | None,
              start: float | None, end: float | None, worker: str | None) -> Trial:
         """Finish a trial (a :class:`Trial`, its id, or a params dict of a configuration
         evaluated outside the study, recorded as a new trial); bad input raises before anything
         is recorded."""
-        with self.transaction():
-            self.refresh()
+
+        def record() -> Trial:
             if isinstance(trial, Mapping):
                 params = self.space.validate(trial)
                 number = self.add(params, *self._unit_and_candidate(params)).id
@@ -357,8 +416,8 @@ class Study:
                     raise ValueError(f"unknown trial id {number}; this study has "
                                      f"{len(self.trials)} trials.")
                 if self.trials[number].state != "pending":
-                    raise ValueError(f"trial {number} was already told "
-                                     f"({self.trials[number].state}).")
+                    raise TrialFinished(f"trial {number} was already told "
+                                        f"({self.trials[number].state}).")
                 if isinstance(trial, Trial) and trial.params != self.trials[number].params:
                     raise ValueError(f"trial {number}'s params differ from those it was asked "
                                      f"with.")
@@ -367,11 +426,14 @@ class Study:
                 "id": int(number), "state": state, "value": value, "extra": extra,
                 "error": error, "start": start, "end": end if end is not None else now,
                 "worker": worker})
-        return self.trials[number]
+            return self.trials[number]
+
+        return self.atomic(record)
 
     def close(self) -> None:
         """This handle tells no more trials: its pending ones become orphans."""
         release(self.owner)
+        self._heartbeat.stop()
 
     # -- replay of one event -------------------------------------------------------------------
     def _trial_of(self, p: Mapping, pending: bool) -> Trial:

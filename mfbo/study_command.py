@@ -5,8 +5,8 @@
 ``mfbo study export PATH [--study NAME] --csv OUT.csv``   one row per trial
 ``mfbo study best PATH [--study NAME]``   the best parameters as JSON
 
-``PATH`` is an SQLite study file, as a path or as ``sqlite:///path``.  The file is opened
-read-only (:class:`~mfbo.storage.SQLiteStorage` with ``read_only=True``), so it can be
+``PATH`` is an SQLite study file, as a path or as ``sqlite:///path``, or a PostgreSQL URL
+(``postgresql://user@host/db``).  It is opened read-only (``read_only=True``), so it can be
 inspected while other processes run the study.  ``--study`` may be left out when the file
 holds one study.  User errors (a missing file, an unknown study) are one line on stderr and
 exit code 2.
@@ -21,7 +21,7 @@ import os
 import sys
 
 from .results import OptimizeResult
-from .storage import SQLiteStorage
+from .storage import SQLiteStorage, Storage, StorageUnavailable
 from .study import Study
 
 __all__ = ["register", "open_storage", "select_studies"]
@@ -33,8 +33,15 @@ class CommandError(Exception):
     """A user error: printed as ``mfbo study: error: <message>``, exit code 2."""
 
 
-def open_storage(path: str) -> SQLiteStorage:
-    """The study file ``path`` (or ``sqlite:///path``), opened read-only."""
+def open_storage(path: str) -> Storage:
+    """The study file ``path`` (or ``sqlite:///path``), or the PostgreSQL database a
+    ``postgresql://`` URL names, opened read-only."""
+    if "://" in path and not path.startswith(SQLITE_PREFIX):
+        from .storage.sql import SQLAlchemyStorage
+        try:
+            return SQLAlchemyStorage(path, read_only=True, retry_timeout=0)
+        except (ValueError, ImportError, StorageUnavailable) as exc:
+            raise CommandError(str(exc)) from None
     file = path[len(SQLITE_PREFIX):] if path.startswith(SQLITE_PREFIX) else path
     if not os.path.exists(file):
         raise CommandError(f"no study file {file!r}.")
@@ -46,7 +53,7 @@ def open_storage(path: str) -> SQLiteStorage:
         raise CommandError(str(exc)) from None
 
 
-def select_studies(storage: SQLiteStorage, name: str | None, one: bool) -> list[str]:
+def select_studies(storage: Storage, name: str | None, one: bool) -> list[str]:
     """The study names a command works on: ``name``, or every study of the file (exactly one
     when ``one``)."""
     names = storage.studies()
@@ -63,7 +70,7 @@ def select_studies(storage: SQLiteStorage, name: str | None, one: bool) -> list[
     return names
 
 
-def _result(storage: SQLiteStorage, name: str) -> tuple[Study, OptimizeResult]:
+def _result(storage: Storage, name: str) -> tuple[Study, OptimizeResult]:
     try:
         study = Study.open(storage, name)
     except ValueError as exc:

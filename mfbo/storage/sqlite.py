@@ -1,157 +1,74 @@
-"""The study journal: every ask and tell of a study as an append-only sequence of events.
+"""A durable study journal in one SQLite file, shared by the processes of one host.
 
-Two backends with one small interface (Optuna's storage idea, journal style):
-
-* :class:`InMemoryStorage` for a study that lives in one process;
-* :class:`SQLiteStorage` (stdlib ``sqlite3``, WAL mode, ``synchronous=FULL``): each event is
-  committed before :meth:`Optimizer.ask`/``tell`` return, as a JSON document (never a pickle),
-  so a process killed at any moment loses no finished trial.  Several processes that open the
-  same file share one study: proposals are made inside a write transaction after reading the
-  other processes' events, so two workers never receive the same trial or the same candidate.
+SQLite's standard library module, WAL mode, ``synchronous=FULL``: each event is committed
+before :meth:`Optimizer.ask`/``tell`` return, as a JSON document (never a pickle), so a process
+killed at any moment loses no finished trial.  Several processes that open the same file share
+one study: proposals are made inside a write transaction after reading the other processes'
+events, so two workers never receive the same trial or the same candidate.
 
 Events: ``ask`` (a new trial: number, params, unit-cube point, candidate row, owner, time, and
 the queued configuration it takes, if any), ``claim`` (a pending trial whose owner died is
 handed to a new owner), ``tell`` (state, value as told, extra fields, error text, times,
-worker) and ``enqueue`` (a configuration to be asked before any proposal).  The optimizer's
-state is a replay of them.  A study's space and settings (surrogate, direction, candidate
-count) are recorded once, when it is created.
+worker) and ``enqueue`` (a configuration to be asked before any proposal).  A study's space and
+settings (surrogate, direction, candidate count) are recorded once, when it is created.
+
+WAL mode needs memory shared by the processes, so it works on one computer only; on a network
+file system (NFS, SMB/CIFS, Lustre, ...) SQLite's locks are not reliable either.  Opening a
+file there warns and names the storage to use instead (PostgreSQL, see
+:class:`~mfbo.storage.sql.SQLAlchemyStorage`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sqlite3
 import threading
 import time
 import urllib.parse
-from typing import Any, Iterator
+import warnings
 
-import numpy as np
+from .base import (DEFAULT_GRACE_PERIOD, DEFAULT_HEARTBEAT_INTERVAL, Storage, check_heartbeat,
+                   check_same_space, to_json)
+from .filesystems import network_filesystem
 
-__all__ = ["Storage", "InMemoryStorage", "SQLiteStorage", "as_storage", "to_json"]
+__all__ = ["SQLiteStorage", "SCHEMA_VERSION"]
 
-
-def _plain(obj):
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (set, tuple)):
-        return list(obj)
-    return repr(obj)
-
-
-def to_json(obj: Any) -> str:
-    """JSON text of ``obj``; numpy values become plain numbers, anything else its ``repr``.
-
-    Non-finite floats are kept (``NaN``/``Infinity``, as Python's json module writes them)."""
-    return json.dumps(obj, default=_plain, allow_nan=True, separators=(",", ":"))
-
-
-class Storage:
-    """Interface of a study journal."""
-
-    def open_study(self, name: str, space: dict, config: dict) -> dict:
-        """Create the study or check that an existing one has the same space; returns the
-        stored config (which wins for settings that must not change on resume)."""
-        raise NotImplementedError
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        """Exclusive section: reads inside see every committed event; appends are committed
-        when it ends."""
-        raise NotImplementedError
-        yield  # pragma: no cover
-
-    def append(self, study: str, kind: str, payload: dict) -> int:
-        raise NotImplementedError
-
-    def studies(self) -> list[str]:
-        """Names of the studies in this storage, oldest first."""
-        raise NotImplementedError
-
-    def stored_study(self, name: str) -> tuple[dict, dict] | None:
-        """``(space, config)`` as recorded when study ``name`` was created, or None when the
-        storage has no such study; creates nothing."""
-        raise NotImplementedError
-
-    def read(self, study: str, after: int) -> list[tuple[int, str, dict]]:
-        """Events of ``study`` with id greater than ``after``, in order."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
-
-
-class InMemoryStorage(Storage):
-    """A journal that lives as long as the process (the default)."""
-
-    def __init__(self):
-        self._studies: dict[str, tuple[dict, dict]] = {}
-        self._events: list[tuple[int, str, str, dict]] = []
-        self._lock = threading.RLock()
-        self._depth = 0
-
-    def open_study(self, name, space, config):
-        with self._lock:
-            if name in self._studies:
-                stored_space, stored_config = self._studies[name]
-                _check_same_space(name, stored_space, space)
-                return stored_config
-            self._studies[name] = (json.loads(to_json(space)), json.loads(to_json(config)))
-            return self._studies[name][1]
-
-    @contextlib.contextmanager
-    def transaction(self):
-        """As SQLite's: the events appended inside are dropped again if it raises."""
-        with self._lock:
-            start = len(self._events)
-            self._depth += 1
-            try:
-                yield
-            except BaseException:
-                if self._depth == 1:
-                    del self._events[start:]
-                raise
-            finally:
-                self._depth -= 1
-
-    def append(self, study, kind, payload):
-        with self._lock:
-            eid = len(self._events) + 1
-            self._events.append((eid, study, kind, json.loads(to_json(payload))))
-            return eid
-
-    def read(self, study, after):
-        with self._lock:
-            return [(e, k, p) for e, s, k, p in self._events[after:] if s == study]
-
-    def studies(self):
-        with self._lock:
-            return list(self._studies)
-
-    def stored_study(self, name):
-        with self._lock:
-            record = self._studies.get(name)
-            return None if record is None else json.loads(to_json(record))
-
-
-def _check_same_space(name, stored, space):
-    if json.loads(to_json(stored)) != json.loads(to_json(space)):
-        raise ValueError(f"study {name!r} already exists in this storage with a different space: "
-                         f"stored {stored}, given {space}. Use another study_name or storage.")
+#: the layout of the tables this version writes (``PRAGMA user_version``; 0 in files written
+#: before it was recorded, which have the same tables but the heartbeats)
+SCHEMA_VERSION = 1
 
 
 class SQLiteStorage(Storage):
-    """A durable journal in one SQLite file (WAL mode), shareable between processes."""
+    """A durable journal in one SQLite file (WAL mode), shareable between the processes of
+    one host.
 
-    def __init__(self, path: str | os.PathLike, timeout: float = 600.0, read_only: bool = False):
+    Parameters
+    ----------
+    path : str or path-like
+        The database file (created if missing), or a ``file:`` URI.
+    timeout : float, default=600
+        Seconds to wait for another process's write transaction before giving up.
+    read_only : bool, default=False
+        Open the study to read it only (also chosen when the file cannot be written).
+    heartbeat_interval : float, default=10
+        Seconds between the heartbeats each open optimizer writes from a background thread.
+    grace_period : float, default=60
+        Seconds without a heartbeat after which an owner's pending trials are asked again
+        (an owner on this host whose process has ended is recognised at once).
+    """
+
+    def __init__(self, path: str | os.PathLike, timeout: float = 600.0, read_only: bool = False,
+                 heartbeat_interval: float = DEFAULT_HEARTBEAT_INTERVAL,
+                 grace_period: float = DEFAULT_GRACE_PERIOD):
         self.path = os.fspath(path)
         if not isinstance(self.path, str) or not self.path or self.path == ":memory:":
             raise ValueError(f"storage must name a database file, got {path!r} (use "
                              f"storage=None for a study kept in memory).")
+        self.heartbeat_interval, self.grace_period = check_heartbeat(heartbeat_interval,
+                                                                     grace_period)
         self.timeout = float(timeout)
         #: open the study to read it only (also chosen when the file cannot be written)
         self.read_only = bool(read_only)
@@ -161,12 +78,25 @@ class SQLiteStorage(Storage):
         self._depth = 0
         self._lock = threading.RLock()
         self._connect()
+        fs = network_filesystem(self._file())
+        if fs is not None:
+            warnings.warn(
+                f"storage {self.path!r} is on a network file system ({fs}): SQLite's locks are "
+                f"not reliable there and its WAL mode works on one computer only, so processes "
+                f"on several machines can corrupt the study.  Keep the file on a local disk, "
+                f"or share the study through PostgreSQL (storage=\"postgresql://user@host/db\"), "
+                f"or run the workers from one driver (minimize(..., executor=...)).",
+                UserWarning, stacklevel=3)
 
     def __getstate__(self):
-        return {"path": self.path, "timeout": self.timeout, "read_only": self._read_only_asked}
+        return {"path": self.path, "timeout": self.timeout, "read_only": self._read_only_asked,
+                "heartbeat_interval": self.heartbeat_interval,
+                "grace_period": self.grace_period}
 
     def __setstate__(self, state):
-        self.__init__(state["path"], state["timeout"], state.get("read_only", False))
+        self.__init__(state["path"], state["timeout"], state.get("read_only", False),
+                      state.get("heartbeat_interval", DEFAULT_HEARTBEAT_INTERVAL),
+                      state.get("grace_period", DEFAULT_GRACE_PERIOD))
 
     def _file(self) -> str:
         """The database file's path (``file:`` URIs name it after the scheme)."""
@@ -198,6 +128,12 @@ class SQLiteStorage(Storage):
                                        timeout=self.timeout, isolation_level=None,
                                        check_same_thread=False)
             conn.execute("PRAGMA busy_timeout=%d" % int(self.timeout * 1000))
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                conn.close()
+                raise ValueError(f"storage {self.path!r} was written by a newer mfbo (schema "
+                                 f"version {version}, this one reads up to {SCHEMA_VERSION}); "
+                                 f"upgrade mfbo to open it.")
             if not self.read_only:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
@@ -207,6 +143,11 @@ class SQLiteStorage(Storage):
                              "AUTOINCREMENT, study TEXT NOT NULL, kind TEXT NOT NULL, payload "
                              "TEXT NOT NULL, time REAL NOT NULL)")
                 conn.execute("CREATE INDEX IF NOT EXISTS events_study ON events (study, id)")
+                conn.execute("CREATE TABLE IF NOT EXISTS heartbeats (study TEXT NOT NULL, owner "
+                             "TEXT NOT NULL, time REAL NOT NULL, interval REAL NOT NULL, PRIMARY KEY (study, "
+                             "owner))")
+                if version < SCHEMA_VERSION:
+                    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("SELECT name FROM studies LIMIT 1").fetchall()
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"storage {self.path!r} is not a readable mfbo study database "
@@ -231,12 +172,12 @@ class SQLiteStorage(Storage):
             return connect("?immutable=1")
 
     def open_study(self, name, space, config):
-        with self.transaction(read=True):
+        with self.transaction(name, read=True):
             row = self._connect().execute("SELECT space, config FROM studies WHERE name = ?",
                                           (name,)).fetchone()
             if row is not None:
                 stored_space, stored_config = (self._decode(x, f"study {name!r}") for x in row)
-                _check_same_space(name, stored_space, space)
+                check_same_space(name, stored_space, space)
                 return stored_config
             self._writable()
             self._connect().execute("INSERT INTO studies VALUES (?, ?, ?, ?)",
@@ -256,7 +197,9 @@ class SQLiteStorage(Storage):
                              f"file is damaged.") from None
 
     @contextlib.contextmanager
-    def transaction(self, read: bool = False):
+    def transaction(self, study: str | None = None, read: bool = False):
+        """One write transaction on the whole file (``BEGIN IMMEDIATE``: SQLite has one writer
+        at a time, so events get ids in commit order); ``read`` on a read-only storage."""
         with self._lock:
             conn = self._connect()
             outer = self._depth == 0
@@ -311,19 +254,21 @@ class SQLiteStorage(Storage):
             self._conn.close()
         self._conn = None
 
+    def beat(self, study, owner, alive=True):
+        if self.read_only:
+            return
+        with self.transaction(study):
+            self._connect().execute(
+                "INSERT OR REPLACE INTO heartbeats VALUES (?, ?, ?, ?)",
+                (study, owner, time.time() if alive else -math.inf, self.heartbeat_interval))
 
-def as_storage(storage) -> Storage:
-    """``None`` → in memory; a path (``str``/``PathLike``, e.g. ``"study.db"``) → SQLite;
-    a :class:`Storage` is used as it is."""
-    if storage is None:
-        return InMemoryStorage()
-    if isinstance(storage, Storage):
-        return storage
-    if isinstance(storage, (str, os.PathLike)):
-        path = os.fspath(storage)
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        if path.startswith("sqlite:///"):
-            path = path[len("sqlite:///"):]
-        return SQLiteStorage(path)
-    raise TypeError(f"storage must be None, a file path or a Storage, got {type(storage).__name__}.")
+    def heartbeats(self, study):
+        with self._lock:
+            try:
+                rows = self._connect().execute(
+                    "SELECT owner, time, interval FROM heartbeats WHERE study = ?",
+                    (study,)).fetchall()
+            except sqlite3.OperationalError:  # a file written before heartbeats, read only
+                return {}
+        now = time.time()
+        return {owner: (max(0.0, now - t), interval) for owner, t, interval in rows}

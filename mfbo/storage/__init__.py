@@ -1,0 +1,61 @@
+"""Where a study's journal lives: every ask and tell as an append-only sequence of events.
+
+Backends with one small interface (:class:`Storage`; Optuna's storage idea, journal style):
+
+* :class:`InMemoryStorage` for a study that lives in one process (the default);
+* :class:`SQLiteStorage`: one file, durable, shared by the processes of one host;
+* :class:`SQLAlchemyStorage`: a PostgreSQL database, shared by processes on many hosts
+  (``pip install "mfbo[rdb]"``).
+
+Every open optimizer of a durable storage writes a heartbeat every ``heartbeat_interval``
+seconds (default 10) from a background thread; a pending trial whose owner has not beaten for
+``grace_period`` seconds (default 60), or whose process on this host has ended, is asked again
+by the next worker that asks, on any host.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .base import (DEFAULT_GRACE_PERIOD, DEFAULT_HEARTBEAT_INTERVAL, Storage,
+                   StorageUnavailable, to_json)
+from .memory import InMemoryStorage
+from .sqlite import SQLiteStorage
+
+__all__ = ["Storage", "StorageUnavailable", "InMemoryStorage", "SQLiteStorage",
+           "SQLAlchemyStorage", "as_storage", "to_json", "DEFAULT_HEARTBEAT_INTERVAL",
+           "DEFAULT_GRACE_PERIOD"]
+
+
+def __getattr__(name):
+    if name == "SQLAlchemyStorage":  # imported on first use: SQLAlchemy is optional
+        from .sql import SQLAlchemyStorage
+        return SQLAlchemyStorage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def as_storage(storage) -> Storage:
+    """The storage ``storage`` names.
+
+    ``None`` → in memory; a path (``str``/``PathLike``, e.g. ``"study.db"``) or a
+    ``sqlite:///path`` URL → :class:`SQLiteStorage`; a PostgreSQL URL
+    (``postgresql://user@host/db``, any SQLAlchemy form of it) → :class:`SQLAlchemyStorage`;
+    a :class:`Storage` is used as it is."""
+    if storage is None:
+        return InMemoryStorage()
+    if isinstance(storage, Storage):
+        return storage
+    if isinstance(storage, (str, os.PathLike)):
+        path = os.fspath(storage)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if path.startswith("sqlite:///"):
+            return SQLiteStorage(path[len("sqlite:///"):])
+        scheme = path.split("://", 1)[0] if "://" in path else ""
+        if scheme and scheme.replace("+", "").replace("-", "").replace(".", "").isalnum() \
+                and not scheme.startswith("file"):
+            from .sql import SQLAlchemyStorage
+            return SQLAlchemyStorage(path)
+        return SQLiteStorage(path)
+    raise TypeError(f"storage must be None, a file path, a database URL or a Storage, got "
+                    f"{type(storage).__name__}.")

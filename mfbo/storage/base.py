@@ -1,0 +1,131 @@
+"""The interface of a study journal, and the JSON form of its events.
+
+A journal is an append-only sequence of events per study, each a JSON document (never a
+pickle); the optimizer's state is a replay of them.  A backend also keeps one heartbeat per
+open optimizer (its owner token and when it last showed it was alive), kept apart from the
+events: heartbeats are frequent and say nothing about the trials.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from typing import Any, Iterator
+
+import numpy as np
+
+__all__ = ["Storage", "StorageUnavailable", "to_json", "check_same_space", "check_heartbeat",
+           "DEFAULT_HEARTBEAT_INTERVAL", "DEFAULT_GRACE_PERIOD"]
+
+#: seconds between two heartbeats of an open optimizer
+DEFAULT_HEARTBEAT_INTERVAL = 10.0
+#: seconds without a heartbeat after which an owner's pending trials are asked again: six
+#: missed heartbeats, so that a busy machine or a slow database does not lose a live worker's
+#: trial, while a dead worker's is handed out again within about a minute
+DEFAULT_GRACE_PERIOD = 60.0
+
+
+class StorageUnavailable(ConnectionError):
+    """The storage could not be reached (a database server restarting, a dropped connection).
+    Nothing of the transaction in progress was recorded; it may be tried again."""
+
+
+def _plain(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (set, tuple)):
+        return list(obj)
+    return repr(obj)
+
+
+def to_json(obj: Any) -> str:
+    """JSON text of ``obj``; numpy values become plain numbers, anything else its ``repr``.
+
+    Non-finite floats are kept (``NaN``/``Infinity``, as Python's json module writes them)."""
+    return json.dumps(obj, default=_plain, allow_nan=True, separators=(",", ":"))
+
+
+def check_same_space(name: str, stored, space) -> None:
+    if json.loads(to_json(stored)) != json.loads(to_json(space)):
+        raise ValueError(f"study {name!r} already exists in this storage with a different space: "
+                         f"stored {stored}, given {space}. Use another study_name or storage.")
+
+
+def check_heartbeat(interval, grace) -> tuple[float, float]:
+    """``(heartbeat_interval, grace_period)`` as floats, checked: positive, finite, and a
+    grace period longer than the interval (else a live owner would look dead between two
+    beats)."""
+    for name, value in (("heartbeat_interval", interval), ("grace_period", grace)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}.")
+    if grace <= interval:
+        raise ValueError(f"grace_period ({grace}) must be longer than heartbeat_interval "
+                         f"({interval}).")
+    return float(interval), float(grace)
+
+
+class Storage:
+    """Interface of a study journal.
+
+    Attributes
+    ----------
+    heartbeat_interval : float or None
+        Seconds between the heartbeats an open optimizer writes (from a background thread);
+        ``None``: this storage keeps no heartbeats (a study in one process's memory).
+    grace_period : float
+        Seconds without a heartbeat after which an owner's pending trials are asked again.
+    retry_timeout : float
+        How long a transaction that failed because the storage could not be reached is tried
+        again before :class:`StorageUnavailable` reaches the caller.
+    """
+
+    heartbeat_interval: float | None = None
+    grace_period: float = DEFAULT_GRACE_PERIOD
+    retry_timeout: float = 0.0
+
+    def open_study(self, name: str, space: dict, config: dict) -> dict:
+        """Create the study or check that an existing one has the same space; returns the
+        stored config (which wins for settings that must not change on resume)."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def transaction(self, study: str | None = None) -> Iterator[None]:
+        """Exclusive section for ``study`` (None: the whole storage): reads inside see every
+        committed event; appends are committed when it ends, or dropped if it raises."""
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    def append(self, study: str, kind: str, payload: dict) -> int:
+        raise NotImplementedError
+
+    def studies(self) -> list[str]:
+        """Names of the studies in this storage, oldest first."""
+        raise NotImplementedError
+
+    def stored_study(self, name: str) -> tuple[dict, dict] | None:
+        """``(space, config)`` as recorded when study ``name`` was created, or None when the
+        storage has no such study; creates nothing."""
+        raise NotImplementedError
+
+    def read(self, study: str, after: int) -> list[tuple[int, str, dict]]:
+        """``(id, kind, payload)`` of the events of ``study`` with an id greater than ``after``,
+        in the order they were committed.  Ids grow with the commit order within a study, so a
+        reader that has seen id ``n`` has seen every event of the study committed before it
+        (none is skipped when transactions commit out of order)."""
+        raise NotImplementedError
+
+    def beat(self, study: str, owner: str, alive: bool = True) -> None:
+        """Record that ``owner`` is alive now and beats every ``heartbeat_interval`` seconds
+        (``alive=False``: it has closed and will tell nothing more)."""
+
+    def heartbeats(self, study: str) -> dict[str, tuple[float, float]]:
+        """``{owner: (age, interval)}`` of the owners of ``study`` that beat: seconds since the
+        last beat (``inf`` for one that closed) and the interval it beats at."""
+        return {}
+
+    def close(self) -> None:
+        pass

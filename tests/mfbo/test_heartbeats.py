@@ -1,0 +1,94 @@
+"""Heartbeats and liveness on the SQLite journal, its schema version, and the warning for a
+file on a network file system."""
+
+import sqlite3
+import time
+
+import pytest
+
+from mfbo import Optimizer, SQLiteStorage
+from mfbo.liveness import HOST, owner_alive
+from mfbo.storage import filesystems
+
+from benchmarks.shared_workers import (SPACE as WORKER_SPACE, journal_check,
+                                       kill_in_first_evaluation, start_worker)
+from tests.support import SPACE
+
+
+def test_owner_alive_rules():
+    remote = "far-host:123:1:tok"
+    assert owner_alive(remote)  # another host that never beat: assumed alive
+    assert owner_alive(remote, 5.0, 60.0)
+    assert not owner_alive(remote, 61.0, 60.0)
+    assert not owner_alive(remote, float("inf"), 60.0)  # it closed
+    dead_here = f"{HOST}:999999999:1:tok"  # no such process on this host
+    assert not owner_alive(dead_here) and not owner_alive(dead_here, 1.0, 60.0)
+    assert not owner_alive(None) and not owner_alive("garbage")
+
+
+def test_sqlite_heartbeats_and_schema_version(tmp_path):
+    db = str(tmp_path / "h.db")
+    storage = SQLiteStorage(db, heartbeat_interval=0.1, grace_period=0.5)
+    opt = Optimizer(SPACE, storage=storage, random_state=0)
+    beats = storage.heartbeats("default")
+    assert list(beats) == [opt.owner] and beats[opt.owner][0] < 0.5
+    assert beats[opt.owner][1] == 0.1
+    time.sleep(0.35)
+    assert storage.heartbeats("default")[opt.owner][0] < 0.3  # the thread keeps beating
+    opt.close()
+    assert storage.heartbeats("default")[opt.owner][0] == float("inf")
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    conn.execute("PRAGMA user_version=7")
+    conn.close()
+    with pytest.raises(ValueError, match="newer mfbo"):
+        SQLiteStorage(db)
+
+
+@pytest.mark.parametrize("interval, grace", [(0, 60), (10, 10), (float("nan"), 60), ("1", 60),
+                                             (True, 60)])
+def test_bad_heartbeat_settings_are_refused(tmp_path, interval, grace):
+    with pytest.raises(ValueError, match="heartbeat_interval|grace_period"):
+        SQLiteStorage(str(tmp_path / "x.db"), heartbeat_interval=interval, grace_period=grace)
+
+
+def test_a_killed_worker_of_another_host_is_replaced_after_the_grace_period(tmp_path):
+    db = str(tmp_path / "k.db")
+    grace = 1.0
+    victim = start_worker(db, "k", 8, 0.0, 9, surrogate="random", heartbeat_interval=0.1,
+                          grace_period=grace, slow_first=600, host="another-host")
+    trial, killed_at = kill_in_first_evaluation(victim)
+    storage = SQLiteStorage(db, heartbeat_interval=0.1, grace_period=grace)
+    opt = Optimizer(WORKER_SPACE, storage=storage, study_name="k", surrogate="random",
+                    random_state=1)
+    t = opt.ask()
+    assert t.id != trial  # within the grace period it is taken to be running
+    wait = grace - (time.time() - killed_at) + 0.2
+    time.sleep(max(0.0, wait))
+    assert opt.ask().id == trial  # asked again after the grace period
+    assert journal_check(storage, "k")["claims"] == 1
+
+
+MOUNTINFO = """\
+22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+40 22 0:35 / /mnt/shared rw,relatime shared:20 - nfs4 server:/export rw,vers=4.2
+41 40 0:36 / /mnt/shared/local\\040disk rw shared:21 - xfs /dev/sdb1 rw
+42 22 0:37 / /scratch rw - lustre 10.0.0.1@tcp:/fs rw
+"""
+
+
+def test_filesystem_type_from_the_mount_table():
+    assert filesystems.filesystem_type("/home/me", MOUNTINFO) == "ext4"
+    assert filesystems.filesystem_type("/mnt/shared/run", MOUNTINFO) == "nfs4"
+    assert filesystems.filesystem_type("/mnt/shared/local disk/x", MOUNTINFO) == "xfs"
+    assert filesystems.filesystem_type("/mnt/sharedness", MOUNTINFO) == "ext4"
+    assert filesystems.filesystem_type("/scratch", MOUNTINFO) == "lustre"
+
+
+def test_a_sqlite_file_on_a_network_file_system_warns(tmp_path, monkeypatch):
+    monkeypatch.setattr("mfbo.storage.sqlite.network_filesystem", lambda path: "nfs4")
+    with pytest.warns(UserWarning, match="network file system \\(nfs4\\).*postgresql://"):
+        storage = SQLiteStorage(str(tmp_path / "n.db"))
+    assert storage.studies() == []  # a warning, not an error
+    monkeypatch.undo()
+    assert filesystems.network_filesystem(str(tmp_path / "n.db")) is None  # a local disk

@@ -1,0 +1,283 @@
+"""The PostgreSQL journal, against a real server started for the test session: the journal's
+semantics, several worker processes, a worker killed with SIGKILL, a server restart mid-study,
+studies kept apart, heartbeat expiry, lock waits and commit order."""
+
+import json
+import pickle
+import threading
+import time
+
+import pytest
+
+import mfbo
+from mfbo import Optimizer
+from mfbo.study import Study
+
+from benchmarks import postgres_server
+from benchmarks.shared_workers import journal_check, kill_in_first_evaluation, start_worker
+from tests.support import SPACE, quad
+
+REASON = postgres_server.unavailable()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no PostgreSQL server: {REASON}")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with postgres_server.PostgresServer() as pg:
+        yield pg
+
+
+@pytest.fixture
+def url(server):
+    return server.new_database()
+
+
+def _storage(url, **options):
+    from mfbo.storage.sql import SQLAlchemyStorage
+    return SQLAlchemyStorage(url, **options)
+
+
+def _remote_ask(opt, owner, unit):
+    """A pending trial asked by ``owner`` (another worker), appended to ``opt``'s study."""
+    params = opt.space.from_unit([unit])[0]
+    with opt.study.transaction():
+        opt.study.refresh()
+        opt.study._append("ask", {"id": opt.study.n_trials, "params": params,
+                                  "unit": opt.space.to_unit([params])[0].tolist(),
+                                  "candidate": None, "owner": owner, "time": time.time()})
+
+
+def _finish(procs, timeout=240):
+    out = []
+    for p in procs:
+        text, _ = p.communicate(timeout=timeout)
+        assert p.returncode == 0
+        out.append([json.loads(line) for line in text.splitlines()])
+    return out
+
+
+def test_url_forms_and_journal_semantics(url):
+    from mfbo.storage import as_storage
+    from mfbo.storage.sql import SQLAlchemyStorage, normalise_url
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    assert normalise_url(plain).startswith("postgresql+psycopg://")  # no psycopg2 here
+    assert normalise_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
+    with pytest.raises(ValueError, match="only PostgreSQL"):
+        as_storage("mysql://u@h/db")
+    storage = as_storage(plain)
+    assert isinstance(storage, SQLAlchemyStorage)
+    opt = Optimizer(SPACE, random_state=0, storage=storage, n_random_candidates=128)
+    for _ in range(6):
+        t = opt.ask()
+        opt.tell(t, {"loss": quad(**t.params), "note": "ok"})
+    pending = opt.ask()
+    opt.close()
+    # the events are JSON documents in commit order
+    events = storage.read("default", 0)
+    assert [e for e, _, _ in events] == list(range(1, len(events) + 1))
+    again = Optimizer(SPACE, random_state=0, storage=plain, n_random_candidates=128)
+    assert again.n_finished == 6 and again.trials[2].extra == {"note": "ok"}
+    assert again.model.forest.n_samples_seen_ == 6
+    t = again.ask()  # the closed optimizer's pending trial is asked again
+    assert t.id == pending.id and t.params == pending.params
+    # the storage pickles by its URL and reads the same study
+    copy = pickle.loads(pickle.dumps(storage))
+    assert copy.read("default", 0) == storage.read("default", 0)
+
+
+def test_same_trials_as_sqlite(url, tmp_path):
+    runs = []
+    for storage in (url, str(tmp_path / "s.db")):
+        opt = Optimizer(SPACE, random_state=3, storage=storage, n_random_candidates=256)
+        for _ in range(14):
+            t = opt.ask()
+            opt.tell(t, quad(**t.params))
+        runs.append([t.params for t in opt.trials])
+        opt.close()
+    assert runs[0] == runs[1]
+
+
+def test_studies_kept_apart_and_other_space_refused(url):
+    a = Optimizer(SPACE, storage=url, study_name="a", random_state=0)
+    b = Optimizer({"z": (0.0, 1.0)}, storage=url, study_name="b", random_state=0)
+    for opt, f in ((a, quad), (b, lambda z: z)):
+        for _ in range(3):
+            t = opt.ask()
+            opt.tell(t, f(**t.params))
+    t = b.ask()
+    b.tell(t, 0.5)
+    assert a.storage.studies() == ["a", "b"]
+    assert Study.open(url, "a").n_finished == 3 and Study.open(url, "b").n_finished == 4
+    with pytest.raises(ValueError, match="different space"):
+        Optimizer({"z": (0.0, 2.0)}, storage=url, study_name="b")
+    with pytest.raises(ValueError, match="no study named 'c'"):
+        Study.open(url, "c")
+
+
+def test_schema_version_is_checked(url):
+    import sqlalchemy
+    storage = _storage(url)
+    engine = sqlalchemy.create_engine(url)
+    with engine.begin() as conn:
+        assert conn.execute(sqlalchemy.text("SELECT version FROM mfbo_version")).scalar() == 1
+        conn.execute(sqlalchemy.text("UPDATE mfbo_version SET version = 99"))
+    engine.dispose()
+    storage.close()
+    with pytest.raises(ValueError, match="newer mfbo"):
+        _storage(url)
+
+
+def test_minimize_resumes_with_a_url(url):
+    r1 = mfbo.minimize(quad, SPACE, n_calls=6, storage=url, random_state=0, progress_bar=False)
+    r2 = mfbo.minimize(quad, SPACE, n_calls=9, storage=url, random_state=0, progress_bar=False)
+    assert len(r1.trials) == 6 and len(r2.trials) == 9
+    assert [t.params for t in r2.trials[:6]] == [t.params for t in r1.trials]
+
+
+def test_study_command_reads_a_url(url, capsys):
+    from mfbo.cli import main
+    mfbo.minimize(quad, SPACE, n_calls=5, storage=url, study_name="cli", random_state=0,
+                  progress_bar=False)
+    main(["study", "show", url])
+    out = capsys.readouterr().out
+    assert "cli" in out and "5" in out
+    main(["study", "best", url, "--study", "cli"])
+    assert set(json.loads(capsys.readouterr().out)) == set(SPACE)
+    assert main(["study", "show", url, "--study", "nope"]) == 2
+    assert "no study named 'nope'" in capsys.readouterr().err
+
+
+def test_read_only_storage_refuses_writes(url):
+    opt = Optimizer(SPACE, storage=url, random_state=0)
+    t = opt.ask()
+    opt.tell(t, 1.0)
+    reader = _storage(url, read_only=True)
+    study = Study.open(reader, "default")
+    assert study.n_finished == 1
+    with pytest.raises(Exception):
+        reader.append("default", "enqueue", {"number": 0, "params": {}, "time": 0})
+    assert Study.open(url, "default").n_trials == 1
+
+
+def test_heartbeat_expiry_with_a_short_grace_period(url):
+    storage = _storage(url, heartbeat_interval=0.1, grace_period=0.6)
+    opt = Optimizer(SPACE, storage=storage, random_state=0, n_initial=20)
+    # a worker on another host asked a trial and beat once at 0.1 s intervals
+    remote = "elsewhere:4242:1:abcdef"
+    _remote_ask(opt, remote, [0.5, 0.5])
+    storage.beat("default", remote)
+    other = _storage(url, heartbeat_interval=0.1, grace_period=0.6)
+    other.beat("default", remote)  # its own interval is recorded with the beat
+    t = opt.ask()
+    assert t.id == 1  # alive: not taken
+    time.sleep(0.8)
+    t = opt.ask()
+    assert t.id == 0  # its heartbeat is older than the grace period: asked again
+    events = storage.read("default", 0)
+    assert [k for _, k, _ in events].count("claim") == 1
+
+
+def test_a_closed_owner_is_dead_at_once_and_slow_beaters_are_not_lost(url):
+    storage = _storage(url, heartbeat_interval=0.1, grace_period=0.5)
+    opt = Optimizer(SPACE, storage=storage, random_state=0, n_initial=20)
+    for owner in ("far:1:1:closed", "far:2:1:slow"):
+        _remote_ask(opt, owner, [0.1, 0.2])
+    _storage(url, heartbeat_interval=0.1, grace_period=0.5).beat("default", "far:1:1:closed",
+                                                                 alive=False)
+    _storage(url, heartbeat_interval=5.0, grace_period=20.0).beat("default", "far:2:1:slow")
+    time.sleep(0.7)
+    # the closed owner's trial is taken; the one that beats every 5 s is alive for 3 beats
+    assert opt.ask().id == 0
+    assert opt.ask().id == 2
+
+
+def test_lock_waits_are_counted_and_proposals_serialised(url):
+    a, b = _storage(url), _storage(url)
+    a.open_study("s", {"x": 1}, {})
+    entered = threading.Event()
+
+    def hold():
+        with a.transaction("s"):
+            entered.set()
+            a.append("s", "enqueue", {"n": 1})
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    entered.wait()
+    start = time.monotonic()
+    with b.transaction("s"):
+        waited = time.monotonic() - start
+        seen = b.read("s", 0)
+        b.append("s", "enqueue", {"n": 2})
+    thread.join()
+    assert b.lock_waits == 1 and waited > 0.3
+    assert [p for _, _, p in seen] == [{"n": 1}]  # it saw the other transaction's event
+    assert [e for e, _, _ in b.read("s", 0)] == [1, 2]
+    # another study is not locked by it
+    with a.transaction("s"):
+        with b.transaction("other"):
+            pass
+    assert b.lock_waits == 1
+
+
+def test_a_lost_connection_records_nothing_and_the_optimizer_retries(url):
+    import sqlalchemy
+    from mfbo.storage import StorageUnavailable
+    storage = _storage(url)
+    storage.open_study("s", {"x": 1}, {})
+    killer = sqlalchemy.create_engine(url, isolation_level="AUTOCOMMIT")
+    with pytest.raises(StorageUnavailable):
+        with storage.transaction("s"):
+            storage.append("s", "enqueue", {"n": 1})
+            pid = storage._conn.execute(sqlalchemy.text("SELECT pg_backend_pid()")).scalar()
+            with killer.connect() as conn:
+                conn.execute(sqlalchemy.text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+            storage.append("s", "enqueue", {"n": 2})
+    killer.dispose()
+    assert storage.read("s", 0) == []
+    storage.append("s", "enqueue", {"n": 3})  # the storage reconnects
+    assert [p for _, _, p in storage.read("s", 0)] == [{"n": 3}]
+
+
+def test_four_workers_share_one_study(url):
+    procs = [start_worker(url, "shared", 24, 0.0, seed, surrogate="mondrian")
+             for seed in range(4)]
+    logs = _finish(procs)
+    check = journal_check(_storage(url), "shared")
+    assert check == {"trials": 24, "finished": 24, "pending": 0, "told_twice": [],
+                     "asked_twice": 0, "claims": 0, "contiguous": True}
+    asked = [r["trial"] for log in logs for r in log if r["event"] == "ask"]
+    assert sorted(asked) == list(range(24))  # no trial handed to two workers
+
+
+def test_a_worker_killed_mid_evaluation_on_another_host(url):
+    grace = 2.0
+    # random proposals: no compilation holding the interpreter (and the heartbeat thread) for
+    # longer than this short grace period on a loaded machine
+    options = dict(surrogate="random", heartbeat_interval=0.25, grace_period=grace)
+    procs = [start_worker(url, "k", 16, 0.02, seed, **options) for seed in range(2)]
+    victim = start_worker(url, "k", 16, 0.02, 9, slow_first=600, host="another-host", **options)
+    trial, killed_at = kill_in_first_evaluation(victim)
+    logs = _finish(procs)
+    check = journal_check(_storage(url), "k")
+    assert check["finished"] == 16 and check["pending"] == 0 and check["told_twice"] == []
+    assert check["claims"] >= 1 and check["asked_twice"] == 0
+    taken = [r for log in logs for r in log if r["event"] == "ask" and r["trial"] == trial]
+    assert len(taken) == 1 and taken[0]["time"] - killed_at > grace - 0.5
+
+
+def test_a_server_restart_mid_study_loses_and_duplicates_nothing(server, url):
+    procs = [start_worker(url, "r", 30, 0.05, seed) for seed in range(3)]
+    storage = _storage(url)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        study = storage.read("r", 0)
+        if sum(1 for _, k, _ in study if k == "tell") >= 10:
+            break
+        time.sleep(0.1)
+    server.restart()
+    _finish(procs)
+    check = journal_check(storage, "r")
+    assert check == {"trials": 30, "finished": 30, "pending": 0, "told_twice": [],
+                     "asked_twice": 0, "claims": 0, "contiguous": True}
