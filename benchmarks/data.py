@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["ENV_VAR", "REGISTRY", "ChecksumError", "RemoteFile", "cache_dir", "fetch_file",
-           "get_data_home", "load_cal_housing", "load_cpu_act", "read_table", "search_dirs",
+           "get_data_home", "load_cal_housing", "load_cpu_act", "load_magic04", "load_pendigits",
+           "read_table", "search_dirs",
            "verify_file"]
 
 ENV_VAR = "MFBO_DATA_DIR"
@@ -79,6 +80,21 @@ REGISTRY: dict[str, RemoteFile] = {
     "cal_housing.data": RemoteFile(
         "d3d8a1a722ae78f91134862727d27a70b1415e7d512a89140406248687f4b902", None, (20640, 9),
         header=False),
+    # UCI MAGIC Gamma Telescope (Bock et al. 2004): 10 real features, then the class g/h
+    "magic04.data": RemoteFile(
+        "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a",
+        "https://archive.ics.uci.edu/ml/machine-learning-databases/magic/magic04.data",
+        (19020, 11), header=False),
+    # UCI Pen-Based Recognition of Handwritten Digits (Alimoglu & Alpaydin 1996), its
+    # predefined training and test parts: 16 integer features, then the digit
+    "pendigits.tra": RemoteFile(
+        "13a29b9cc1b40503c51030840092d32e0e99efcbd5331146f832a2e815bb4c35",
+        "https://archive.ics.uci.edu/ml/machine-learning-databases/pendigits/pendigits.tra",
+        (7494, 17), header=False),
+    "pendigits.tes": RemoteFile(
+        "70124fa8a06bc820d38591f297271c364b215174410d9711ffafcfc857ff945f",
+        "https://archive.ics.uci.edu/ml/machine-learning-databases/pendigits/pendigits.tes",
+        (3498, 17), header=False),
 }
 
 
@@ -397,6 +413,59 @@ def load_cal_housing(data_home: str | os.PathLike | None = None
         See :func:`read_table`: a missing file, a damaged one, a table of the wrong shape.
     """
     return _features_and_target("cal_housing.data", data_home)
+
+
+def load_magic04(data_home: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The UCI MAGIC Gamma Telescope classification data (19,020 simulated events).
+
+    Parameters
+    ----------
+    data_home : str, path-like or None, default=None
+        See :func:`fetch_file`.
+
+    Returns
+    -------
+    X : ndarray of shape (19020, 10)
+        The ten real-valued image features (fLength ... fDist).
+    y : ndarray of shape (19020,)
+        The class as a string, ``"g"`` (gamma, signal) or ``"h"`` (hadron, background).
+
+    Raises
+    ------
+    FileNotFoundError, ChecksumError, ValueError
+        See :func:`read_table`: a missing file, a damaged one, a table of the wrong shape.
+    """
+    frame = read_table("magic04.data", data_home)
+    return frame.iloc[:, :-1].to_numpy(dtype=np.float64), frame.iloc[:, -1].to_numpy(dtype=str)
+
+
+def load_pendigits(data_home: str | os.PathLike | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The UCI Pen-Based Recognition of Handwritten Digits data in its predefined split.
+
+    Parameters
+    ----------
+    data_home : str, path-like or None, default=None
+        See :func:`fetch_file`.
+
+    Returns
+    -------
+    X_train : ndarray of shape (7494, 16)
+        Training features: eight resampled pen positions (x, y), integers in 0..100.
+    y_train : ndarray of shape (7494,)
+        Training labels, the digits 0..9 (int64).
+    X_test : ndarray of shape (3498, 16)
+    y_test : ndarray of shape (3498,)
+        The test part, written by other writers than the training part.
+
+    Raises
+    ------
+    FileNotFoundError, ChecksumError, ValueError
+        See :func:`read_table`: a missing file, a damaged one, a table of the wrong shape.
+    """
+    X_train, y_train = _features_and_target("pendigits.tra", data_home)
+    X_test, y_test = _features_and_target("pendigits.tes", data_home)
+    return X_train, y_train.astype(np.int64), X_test, y_test.astype(np.int64)
 
 
 def _features_and_target(name: str, data_home) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,8 @@
-"""The Mondrian library: forests, kernel features, grids and baselines.
+"""The Mondrian library: forests, kernel features, grids, Bayesian trees and baselines.
 
 Depends on numpy, scipy, numba and scikit-learn's estimator API only; knows nothing of
 Bayesian optimization.  One folder per family (``forest``, ``kernel``, ``grid``,
-``baselines``) over a private shared core (``_core``: the tree store and its compiled
+``bayes_trees``, ``baselines``) over a private shared core (``_core``: the tree store and its compiled
 kernels, random streams, input checks).  Names are imported on first use (``import
 surrogates`` stays cheap for Bayesian optimization, which needs only the regression forest).
 """
@@ -26,6 +26,8 @@ _WHERE = {
     "RandomBinningFeatures": ".baselines.random_features",
     "select_width": ".baselines.width_search",
     "SMACRandomForestRegressor": ".baselines.smac_forest",
+    "SMCDecisionTreeClassifier": ".bayes_trees.smc",
+    "SMCDecisionTreeRegressor": ".bayes_trees.smc",
     "relative_error": ".metrics",
     "rmse": ".metrics",
 }
