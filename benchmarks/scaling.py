@@ -484,7 +484,7 @@ while opt.n_trials < opt.n_initial:
 t2 = time.perf_counter()
 trial = opt.ask()
 t3 = time.perf_counter()
-model_based = trial.id >= opt.n_initial and opt.model.ready and opt.model.random_interleave == 0
+model_based = trial.id >= opt.n_initial and opt.model.ready and opt.recipe.random_interleave == 0
 print(json.dumps({"import_s": t1 - t0, "initial_design_s": t2 - t1, "proposal_s": t3 - t2,
                   "to_first_proposal_s": t3 - t0, "n_initial": opt.n_initial,
                   "model_based": bool(model_based)}))

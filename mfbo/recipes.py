@@ -24,8 +24,8 @@ from typing import Any, Callable, Mapping
 
 from acquisitions import make_acquisition
 
-from .models import EstimatorModel, Model, MondrianModel, RandomModel, SMACForestModel, \
-    missing_method
+from .models import BARTModel, EstimatorModel, Model, MondrianModel, RandomModel, \
+    SMACForestModel, missing_method
 
 __all__ = ["Recipe", "PerDimension", "RECIPES", "get_recipe", "recipe_for",
            "register_surrogate", "recipe_overrides", "make_model", "default_n_initial"]
@@ -206,6 +206,10 @@ _RECIPES: dict[str, Recipe] = {
                       acquisition="lognormal-ei", random_interleave=0.2,
                       n_initial=PerDimension(10)),
     "random": Recipe(model=RandomModel, random_interleave=1.0),
+    # BART with particle Gibbs, refitted on every tell (mfbo.models.BARTModel), under the
+    # default recipe's UCB (kappa 1) and 10 D Sobol points; fewer random candidates than the
+    # default because every prediction sums 50 trees over 100 posterior draws
+    "bart": Recipe(model=BARTModel, n_random_candidates=2_000),
 }
 _BUILT_IN = frozenset(_RECIPES)
 #: the named surrogates' recipes (read-only; add one with :func:`register_surrogate`)

@@ -28,6 +28,7 @@ _WHERE = {
     "SMACRandomForestRegressor": ".baselines.smac_forest",
     "SMCDecisionTreeClassifier": ".bayes_trees.smc",
     "SMCDecisionTreeRegressor": ".bayes_trees.smc",
+    "BARTRegressor": ".bayes_trees.bart",
     "relative_error": ".metrics",
     "rmse": ".metrics",
 }
