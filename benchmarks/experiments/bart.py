@@ -18,8 +18,9 @@ b) California housing (``cal_housing.data``; three disjoint training sets of 2,0
 c) Peers in the same run, where installed: stochtree's ``BARTModel`` (its defaults: 5
    grow-from-root warm-start sweeps, then MCMC) and pymc-bart's ``PGBART`` step.  pymc-bart
    needs a numba older than this project's (its pytensor pins it), so it runs in its own
-   interpreter: ``$BART_PYMC_PYTHON``, or ``/work/venv-pymc/bin/python`` if present; a peer
-   that is not available is skipped with a message.
+   interpreter named by the environment variable ``BART_PYMC_PYTHON`` (e.g. a virtual
+   environment made with ``pip install pymc-bart``); a peer that is not available is skipped
+   with a message.
 
 ESS is R-CODA's ``effectiveSize`` (Plummer et al. 2006), as in the thesis: ``n var(x) /
 S(0)`` with ``S(0)`` the spectral density at frequency 0 of an autoregressive model fitted by
@@ -192,8 +193,8 @@ np.savez(out, f=f, sigma=s, seconds=seconds)
 
 
 def pymc_python() -> str | None:
-    exe = os.environ.get("BART_PYMC_PYTHON") or "/work/venv-pymc/bin/python"
-    if not Path(exe).exists():
+    exe = os.environ.get("BART_PYMC_PYTHON")
+    if not exe or not Path(exe).exists():
         return None
     ok = subprocess.run([exe, "-c", "import pymc_bart"], capture_output=True)
     return exe if ok.returncode == 0 else None
