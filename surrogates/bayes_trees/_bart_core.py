@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from .._core.rng import next_u64, open_unit_double, unit_double
-from .prior import split_probability
+from .prior import extents, split_probability
 
 SAMPLER_PG = 0
 SAMPLER_CGM = 1
@@ -125,29 +125,6 @@ def range_sum(R, perm, start, end):
     for k in range(start, end):
         s += R[perm[k]]
     return s
-
-
-@njit(cache=True)
-def extents(X, perm, start, end, lo, hi):
-    """Fill ``lo``/``hi`` with the range of the node's data along every dimension; return how
-    many dimensions vary (the number of dimensions with a valid split)."""
-    D = X.shape[1]
-    for d in range(D):
-        lo[d] = np.inf
-        hi[d] = -np.inf
-    for k in range(start, end):
-        i = perm[k]
-        for d in range(D):
-            v = X[i, d]
-            if v < lo[d]:
-                lo[d] = v
-            if v > hi[d]:
-                hi[d] = v
-    nvar = 0
-    for d in range(D):
-        if hi[d] > lo[d]:
-            nvar += 1
-    return nvar
 
 
 @njit(cache=True)

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from .._core.rng import next_u64, open_unit_double, uniform
-from .prior import split_probability
+from .prior import extents, split_probability
 
 UNEXPANDED = -2
 LEAF = -1
@@ -161,17 +161,7 @@ def _expand_node(c, j, X, task, y_code, y_val, idx, n_nodes, start, end, depth, 
     e = end[c, j]
     row = idx[c]
     # dimensions where the node's inputs vary (V_j) and their extents
-    for d in range(D):
-        lo[d] = np.inf
-        hi[d] = -np.inf
-    for i in range(s, e):
-        p = row[i]
-        for d in range(D):
-            v = X[p, d]
-            if v < lo[d]:
-                lo[d] = v
-            if v > hi[d]:
-                hi[d] = v
+    extents(X, row, s, e, lo, hi)
     n_dims = 0
     for d in range(D):
         if hi[d] > lo[d]:
