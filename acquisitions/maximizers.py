@@ -181,7 +181,8 @@ def maximize_over_candidates(score: ScoreFn, candidates: np.ndarray, available: 
 
 
 def _neighbour_blocks(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, steps,
-                      n_cont: int, joint: bool = False, max_rows: int | None = None):
+                      n_cont: int, joint: bool = False, max_rows: int | None = None,
+                      joint_dims: int | None = None):
     """Neighbours of every row of ``U`` in pieces of at most ``max_rows`` rows (``None``: no
     limit); yields (points, owner row index) in the order, and drawing the random numbers in
     the order, of the whole neighbourhood (see :func:`_neighbours`)."""
@@ -218,7 +219,8 @@ def _neighbour_blocks(U: np.ndarray, levels: np.ndarray, rng: np.random.Generato
 
     cont = np.flatnonzero(levels == 0)
     if joint and cont.size:
-        yield from gaussian_moves(cont, n_cont * cont.size)
+        dims = cont.size if joint_dims is None else min(cont.size, joint_dims)
+        yield from gaussian_moves(cont, n_cont * dims)
     for d in range(D):
         if joint and levels[d] == 0:
             continue
@@ -246,17 +248,20 @@ def _neighbour_blocks(U: np.ndarray, levels: np.ndarray, rng: np.random.Generato
 
 
 def _neighbours(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, steps,
-                n_cont: int, joint: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                n_cont: int, joint: bool = False,
+                joint_dims: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Neighbours of every row of ``U``; returns (points, owner row index).
 
     One-exchange (SMAC): each neighbour changes one coordinate.  ``joint``: the continuous
-    coordinates instead move together, ``n_cont * (number of continuous coordinates)``
-    Gaussian steps per row, so that a search can follow a valley that is not axis-aligned.
+    coordinates instead move together, ``n_cont * (number of continuous coordinates, at most
+    joint_dims)`` Gaussian steps per row, so that a search can follow a valley that is not
+    axis-aligned.
     Continuous moves are made at every step size in ``steps``; discrete neighbours (which
     do not depend on it) once.  :func:`_neighbour_blocks` makes the same points piecewise.
     """
     blocks, owners = [], []
-    for V, own in _neighbour_blocks(U, levels, rng, steps, n_cont, joint):
+    for V, own in _neighbour_blocks(U, levels, rng, steps, n_cont, joint,
+                                    joint_dims=joint_dims):
         blocks.append(V)
         owners.append(own)
     if not blocks:
@@ -392,7 +397,8 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
                           max_rounds: int = 100,
                           far_from: np.ndarray | None = None,
                           neighbourhood: str = "one-exchange",
-                          min_improvement: float = 0.0) -> np.ndarray:
+                          min_improvement: float = 0.0,
+                          joint_dims: int | None = None) -> np.ndarray:
     """The ``n`` best distinct points found by random/Sobol sampling plus local search.
 
     Parameters
@@ -431,6 +437,10 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         A local-search move must raise the score by more than this fraction of the spread
         of the random points' scores (max - median); smaller gains count as no improvement,
         so that a search on a smooth slope does not creep on in negligible steps.
+    joint_dims : int or None, default=None
+        With the joint neighbourhood, make as many moves per point as one-exchange would in
+        at most this many continuous dimensions (None: in all of them): a round's cost then
+        stops growing with the dimension.
 
     Notes
     -----
@@ -484,7 +494,8 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         found = np.zeros(active.size, dtype=bool)
         n_moves = 0
         for V, own in _batches(_neighbour_blocks(cur[active], levels, rng, step * STEP_SCALES,
-                                                 n_cont_neighbours, joint, max_rows), max_rows):
+                                                 n_cont_neighbours, joint, max_rows,
+                                                 joint_dims), max_rows):
             fV = np.asarray(score(V), dtype=float)
             kept.add(V, fV)
             n_moves += V.shape[0]

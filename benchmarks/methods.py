@@ -6,6 +6,8 @@ mfbo's own methods (always available):
 * ``mondrian-ei``: the same forest with expected improvement;
 * ``mondrian-nolocal``: ``mondrian`` without its local quadratic steps (an ablation: the default
   before they were added);
+* ``mondrian-allmoves``: ``mondrian`` with joint local-search moves growing with the dimension
+  (an ablation: the default before they were capped at six dimensions' worth);
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``random``: random search.
 
@@ -151,6 +153,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-nolocal", "mfbo: online Mondrian forest, UCB kappa=1, without the local "
            "quadratic steps (the default before they were added)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), local_model_every=0), "ucb",
+                 kappa=1.0)),
+    Method("mondrian-allmoves", "mfbo: online Mondrian forest, UCB kappa=1, joint local-search "
+           "moves growing with the dimension (the default before they were capped)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), joint_move_dims=None), "ucb",
                  kappa=1.0)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("random", "mfbo: random search", _mfbo("random")),

@@ -226,7 +226,8 @@ class Proposer:
             n_local=10 if recipe.local_search else 0,
             patience=recipe.patience if recipe.local_search else 0,
             min_improvement=recipe.min_improvement,
-            exclude=study.asked_keys, far_from=known, neighbourhood=recipe.neighbourhood)
+            exclude=study.asked_keys, far_from=known, neighbourhood=recipe.neighbourhood,
+            joint_dims=recipe.joint_move_dims)
         for u in pts:
             if self._is_new(study, u, known):
                 return u, None, lied
