@@ -52,13 +52,13 @@ def run_workers(url, study, n_workers, per_worker, sleep, surrogate="mondrian", 
     :class:`PostgresServer` restarted once when a third of the trials are told."""
     target = n_workers * per_worker
     start = time.time()
-    procs = [start_worker(url, study, target, sleep, seed, surrogate, interval, grace)
-             for seed in range(n_workers)]
     out = {}
-    if kill:
+    if kill:  # the victim asks first: the others could otherwise finish before it asks
         victim = start_worker(url, study, target, sleep, 99, surrogate, interval, grace,
                               slow_first=3600, host="another-host")
         out["killed_trial"], killed_at = kill_in_first_evaluation(victim)
+    procs = [start_worker(url, study, target, sleep, seed, surrogate, interval, grace)
+             for seed in range(n_workers)]
     if restart is not None:
         storage = make_storage(url)
         while sum(1 for _, k, _ in storage.read(study, 0) if k == "tell") < target // 3:

@@ -256,9 +256,10 @@ def test_a_worker_killed_mid_evaluation_on_another_host(url):
     # random proposals: no compilation holding the interpreter (and the heartbeat thread) for
     # longer than this short grace period on a loaded machine
     options = dict(surrogate="random", heartbeat_interval=0.25, grace_period=grace)
-    procs = [start_worker(url, "k", 16, 0.02, seed, **options) for seed in range(2)]
+    # the victim asks first (the others could otherwise finish the study before it asks)
     victim = start_worker(url, "k", 16, 0.02, 9, slow_first=600, host="another-host", **options)
     trial, killed_at = kill_in_first_evaluation(victim)
+    procs = [start_worker(url, "k", 16, 0.02, seed, **options) for seed in range(2)]
     logs = _finish(procs)
     check = journal_check(_storage(url), "k")
     assert check["finished"] == 16 and check["pending"] == 0 and check["told_twice"] == []
