@@ -38,16 +38,10 @@ def make_storage(url: str, heartbeat_interval: float | None = None,
                  grace_period: float | None = None):
     """The storage ``url`` names (a PostgreSQL URL or a SQLite path), with these heartbeat
     settings where given."""
-    from mfbo.storage import SQLiteStorage, as_storage
-    options = {k: v for k, v in (("heartbeat_interval", heartbeat_interval),
-                                 ("grace_period", grace_period)) if v is not None}
-    if not options:
-        return as_storage(url)
-    if "://" in url and not url.startswith("sqlite:///"):
-        from mfbo.storage.sql import SQLAlchemyStorage
-        return SQLAlchemyStorage(url, **options)
-    return SQLiteStorage(url.removeprefix("sqlite:///"), **options)
-
+    from mfbo.storage import as_storage
+    return as_storage(url, **{k: v for k, v in (("heartbeat_interval", heartbeat_interval),
+                                                ("grace_period", grace_period))
+                              if v is not None})
 
 def _say(**record) -> None:
     print(json.dumps({**record, "pid": os.getpid(), "time": time.time()}), flush=True)

@@ -26,7 +26,8 @@ from .candidates import CandidateSet
 from .heartbeat import Heartbeat
 from .liveness import new_owner, owner_alive, release
 from .space import Space, as_space
-from .storage import Storage, StorageUnavailable, as_storage
+from .storage import Storage, as_storage
+from .storage.base import retrying
 from .trial import Trial, finite, public
 
 __all__ = ["Study", "TrialFinished", "checked_configurations", "check_direction", "DIRECTIONS"]
@@ -299,18 +300,12 @@ class Study:
         """``fn()`` inside :meth:`transaction`, after reading every committed event; tried
         again, from a fresh read, while the storage cannot be reached (a database restarting),
         for up to the storage's ``retry_timeout`` seconds."""
-        deadline = time.monotonic() + getattr(self.storage, "retry_timeout", 0.0)
-        wait = 0.05
-        while True:
-            try:
-                with self.transaction():
-                    self.refresh()
-                    return fn()
-            except StorageUnavailable:
-                if time.monotonic() >= deadline:
-                    raise
-            time.sleep(wait)
-            wait = min(2.0, wait * 2)
+        def attempt():
+            with self.transaction():
+                self.refresh()
+                return fn()
+
+        return retrying(attempt, getattr(self.storage, "retry_timeout", 0.0))
 
     def _append(self, kind: str, payload: dict) -> None:
         self._appended = True

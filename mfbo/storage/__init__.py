@@ -34,28 +34,30 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def as_storage(storage) -> Storage:
+def as_storage(storage, **options) -> Storage:
     """The storage ``storage`` names.
 
     ``None`` → in memory; a path (``str``/``PathLike``, e.g. ``"study.db"``) or a
     ``sqlite:///path`` URL → :class:`SQLiteStorage`; a PostgreSQL URL
     (``postgresql://user@host/db``, any SQLAlchemy form of it) → :class:`SQLAlchemyStorage`;
-    a :class:`Storage` is used as it is."""
-    if storage is None:
-        return InMemoryStorage()
-    if isinstance(storage, Storage):
-        return storage
+    a :class:`Storage` is used as it is.  ``options`` (e.g. ``heartbeat_interval``,
+    ``grace_period``) go to the constructor of the backend a path or URL names."""
+    if storage is None or isinstance(storage, Storage):
+        if options:
+            raise TypeError(f"storage options {sorted(options)} apply to a path or URL, not "
+                            f"to {'None' if storage is None else type(storage).__name__}.")
+        return InMemoryStorage() if storage is None else storage
     if isinstance(storage, (str, os.PathLike)):
         path = os.fspath(storage)
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         if path.startswith("sqlite:///"):
-            return SQLiteStorage(path[len("sqlite:///"):])
+            return SQLiteStorage(path[len("sqlite:///"):], **options)
         scheme = path.split("://", 1)[0] if "://" in path else ""
         if scheme and scheme.replace("+", "").replace("-", "").replace(".", "").isalnum() \
                 and not scheme.startswith("file"):
             from .sql import SQLAlchemyStorage
-            return SQLAlchemyStorage(path)
-        return SQLiteStorage(path)
+            return SQLAlchemyStorage(path, **options)
+        return SQLiteStorage(path, **options)
     raise TypeError(f"storage must be None, a file path, a database URL or a Storage, got "
                     f"{type(storage).__name__}.")

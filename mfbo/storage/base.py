@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import time
 from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["Storage", "StorageUnavailable", "to_json", "check_same_space", "check_heartbeat",
+__all__ = ["Storage", "StorageUnavailable", "retrying", "to_json", "check_same_space", "check_heartbeat",
            "DEFAULT_HEARTBEAT_INTERVAL", "DEFAULT_GRACE_PERIOD"]
 
 #: seconds between two heartbeats of an open optimizer
@@ -29,6 +30,21 @@ DEFAULT_GRACE_PERIOD = 60.0
 class StorageUnavailable(ConnectionError):
     """The storage could not be reached (a database server restarting, a dropped connection).
     Nothing of the transaction in progress was recorded; it may be tried again."""
+
+
+def retrying(fn, timeout: float):
+    """``fn()``, called again while it raises :class:`StorageUnavailable`, for up to
+    ``timeout`` seconds (waits doubling from 0.05 s to 2 s); then the last error is raised."""
+    deadline = time.monotonic() + timeout
+    wait = 0.05
+    while True:
+        try:
+            return fn()
+        except StorageUnavailable:
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(wait)
+        wait = min(2.0, wait * 2)
 
 
 def _plain(obj):

@@ -36,7 +36,7 @@ import time
 import uuid
 
 from .base import (DEFAULT_GRACE_PERIOD, DEFAULT_HEARTBEAT_INTERVAL, Storage, StorageUnavailable,
-                   check_heartbeat, check_same_space, to_json)
+                   check_heartbeat, check_same_space, retrying, to_json)
 
 __all__ = ["SQLAlchemyStorage", "SCHEMA_VERSION", "normalise_url", "DEFAULT_RETRY_TIMEOUT"]
 
@@ -203,23 +203,24 @@ class SQLAlchemyStorage(Storage):
         return isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError)) and \
             not isinstance(exc, sa_exc.IntegrityError)
 
+    def _unreachable(self, exc) -> StorageUnavailable:
+        return StorageUnavailable(f"storage {self.path!r} cannot be reached: {exc}")
+
+    def _once(self, fn):
+        """``fn(connection)`` in a transaction of its own; a lost connection raises
+        :class:`StorageUnavailable`."""
+        try:
+            with self._get_engine().begin() as conn:
+                return fn(conn)
+        except Exception as exc:
+            if self._unavailable(exc):
+                raise self._unreachable(exc) from exc
+            raise
+
     def _retrying(self, fn):
-        """``fn(connection)`` in a transaction of its own, tried again while the database
-        cannot be reached, for up to ``retry_timeout`` seconds."""
-        deadline = time.monotonic() + self.retry_timeout
-        wait = 0.05
-        while True:
-            try:
-                with self._get_engine().begin() as conn:
-                    return fn(conn)
-            except Exception as exc:
-                if not self._unavailable(exc):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise StorageUnavailable(f"storage {self.path!r} cannot be reached: "
-                                             f"{exc}") from exc
-            time.sleep(wait)
-            wait = min(2.0, wait * 2)
+        """:meth:`_once`, tried again while the database cannot be reached, for up to
+        ``retry_timeout`` seconds."""
+        return retrying(lambda: self._once(fn), self.retry_timeout)
 
     def _prepare(self, conn) -> None:
         from sqlalchemy import text
@@ -314,8 +315,7 @@ class SQLAlchemyStorage(Storage):
                 trans = conn.begin()
             except Exception as exc:
                 if self._unavailable(exc):
-                    raise StorageUnavailable(f"storage {self.path!r} cannot be reached: "
-                                             f"{exc}") from exc
+                    raise self._unreachable(exc) from exc
                 raise
             self._conn, self._locked, self._written = conn, set(), None
             self._token = uuid.uuid4().hex
@@ -329,8 +329,7 @@ class SQLAlchemyStorage(Storage):
                     with contextlib.suppress(Exception):
                         trans.rollback()
                     if isinstance(exc, Exception) and self._unavailable(exc):
-                        raise StorageUnavailable(f"storage {self.path!r} cannot be reached: "
-                                                 f"{exc}") from exc
+                        raise self._unreachable(exc) from exc
                     raise
                 try:
                     trans.commit()
@@ -338,8 +337,7 @@ class SQLAlchemyStorage(Storage):
                     if not self._unavailable(exc):
                         raise
                     if not self._committed():
-                        raise StorageUnavailable(f"storage {self.path!r} cannot be reached: "
-                                                 f"{exc}") from exc
+                        raise self._unreachable(exc) from exc
             finally:
                 self._depth = 0
                 self._conn = None
@@ -417,14 +415,7 @@ class SQLAlchemyStorage(Storage):
 
         # its own connection, never the transaction in progress: a heartbeat must not wait
         # for a proposal, nor be rolled back with one; tried once (the next beat tries again)
-        try:
-            with self._get_engine().begin() as conn:
-                write(conn)
-        except Exception as exc:
-            if self._unavailable(exc):
-                raise StorageUnavailable(f"storage {self.path!r} cannot be reached: "
-                                         f"{exc}") from exc
-            raise
+        self._once(write)
 
     def heartbeats(self, study):
         from sqlalchemy import text
