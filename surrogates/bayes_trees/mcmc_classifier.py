@@ -41,27 +41,34 @@ _MOVES = (0.25, 0.5, 0.9)  # cumulative probabilities of grow, prune, change (th
 
 
 @njit(cache=True)
+def _add_point(X, y, i, j, feat, thr, left, right, lo, hi, counts, npts):
+    """Route point ``i`` down from node ``j``, adding it to the label counts and data ranges
+    of every node it passes."""
+    D = X.shape[1]
+    while True:
+        npts[j] += 1
+        counts[j, y[i]] += 1
+        for d in range(D):
+            v = X[i, d]
+            if v < lo[j, d]:
+                lo[j, d] = v
+            if v > hi[j, d]:
+                hi[j, d] = v
+        if feat[j] < 0:
+            break
+        j = left[j] if X[i, feat[j]] <= thr[j] else right[j]
+
+
+@njit(cache=True)
 def _stats(X, y, feat, thr, left, right, n_slots, lo, hi, counts, npts):
-    N, D = X.shape
+    N = X.shape[0]
     for j in range(n_slots):
         npts[j] = 0
         counts[j, :] = 0
         lo[j, :] = np.inf
         hi[j, :] = -np.inf
     for i in range(N):
-        j = 0
-        while True:
-            npts[j] += 1
-            counts[j, y[i]] += 1
-            for d in range(D):
-                v = X[i, d]
-                if v < lo[j, d]:
-                    lo[j, d] = v
-                if v > hi[j, d]:
-                    hi[j, d] = v
-            if feat[j] < 0:
-                break
-            j = left[j] if X[i, feat[j]] <= thr[j] else right[j]
+        _add_point(X, y, i, 0, feat, thr, left, right, lo, hi, counts, npts)
 
 
 @njit(cache=True)
@@ -123,7 +130,6 @@ def _subtree(top, feat, left, right, nodes):
 def _subtree_stats(X, y, pts, n_pts, top, feat, thr, left, right, nodes, n_nodes, lo, hi,
                    counts, npts):
     """Statistics of the subtree under ``top`` from its points ``pts[:n_pts]``."""
-    D = X.shape[1]
     for q in range(n_nodes):
         j = nodes[q]
         npts[j] = 0
@@ -131,20 +137,7 @@ def _subtree_stats(X, y, pts, n_pts, top, feat, thr, left, right, nodes, n_nodes
         lo[j, :] = np.inf
         hi[j, :] = -np.inf
     for q in range(n_pts):
-        i = pts[q]
-        j = top
-        while True:
-            npts[j] += 1
-            counts[j, y[i]] += 1
-            for d in range(D):
-                v = X[i, d]
-                if v < lo[j, d]:
-                    lo[j, d] = v
-                if v > hi[j, d]:
-                    hi[j, d] = v
-            if feat[j] < 0:
-                break
-            j = left[j] if X[i, feat[j]] <= thr[j] else right[j]
+        _add_point(X, y, pts[q], top, feat, thr, left, right, lo, hi, counts, npts)
 
 
 @njit(cache=True)
