@@ -406,6 +406,7 @@ def test_bad_partial_fit_input_is_rejected_and_changes_nothing(X_bad, y_bad, mat
     ({"K_cap": -5}, "K_cap"),
     ({"gamma2_factor": 0}, "gamma2_factor"),
     ({"noise_var": -1.0}, "noise_var"),
+    ({"noise_var": "max"}, "noise_var"),
     ({"feature_bounds": [(0, 1)]}, "feature_bounds"),
     ({"feature_bounds": [(0, 1), (2, 1)]}, "feature_bounds"),
     ({"feature_weights": "magic"}, "feature_weights"),
@@ -705,7 +706,8 @@ def test_invalid_parameter_set_after_fit_is_refused_by_partial_fit_and_predict()
         m.set_params(**old)
     assert m.n_samples_seen_ == 100
     for params, match in [({"K_cap": -1}, "K_cap"), ({"gamma2_factor": 0}, "gamma2_factor"),
-                          ({"noise_var": -1.0}, "noise_var"), ({"posterior": "x"}, "posterior"),
+                          ({"noise_var": -1.0}, "noise_var"), ({"noise_var": "ML"}, "noise_var"),
+                          ({"posterior": "x"}, "posterior"),
                           ({"posterior": "bp", "branch_off": "Q"}, "branch_off")]:
         old = {k: m.get_params()[k] for k in params}
         m.set_params(**params)
@@ -726,3 +728,60 @@ def test_prediction_parameters_can_be_changed_between_online_updates():
                                   gamma2_factor=2.0, noise_var=0.01, random_state=0)
     ref.fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
     np.testing.assert_array_equal(ref.predict(X, return_std=True), m.predict(X, return_std=True))
+
+
+# --------------------------------------------------------------------------------------------
+# noise_var="ml": the noise variance of the marginal-likelihood maximum
+# --------------------------------------------------------------------------------------------
+
+def _log_ml_at(m, noise_var):
+    return m.set_params(noise_var=noise_var).log_marginal_likelihood().sum()
+
+
+def test_ml_noise_maximises_the_marginal_likelihood():
+    X, y = _data(400, 2, noise=0.3)
+    m = MondrianForestRegressor(posterior="bp", noise_var="ml", random_state=0).fit(X, y)
+    chosen = m.hyperparameters_["noise_var"]
+    best = _log_ml_at(m, "ml")
+    for other in (chosen * 0.7, chosen / 0.7, None, 0.3 ** 2, 1e-3 * y.var()):
+        assert best >= _log_ml_at(m, other) - 1e-9
+    # gamma1 follows the chosen variance as for a given noise_var
+    m.set_params(noise_var="ml")
+    hp = m.hyperparameters_
+    assert hp["gamma1"] == pytest.approx(2 * (y.var() - hp["noise_var"]))
+
+
+def test_ml_noise_tracks_how_noisy_the_targets_are():
+    rng = np.random.default_rng(1)
+    X = rng.random((2000, 1))
+    pure_noise = rng.normal(3.0, 2.0, 2000)
+    m = MondrianForestRegressor(noise_var="ml", random_state=0).fit(X, pure_noise)
+    assert m.hyperparameters_["noise_var"] > 0.9 * pure_noise.var()  # nothing to explain
+    smooth = np.sin(6 * X[:, 0])  # noise-free and well resolved by 2,000 points in 1-D
+    m.fit(X, smooth)
+    assert m.hyperparameters_["noise_var"] < 0.01 * smooth.var()
+
+
+def test_ml_noise_is_recomputed_after_an_update_and_survives_pickling():
+    X, y = _data(600, 2, noise=0.5)
+    m = MondrianForestRegressor(posterior="bp", noise_var="ml", random_state=0).fit(X[:300], y[:300])
+    first = m.hyperparameters_["noise_var"]
+    m.partial_fit(X[300:], y[300:])
+    ref = MondrianForestRegressor(posterior="bp", noise_var="ml", random_state=0)
+    ref.fit(X[:300], y[:300]).partial_fit(X[300:], y[300:])
+    assert m.hyperparameters_["noise_var"] != first
+    assert m.hyperparameters_ == ref.hyperparameters_
+    clone = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(clone.predict(X, return_std=True), m.predict(X, return_std=True))
+    # the empirical posterior uses the same variance in its predictive
+    m.set_params(posterior="empirical")
+    assert m.hyperparameters_["noise_var"] == ref.hyperparameters_["noise_var"]
+
+
+def test_ml_noise_is_better_calibrated_than_the_heuristic_on_noisy_targets():
+    X, y = _data(3000, 2, seed=0, noise=0.5)
+    Xt, yt = _data(2000, 2, seed=1, noise=0.5)
+    m = MondrianForestRegressor(posterior="bp", random_state=0).fit(X, y)
+    heuristic = -m.predictive_log_pdf(Xt, yt).mean()
+    ml = -m.set_params(noise_var="ml").predictive_log_pdf(Xt, yt).mean()
+    assert ml < heuristic - 0.1
