@@ -9,6 +9,8 @@ mfbo's own methods (always available):
 * ``mondrian-allmoves``: ``mondrian`` with joint local-search moves growing with the dimension
   (an ablation: the default before they were capped at six dimensions' worth);
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
+* ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
+  surrogate);
 * ``random``: random search.
 
 On a problem with a candidate set (random grids, measured tables) they enumerate its rows
@@ -159,6 +161,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _mfbo(dataclasses.replace(get_recipe("mondrian"), joint_move_dims=None), "ucb",
                  kappa=1.0)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
+    Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
+           _mfbo("bart")),
     Method("random", "mfbo: random search", _mfbo("random")),
     Method("smac", "SMAC3 HyperparameterOptimizationFacade (random forest)", _peer("run_smac"),
            ("smac", "ConfigSpace")),

@@ -414,3 +414,11 @@ def test_optuna_mv_asks_for_the_multivariate_tpe(monkeypatch):
     methods.run_method("optuna-mv", get_problem("branin"), 3, 4)
     methods.run_method("optuna", get_problem("branin"), 3, 4)
     assert made == [{"seed": 4, "multivariate": True, "group": False}, {"seed": 4}]
+
+
+def test_bart_method_runs_the_bart_surrogate(tmp_path):
+    assert methods.optimizer_settings("bart")["surrogate"] == "bart"
+    (rec,) = bench.run("branin", "bart", budget=12, seeds=1, out=tmp_path / "b.jsonl",
+                       progress=False)
+    assert rec["method"] == "bart" and rec["n_evals"] == 12
+    assert all(np.isfinite(rec["values"])) and rec["best"] == min(rec["values"])
