@@ -19,12 +19,13 @@ GRID_POINTS = 12
 XATOL = 1e-3
 
 
-def marginal_likelihood_hyperparameters(store, n, mean, var, n_features, K_cap, gamma2_factor):
+def marginal_likelihood_hyperparameters(store, bp, n, mean, var, n_features, K_cap,
+                                        gamma2_factor):
     """``(mu_H, gamma1, gamma2, sigma_y^2)`` of :func:`heuristic_hyperparameters` with the
     noise variance that maximises the trees' summed log marginal likelihood of the training
-    targets (``gamma1 = 2 (Var(y) - sigma_y^2)`` follows it, as for a given ``noise_var``)."""
+    targets (``gamma1 = 2 (Var(y) - sigma_y^2)`` follows it, as for a given ``noise_var``).
+    ``bp``: a message array of the store's shape (see :func:`bp_buffer`), overwritten."""
     s = store
-    bp = np.zeros((s.n_trees, s.inode.shape[1], N_BP))
     logml = np.empty(s.n_trees)
 
     def hyper(log_fraction):
@@ -45,3 +46,10 @@ def marginal_likelihood_hyperparameters(store, n, mean, var, n_features, K_cap, 
                             options={"xatol": XATOL})
     best = found.x if found.fun <= values[k] else grid[k]
     return hyper(best)
+
+
+def bp_buffer(store, bp=None):
+    """``bp`` if it has the message array shape of ``store``'s trees, else a new zero array."""
+    if bp is None or bp.shape[:2] != store.inode.shape[:2]:
+        bp = np.zeros((store.n_trees, store.inode.shape[1], N_BP))
+    return bp

@@ -16,7 +16,7 @@ from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP,
                           predict_regression,
                           predict_regression_serial)
 from .._core.tree import ROOT, TASK_REGRESSION, X_LIMIT, TargetsTooLarge, _SmallBatchKernel
-from ._noise import marginal_likelihood_hyperparameters
+from ._noise import bp_buffer, marginal_likelihood_hyperparameters
 from .._core.validation import check_choice, check_positive, check_target
 
 
@@ -314,8 +314,12 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         if noise_var == NOISE_ML:
             key = (s.n_points, n, mean, m2, self.K_cap, self.gamma2_factor)
             if getattr(self, "_ml_key", None) != key:
+                # the search runs in the messages' own array (one copy at millions of nodes),
+                # whose contents it leaves stale
+                self._bp = bp_buffer(s, getattr(self, "_bp", None))
+                self._bp_key = None
                 self._ml_hyper = marginal_likelihood_hyperparameters(
-                    s, n, mean, m2 / n, s.n_features, self.K_cap, self.gamma2_factor)
+                    s, self._bp, n, mean, m2 / n, s.n_features, self.K_cap, self.gamma2_factor)
                 self._ml_key = key
             return self._ml_hyper
         if noise_var is not None:
@@ -350,9 +354,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         if mode != MODE_EMPIRICAL:
             key = (s.n_points, hyper, s.inode.shape[1])
             if getattr(self, "_bp_key", None) != key or getattr(self, "_bp", None) is None:
-                bp = getattr(self, "_bp", None)
-                if bp is None or bp.shape[:2] != s.inode.shape[:2]:
-                    bp = np.zeros((s.n_trees, s.inode.shape[1], N_BP))
+                bp = bp_buffer(s, getattr(self, "_bp", None))
                 mu, g1, g2, s2 = hyper
                 logml = np.empty(s.n_trees)
                 bp_messages(s.inode, s.fnode, s.stats, s.meta, bp, mu, g1, g2, s2, logml)

@@ -785,3 +785,25 @@ def test_ml_noise_is_better_calibrated_than_the_heuristic_on_noisy_targets():
     heuristic = -m.predictive_log_pdf(Xt, yt).mean()
     ml = -m.set_params(noise_var="ml").predictive_log_pdf(Xt, yt).mean()
     assert ml < heuristic - 0.1
+
+
+def test_ml_noise_search_leaves_no_stale_messages():
+    X, y = _data(500, 2, noise=0.3)
+    m = MondrianForestRegressor(posterior="bp", random_state=0).fit(X, y)
+    before = m.predict(X[:50], return_std=True)  # messages of the heuristic in m._bp
+    m.set_params(noise_var="ml")
+    chosen = m.hyperparameters_["noise_var"]  # the search overwrites the message array
+    got = m.predict(X[:50], return_std=True)
+    ref = MondrianForestRegressor(posterior="bp", noise_var=chosen, random_state=0).fit(X, y)
+    np.testing.assert_allclose(got, ref.predict(X[:50], return_std=True), rtol=1e-12)
+    m.set_params(noise_var=None)
+    np.testing.assert_allclose(m.predict(X[:50], return_std=True), before, rtol=1e-12)
+    # a search between two predictions with the same parameters must not leave its messages
+    m.set_params(noise_var="ml")
+    m.partial_fit(X[:1], y[:1])  # new data: the next search runs again
+    m.set_params(noise_var=None)
+    again = m.predict(X[:50], return_std=True)
+    m.set_params(noise_var="ml")
+    m.hyperparameters_  # the search, in the message array
+    m.set_params(noise_var=None)
+    np.testing.assert_array_equal(m.predict(X[:50], return_std=True), again)
