@@ -15,8 +15,8 @@ from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP,
                           predict_forest_moments_nodes, predict_forest_moments_serial,
                           predict_regression,
                           predict_regression_serial)
-from .._core.tree import ROOT, TASK_REGRESSION, X_LIMIT, TargetsTooLarge, _SmallBatchKernel
 from ._noise import bp_buffer, marginal_likelihood_hyperparameters
+from .._core.tree import ROOT, TASK_REGRESSION, X_LIMIT, TargetsTooLarge, _SmallBatchKernel
 from .._core.validation import check_choice, check_positive, check_target
 
 
@@ -312,7 +312,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         check_positive(self.gamma2_factor, "gamma2_factor")
         noise_var = _check_noise_var(self.noise_var)
         if noise_var == NOISE_ML:
-            key = (s.n_points, n, mean, m2, self.K_cap, self.gamma2_factor)
+            # (K_cap plays no part once the noise variance is given, so changing it does not
+            # repeat the search)
+            key = (s.n_points, n, mean, m2, self.gamma2_factor)
             if getattr(self, "_ml_key", None) != key:
                 # the search runs in the messages' own array (one copy at millions of nodes),
                 # whose contents it leaves stale
