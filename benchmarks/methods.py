@@ -8,6 +8,8 @@ mfbo's own methods (always available):
   before they were added);
 * ``mondrian-allmoves``: ``mondrian`` with joint local-search moves growing with the dimension
   (an ablation: the default before they were capped at six dimensions' worth);
+* ``mondrian-noescape``: ``mondrian`` without its plateau escape (an ablation: the default
+  before it was added);
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -159,6 +161,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-allmoves", "mfbo: online Mondrian forest, UCB kappa=1, joint local-search "
            "moves growing with the dimension (the default before they were capped)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), joint_move_dims=None), "ucb",
+                 kappa=1.0)),
+    Method("mondrian-noescape", "mfbo: online Mondrian forest, UCB kappa=1, without the random "
+           "proposal after runs of repeated losses (the default before it was added)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), plateau_escape=0), "ucb",
                  kappa=1.0)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",

@@ -114,7 +114,8 @@ class Proposer:
             return None, lied
         if number < self.n_initial:
             unit, cand = self._initial_point(study, number, rng)
-        elif not self.model.ready or rng.random() < self.recipe.random_interleave:
+        elif not self.model.ready or rng.random() < self.recipe.random_interleave or \
+                self._on_plateau(study):
             unit, cand = self._random_point(study, rng)
         else:
             unit, cand = self._local_step(study, number, rng), None
@@ -152,6 +153,21 @@ class Proposer:
             if self._is_new(study, u, known):
                 return u, None
         return None, None
+
+    def _on_plateau(self, study: Study) -> bool:
+        """Whether the recipe's plateau escape is due: the observations since the initial
+        design end in a run of ``k * plateau_escape`` (k >= 1) losses each equal to a loss
+        observed before it."""
+        m = self.recipe.plateau_escape
+        y = study.obs.y[self.n_initial:] if m else None
+        if not m or y.shape[0] < m or not np.any(study.obs.y[:-1] == y[-1]):
+            return False
+        full = study.obs.y
+        _, first, inverse = np.unique(full, return_index=True, return_inverse=True)
+        repeat = np.arange(full.shape[0]) > first[inverse.ravel()]
+        run = repeat[self.n_initial:][::-1]
+        r = run.size if run.all() else int(np.argmin(run))
+        return r >= m and r % m == 0
 
     def _local_step(self, study: Study, number: int, rng):
         """The local quadratic model's proposal when the recipe asks for one at proposal

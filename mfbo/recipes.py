@@ -93,6 +93,13 @@ class Recipe:
         minimiser of a quadratic fitted to the observations nearest the best one
         (:func:`mfbo.local_model.quadratic_step`), when there are enough of them and no
         trial is pending; otherwise the acquisition's maximiser as usual.
+    plateau_escape : int, default=0
+        After every this many consecutive evaluations since the initial design whose loss
+        repeats, exactly, a loss already observed, the next proposal is uniformly random
+        (0: never).  On a plateau (a cross-validated accuracy, a tree depth that no longer
+        matters) the forest's mean is flat and the acquisition can keep proposing points of
+        the same plateau; exact repeats do not happen on a continuous loss, so there this
+        changes nothing.
     """
 
     model: Callable[..., Model]
@@ -110,6 +117,7 @@ class Recipe:
     neighbourhood: str = "one-exchange"
     joint_move_dims: int | None = None
     local_model_every: int = 0
+    plateau_escape: int = 0
 
     def __post_init__(self):
         if not callable(self.model):
@@ -135,6 +143,9 @@ class Recipe:
         e = self.local_model_every
         if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
             raise ValueError(f"local_model_every must be an integer >= 0, got {e!r}.")
+        e = self.plateau_escape
+        if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
+            raise ValueError(f"plateau_escape must be an integer >= 0, got {e!r}.")
         if self.neighbourhood not in ("one-exchange", "joint"):
             raise ValueError(f"neighbourhood must be 'one-exchange' or 'joint', got "
                              f"{self.neighbourhood!r}.")
@@ -205,11 +216,13 @@ _RECIPES: dict[str, Recipe] = {
     # dimensions at most: on the bbob dev split (D = 10, 20) as good as moves growing with D,
     # at 0.4 of the time in 20-D.  Every third model-based proposal a local quadratic step: on
     # the bbob dev split (D = 2) better than none and than every fifth.  (README, "How the
-    # Mondrian defaults were chosen".)
+    # Mondrian defaults were chosen".)  A random proposal after every three losses in a row
+    # that repeat one already seen: on the sklearn-tune dev split (budget 50) UCB otherwise
+    # keeps sampling the plateau of the best value; on continuous losses it never triggers.
     "mondrian": Recipe(model=MondrianModel, model_options={"y_transform": "log"},
                        acquisition="ucb", n_initial=PerDimension(5), n_random_candidates=2_000,
                        patience=3, min_improvement=1e-3, neighbourhood="joint",
-                       joint_move_dims=6, local_model_every=3),
+                       joint_move_dims=6, local_model_every=3, plateau_escape=3),
     # SMAC3 2.4's HPO facade: log-scaled losses, log-normal EI, 20 % random interleaving,
     # 10 D initial points, 10,000 random points, local search for 10 rounds of any gain
     "rf-smac": Recipe(model=SMACForestModel, model_options={"log_y": True},

@@ -1,0 +1,89 @@
+"""The recipe's plateau escape: a random proposal after every run of repeated losses."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import mfbo
+from tests.support import quad
+
+SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
+
+
+def _recipe(m):
+    return dataclasses.replace(mfbo.get_recipe("mondrian"), plateau_escape=m)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_recipe_refuses_a_bad_plateau_escape(bad):
+    with pytest.raises(ValueError, match="plateau_escape"):
+        _recipe(bad)
+
+
+def _random_proposals(opt, f, n):
+    """Run ``n`` sequential trials; the trial numbers whose proposal was uniformly random."""
+    proposer = opt.proposer
+    original = proposer._random_point
+    numbers = []
+
+    def recorded(study, rng):
+        numbers.append(study.n_trials)
+        return original(study, rng)
+
+    proposer._random_point = recorded
+    for _ in range(n):
+        t = opt.ask()
+        opt.tell(t, f(**t.params))
+    return numbers
+
+
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_a_random_proposal_after_every_m_repeated_losses(m):
+    # every loss repeats the first one: after the initial design, every m-th proposal is
+    # random, whatever the proposals in between
+    opt = mfbo.Optimizer(SPACE, surrogate=_recipe(m), random_state=0)
+    n0 = opt.n_initial
+    got = _random_proposals(opt, lambda **p: 1.0, n0 + 4 * m + 1)
+    assert got == [n0 + k * m for k in range(1, 5)]
+
+
+def test_a_new_loss_ends_the_run():
+    # losses repeat except at the trials listed: the count starts again after each
+    m = 3
+    fresh = {12, 17}
+    opt = mfbo.Optimizer(SPACE, surrogate=_recipe(m), random_state=1)
+    n0 = opt.n_initial
+    assert n0 == 10
+    calls = iter(range(100))
+    got = _random_proposals(opt, lambda **p: float(i) if (i := next(calls)) in fresh else 0.5,
+                            24)
+    # runs of repeats: trials 10-11 (2), then 13-16 (4; escape before trial 16, after 13, 14
+    # and 15), then 18- (escape before 21 and 24)
+    assert got == [16, 21]
+
+
+def test_without_repeats_nothing_changes():
+    # a continuous loss never repeats: the same trials as without the escape
+    runs = []
+    for m in (0, 3):
+        opt = mfbo.Optimizer(SPACE, surrogate=_recipe(m), random_state=2)
+        for _ in range(30):
+            t = opt.ask()
+            opt.tell(t, quad(**t.params))
+        runs.append(np.array([list(t.params.values()) for t in opt.trials]))
+    np.testing.assert_array_equal(*runs)
+
+
+def test_the_escape_is_replayed_from_the_journal(tmp_path):
+    # the decision is a function of the study's observations: a study resumed from its
+    # journal in the middle of a run of repeats escapes where it would have without the stop
+    path = str(tmp_path / "s.db")
+    m = 3
+    opt = mfbo.Optimizer(SPACE, surrogate=_recipe(m), random_state=3, storage=path)
+    n0 = opt.n_initial
+    first = _random_proposals(opt, lambda **p: 1.0, n0 + m + 2)
+    opt.close()
+    resumed = mfbo.Optimizer(SPACE, surrogate=_recipe(m), random_state=3, storage=path)
+    then = _random_proposals(resumed, lambda **p: 1.0, 2 * m)
+    assert first + then == [n0 + k * m for k in range(1, 4)]
