@@ -159,14 +159,13 @@ class Proposer:
         design end in a run of ``k * plateau_escape`` (k >= 1) losses each equal to a loss
         observed before it."""
         m = self.recipe.plateau_escape
-        y = study.obs.y[self.n_initial:] if m else None
-        if not m or y.shape[0] < m or not np.any(study.obs.y[:-1] == y[-1]):
+        y = study.obs.y
+        # the cheap test first: the latest loss must itself be a repeat
+        if not m or y.shape[0] - self.n_initial < m or not np.any(y[:-1] == y[-1]):
             return False
-        full = study.obs.y
-        _, first, inverse = np.unique(full, return_index=True, return_inverse=True)
-        repeat = np.arange(full.shape[0]) > first[inverse.ravel()]
-        run = repeat[self.n_initial:][::-1]
-        r = run.size if run.all() else int(np.argmin(run))
+        _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
+        repeat = (np.arange(y.shape[0]) > first[inverse.ravel()])[self.n_initial:]
+        r = repeat.size if repeat.all() else int(np.argmin(repeat[::-1]))
         return r >= m and r % m == 0
 
     def _local_step(self, study: Study, number: int, rng):

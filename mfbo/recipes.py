@@ -140,12 +140,10 @@ class Recipe:
         if not isinstance(self.local_search, bool):
             raise TypeError(f"local_search must be a bool, got {self.local_search!r}.")
         _check_stopping_rule(self.patience, self.min_improvement, "")
-        e = self.local_model_every
-        if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
-            raise ValueError(f"local_model_every must be an integer >= 0, got {e!r}.")
-        e = self.plateau_escape
-        if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
-            raise ValueError(f"plateau_escape must be an integer >= 0, got {e!r}.")
+        for name in ("local_model_every", "plateau_escape"):
+            e = getattr(self, name)
+            if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
+                raise ValueError(f"{name} must be an integer >= 0, got {e!r}.")
         if self.neighbourhood not in ("one-exchange", "joint"):
             raise ValueError(f"neighbourhood must be 'one-exchange' or 'joint', got "
                              f"{self.neighbourhood!r}.")
