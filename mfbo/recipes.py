@@ -151,6 +151,15 @@ class Recipe:
             raise ValueError(f"joint_move_dims must be a positive integer or None, got "
                              f"{self.joint_move_dims!r}.")
 
+    def __getstate__(self):
+        # a mappingproxy cannot be pickled: the options travel as a dict
+        return {**self.__dict__, "model_options": dict(self.model_options)}
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "model_options", MappingProxyType(dict(self.model_options)))
+
     def initial_size(self, n_dims: int) -> int:
         """The initial design's size for a space of ``n_dims`` dimensions."""
         n = self.n_initial(n_dims) if callable(self.n_initial) else self.n_initial

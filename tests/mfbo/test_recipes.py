@@ -2,6 +2,7 @@
 arguments, and registered with a surrogate."""
 
 import dataclasses
+import pickle
 
 import pytest
 
@@ -58,6 +59,22 @@ def test_a_recipe_is_frozen():
     assert own.model_options["y_transform"] == "rank"
     with pytest.raises(TypeError):
         RECIPES["mine"] = own  # read-only: register_surrogate is the way
+
+
+def test_a_recipe_pickles_and_stays_read_only():
+    for name in RECIPES:
+        assert pickle.loads(pickle.dumps(get_recipe(name))) == get_recipe(name)
+    own = Recipe(model=MondrianModel, model_options={"y_transform": "rank"}, kappa=0.5)
+    copy = pickle.loads(pickle.dumps(own))
+    assert copy == own and copy.model_options == {"y_transform": "rank"}
+    with pytest.raises(TypeError):
+        copy.model_options["y_transform"] = None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copy.kappa = 2.0
+    # a study run with the unpickled recipe proposes what the original does
+    a = run(Optimizer(SPACE, surrogate=own, random_state=3), 12)
+    b = run(Optimizer(SPACE, surrogate=copy, random_state=3), 12)
+    assert [t.params for t in a.trials] == [t.params for t in b.trials]
 
 
 def test_get_recipe_names_the_argument():
