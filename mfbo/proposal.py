@@ -157,11 +157,13 @@ class Proposer:
     def _on_plateau(self, study: Study) -> bool:
         """Whether the recipe's plateau escape is due: the observations since the initial
         design end in a run of ``k * plateau_escape`` (k >= 1) losses each equal to a loss
-        observed before it."""
+        observed before it, and no proposal has been made from these observations yet (in a
+        batch, or with several workers asking before the next tell, one escape, not all)."""
         m = self.recipe.plateau_escape
         y = study.obs.y
-        # the cheap test first: the latest loss must itself be a repeat
-        if not m or y.shape[0] - self.n_initial < m or not np.any(y[:-1] == y[-1]):
+        # the cheap tests first: the latest loss must itself be a repeat
+        if not m or y.shape[0] - self.n_initial < m or study.n_asked_since_observed or \
+                not np.any(y[:-1] == y[-1]):
             return False
         _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
         repeat = (np.arange(y.shape[0]) > first[inverse.ravel()])[self.n_initial:]

@@ -205,7 +205,8 @@ class Study:
         self.obs = Rows(D)
         self.asked = Rows(D)
         self.asked_keys: set[bytes] = set()  # row_keys of the asked points
-        self._pending: dict[int, None] = {}  # ids of pending trials, in ask order
+        #: ids of pending trials, in ask order -> the number of observations when asked
+        self._pending: dict[int, int] = {}
         self._n_finished = 0
         self._best: Trial | None = None
         self._seen: set[bytes] = set()  # params_key of the asked configurations
@@ -248,6 +249,13 @@ class Study:
         """The trials asked and not yet told, in the order they were asked (the study's own
         objects)."""
         return [self.trials[i] for i in self._pending]
+
+    @property
+    def n_asked_since_observed(self) -> int:
+        """How many of the pending trials were asked since the latest observation (0: the next
+        proposal is the first made from the observations as they are)."""
+        n = self.obs.n
+        return sum(1 for at in self._pending.values() if at == n)
 
     @property
     def best(self) -> Trial | None:
@@ -510,7 +518,7 @@ class Study:
             self.trials.append(t)
             self.asked.append(unit)
             self.asked_keys.add(row_keys(unit[None, :])[0])
-            self._pending[t.id] = None
+            self._pending[t.id] = self.obs.n
             if t.candidate is not None and self.available is not None:
                 self.available[t.candidate] = False
             self._seen.add(params_key(t.params))

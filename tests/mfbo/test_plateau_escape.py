@@ -87,3 +87,34 @@ def test_the_escape_is_replayed_from_the_journal(tmp_path):
     resumed = mfbo.Optimizer(SPACE, surrogate=_recipe(m), random_state=3, storage=path)
     then = _random_proposals(resumed, lambda **p: 1.0, 2 * m)
     assert first + then == [n0 + k * m for k in range(1, 4)]
+
+
+@pytest.mark.parametrize("batch", [1, 3, 4])
+def test_one_escape_per_batch(batch):
+    # the proposals of one batch share their observations: only the first of them escapes,
+    # the others are the acquisition's (with the escape's point among the pending ones)
+    m = 3
+    opt = mfbo.Optimizer(SPACE, surrogate=_recipe(m), random_state=4)
+    n0 = opt.n_initial
+    for _ in range(n0 + m):
+        t = opt.ask()
+        opt.tell(t, 1.0)
+    proposer = opt.proposer
+    original = proposer._random_point
+    numbers = []
+
+    def recorded(study, rng):
+        numbers.append(study.n_trials)
+        return original(study, rng)
+
+    proposer._random_point = recorded
+    trials = opt.ask(batch)
+    assert numbers == [n0 + m]
+    assert opt.study.n_asked_since_observed == batch
+    # told, the batch makes the run m + batch repeats long: the next batch escapes (once)
+    # when that is a multiple of m
+    for t in trials:
+        opt.tell(t, 1.0)
+    numbers.clear()
+    opt.ask(batch)
+    assert numbers == ([n0 + m + batch] if batch % m == 0 else [])
