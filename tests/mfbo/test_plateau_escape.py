@@ -21,8 +21,9 @@ def test_recipe_refuses_a_bad_plateau_escape(bad):
         _recipe(bad)
 
 
-def _random_proposals(opt, f, n):
-    """Run ``n`` sequential trials; the trial numbers whose proposal was uniformly random."""
+def _record_random(opt):
+    """A list that from now on receives the numbers of the trials whose proposal was
+    uniformly random."""
     proposer = opt.proposer
     original = proposer._random_point
     numbers = []
@@ -32,6 +33,12 @@ def _random_proposals(opt, f, n):
         return original(study, rng)
 
     proposer._random_point = recorded
+    return numbers
+
+
+def _random_proposals(opt, f, n):
+    """Run ``n`` sequential trials; the trial numbers whose proposal was uniformly random."""
+    numbers = _record_random(opt)
     for _ in range(n):
         t = opt.ask()
         opt.tell(t, f(**t.params))
@@ -99,15 +106,7 @@ def test_one_escape_per_batch(batch):
     for _ in range(n0 + m):
         t = opt.ask()
         opt.tell(t, 1.0)
-    proposer = opt.proposer
-    original = proposer._random_point
-    numbers = []
-
-    def recorded(study, rng):
-        numbers.append(study.n_trials)
-        return original(study, rng)
-
-    proposer._random_point = recorded
+    numbers = _record_random(opt)
     trials = opt.ask(batch)
     assert numbers == [n0 + m]
     assert opt.study.n_asked_since_observed == batch
