@@ -285,11 +285,6 @@ def _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, m
         out_logpdf[i] = lmax + math.log(lsum)
 
 
-#: queries per block of the forest-moments kernel: a block meets one tree at a time, so that
-#: tree's nodes stay in the nearest cache
-_BLOCK = 256
-
-
 @njit(cache=True, inline="always")
 def _add_tree_moments(q, m, v, c, out_mean, out_var):
     """Add one tree's mixture moments ``(m, v)``, about ``c``, to query ``q``'s sums."""
@@ -306,25 +301,6 @@ def _finish_forest_moments(lo, hi, T, c, out_mean, out_var):
         e = out_mean[i] / T
         out_mean[i] = c + e
         out_var[i] = max(out_var[i] / T - e * e, 0.0)
-
-
-@njit(cache=True, inline="always")
-def _forest_block(b, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, out_mean,
-                  out_var):
-    n = Xq.shape[0]
-    T = inode.shape[0]
-    c = stats[0, meta[0, ROOT], 1]  # moments about the root mean: no cancellation
-    lo = b * _BLOCK
-    hi = min(n, lo + _BLOCK)
-    for i in range(lo, hi):
-        out_mean[i] = 0.0
-        out_var[i] = 0.0
-    for t in range(T):
-        for i in range(lo, hi):
-            m, v, _, _ = _tree_mixture(i, t, Xq, 0.0, False, 0.0, 0.0, 0.0, inode, fnode, box,
-                                       stats, bp, meta, mode, s2, g1, g2)
-            _add_tree_moments(i, m, v, c, out_mean, out_var)
-    _finish_forest_moments(lo, hi, T, c, out_mean, out_var)
 
 
 #: queries per block of the node-batched kernel (large batches: a node meets all of the
@@ -451,42 +427,42 @@ def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode
     _finish_forest_moments(lo_q, hi_q, T, c, out_mean, out_var)
 
 
-@njit(cache=True, parallel=True)
-def predict_forest_moments_nodes(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
-                                 out_mean, out_var):
-    """:func:`predict_forest_moments` for large batches: blocks of ``NODE_BLOCK`` queries,
-    each meeting every node of a tree once (:func:`_forest_nodes_block`)."""
-    n = Xq.shape[0]
-    B = min(NODE_BLOCK, n)
+@njit(cache=True, inline="always")
+def _nodes_block(lo_q, hi_q, B, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
+                 out_mean, out_var):
+    """:func:`_forest_nodes_block` with its work arrays for blocks of up to ``B`` queries."""
     depth_cap = inode.shape[1] + 1
-    for b in prange((n + B - 1) // B):
-        lo_q = b * B
-        hi_q = min(n, lo_q + B)
-        _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1,
-                            g2, out_mean, out_var, np.empty(B, np.int64),
-                            np.empty(B, np.int64), np.empty(B), np.empty(B), np.empty(B),
-                            np.empty(B), np.empty(B, np.int64),
-                            np.empty((depth_cap, 3), np.int64), np.empty(depth_cap))
+    _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
+                        out_mean, out_var, np.empty(B, np.int64), np.empty(B, np.int64),
+                        np.empty(B), np.empty(B), np.empty(B), np.empty(B),
+                        np.empty(B, np.int64), np.empty((depth_cap, 3), np.int64),
+                        np.empty(depth_cap))
 
 
 @njit(cache=True, parallel=True)
 def predict_forest_moments(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
-                           out_mean, out_var):
+                           out_mean, out_var, block):
     """The forest predictive's mean and variance (the equal-weight mixture of the trees'
     mixtures: ``E = mean_t E_t``, ``Var = mean_t (Var_t + E_t^2) - E^2``) without per-tree
-    output arrays; queries in blocks, each block meeting one tree at a time."""
-    for b in prange((Xq.shape[0] + _BLOCK - 1) // _BLOCK):
-        _forest_block(b, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, out_mean,
-                      out_var)
+    output arrays: blocks of ``block`` queries on the thread pool, each block meeting every
+    node of a tree once (:func:`_forest_nodes_block`).  The numbers do not depend on
+    ``block``."""
+    n = Xq.shape[0]
+    B = max(1, min(block, n))
+    for b in prange((n + B - 1) // B):
+        _nodes_block(b * B, min(n, b * B + B), B, Xq, inode, fnode, box, stats, bp, meta, mode,
+                     s2, g1, g2, out_mean, out_var)
 
 
 @njit(cache=True)
 def predict_forest_moments_serial(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
-                                  out_mean, out_var):
+                                  out_mean, out_var, block):
     """:func:`predict_forest_moments` on one thread (small batches: no thread-pool wait)."""
-    for b in range((Xq.shape[0] + _BLOCK - 1) // _BLOCK):
-        _forest_block(b, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, out_mean,
-                      out_var)
+    n = Xq.shape[0]
+    B = max(1, min(block, n))
+    for b in range((n + B - 1) // B):
+        _nodes_block(b * B, min(n, b * B + B), B, Xq, inode, fnode, box, stats, bp, meta, mode,
+                     s2, g1, g2, out_mean, out_var)
 
 
 @njit(cache=True, parallel=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from scipy.special import ndtri
 from sklearn.base import RegressorMixin
@@ -12,8 +13,7 @@ from sklearn.base import RegressorMixin
 from ._base import BaseMondrianForest, check_fitted
 from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP, bp_messages,
                           NODE_BLOCK, heuristic_hyperparameters, predict_forest_moments,
-                          predict_forest_moments_nodes, predict_forest_moments_serial,
-                          predict_regression,
+                          predict_forest_moments_serial, predict_regression,
                           predict_regression_serial)
 from ._noise import bp_buffer, marginal_likelihood_hyperparameters
 from .._core.tree import ROOT, TASK_REGRESSION, X_LIMIT, TargetsTooLarge, _SmallBatchKernel
@@ -24,13 +24,13 @@ from .._core.validation import check_choice, check_positive, check_target
 #: PARALLEL_FROM on one thread (measured: below a few hundred points the pool costs more than
 #: it saves, and far more while other processes hold the cores); in between, whichever kernel
 #: has recently been faster per point (the other is re-timed now and then, see
-#: ``_SmallBatchKernel``)
+#: ``_SmallBatchKernel``).  Every batch is predicted node by node (each tree's nodes visited
+#: once with all the queries of a block that reach them), which on one thread was faster than
+#: walking each query down each tree for every batch of more than a few dozen queries, and
+#: gives the same numbers bit for bit.  On the thread pool a batch is cut into one block per
+#: thread, of at most NODE_BLOCK queries.
 SERIAL_BELOW = 2048
 PARALLEL_FROM = 256
-#: batches of at least NODES_FROM points (a few blocks per thread) are predicted node by node
-#: (``predict_forest_moments_nodes``): measured 1.2-2x faster than walking each point down
-#: each tree from about 20,000 points on, slower below (fewer blocks than threads)
-NODES_FROM = 4 * NODE_BLOCK
 
 #: targets are divided by a power of two when their magnitude exceeds Y_LIMIT.  The node
 #: statistics hold squared deviations summed over points, and the predictive moments squared
@@ -400,15 +400,15 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         mean = np.empty(n)
         var = np.empty(n)
         args = (Xs, s.inode, s.fnode, s.box, s.stats, bp, s.meta, mode, s2, g1, g2, mean, var)
-        if n >= NODES_FROM:
-            predict_forest_moments_nodes(*args)
-        elif n >= SERIAL_BELOW:
-            predict_forest_moments(*args)
-        elif n < PARALLEL_FROM:
-            predict_forest_moments_serial(*args)
-        else:  # mid-sized batches (acquisition local search): whichever has been faster
-            _PredictBatchKernel.run(s, "_predict_batches", predict_forest_moments_serial,
-                                    predict_forest_moments, n, *args)
+        if n < PARALLEL_FROM:
+            predict_forest_moments_serial(*args, NODE_BLOCK)
+        else:
+            block = min(NODE_BLOCK, -(-n // numba.get_num_threads()))  # a block per thread
+            if n >= SERIAL_BELOW:
+                predict_forest_moments(*args, block)
+            else:  # mid-sized batches (acquisition local search): whichever has been faster
+                _PredictBatchKernel.run(s, "_predict_batches", predict_forest_moments_serial,
+                                        predict_forest_moments, n, *args, block)
         if not return_std:
             return self._unscale(mean)
         return self._unscale(mean), self._unscale(np.sqrt(var))

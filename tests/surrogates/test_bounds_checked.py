@@ -49,7 +49,7 @@ for mss, lifetime, T in [(2, np.inf, 4), (5, 2.0, 3), (2, np.inf, 1)]:
     f.partial_fit(X[:20] + 0.5, y[:20])  # outside the first range
     for posterior in ("empirical", "bp"):
         f.set_params(posterior=posterior)
-        for n in (5, 300, regressor.SERIAL_BELOW, regressor.NODES_FROM):
+        for n in (5, 300, regressor.SERIAL_BELOW, 4 * regressor.NODE_BLOCK):
             mean, std = f.predict(rng.uniform(-0.5, 1.5, (n, 3)), return_std=True)
             assert np.isfinite(mean).all() and np.isfinite(std).all()
         f.predict_per_tree(X[:7])

@@ -497,7 +497,7 @@ def test_fused_forest_moments_equal_the_per_tree_mixture(posterior):
     m, s = f.predict(Q, return_std=True)  # >= SERIAL_BELOW: the threaded kernel
     np.testing.assert_allclose(m, E, rtol=0, atol=1e-9)
     np.testing.assert_allclose(s, np.sqrt(V), rtol=1e-9, atol=1e-9)
-    m1, s1 = f.predict(Q[:regressor.SERIAL_BELOW - 1], return_std=True)  # the serial kernel
+    m1, s1 = f.predict(Q[:regressor.SERIAL_BELOW - 1], return_std=True)  # one thread
     np.testing.assert_allclose(m1, m[:regressor.SERIAL_BELOW - 1], rtol=0, atol=1e-12)
     np.testing.assert_allclose(s1, s[:regressor.SERIAL_BELOW - 1], rtol=0, atol=1e-12)
 
@@ -506,10 +506,14 @@ def test_fused_forest_moments_equal_the_per_tree_mixture(posterior):
     ("empirical", None, np.inf, 2), ("bp", "E", np.inf, 2), ("bp", "R", 2.0, 5),
     ("bp", "F", np.inf, 10), ("empirical", None, 0.5, 2)])
 def test_node_batched_moments_equal_the_per_point_walk(posterior, branch_off, lifetime, mss):
-    """Large batches visit each node once with all the queries that reach it; the numbers
+    """Batches visit each node once with all the queries of a block that reach it; the numbers
     must be exactly those of walking each query down each tree (same operations, same order
-    per query), for every posterior and branch-off mode, inside, outside and on the data."""
+    per query), for every posterior and branch-off mode, inside, outside and on the data, and
+    whatever the batch size, block size and number of threads."""
+    import numba
+
     from surrogates import regressor
+    from surrogates._core.tree import ROOT
 
     rng = np.random.default_rng(11)
     X = rng.random((300, 4))
@@ -517,15 +521,34 @@ def test_node_batched_moments_equal_the_per_point_walk(posterior, branch_off, li
     f = MondrianForestRegressor(n_estimators=5, min_samples_split=mss, posterior=posterior,
                                 branch_off=branch_off, lifetime=lifetime,
                                 random_state=3).fit(X, y)
-    n = regressor.NODES_FROM + 123
+    n = 2 * regressor.SERIAL_BELOW + 123
     Q = rng.uniform(-0.5, 1.5, (n, 4))
     Q[:300] = X  # on the training points
     Q[300:400] = X[:100] + 1e-9  # just next to them
-    m, s = f.predict(Q, return_std=True)  # >= NODES_FROM: node by node
-    for lo in range(0, n, regressor.SERIAL_BELOW):  # below: walking each query
-        m1, s1 = f.predict(Q[lo:lo + regressor.SERIAL_BELOW], return_std=True)
-        np.testing.assert_array_equal(m1, m[lo:lo + regressor.SERIAL_BELOW])
-        np.testing.assert_array_equal(s1, s[lo:lo + regressor.SERIAL_BELOW])
+    m, s = f.predict(Q, return_std=True)
+    # each tree's walk (the per-tree predictions), summed about the root mean in tree order
+    mt, vt = f.predict_per_tree(Q)
+    c = f._store.stats[0, f._store.meta[0, ROOT], 1]
+    sm, sv = np.zeros(n), np.zeros(n)
+    for t in range(mt.shape[1]):
+        dm = mt[:, t] - c
+        sm += dm
+        sv += vt[:, t] + dm * dm
+    e = sm / mt.shape[1]
+    np.testing.assert_array_equal(m, c + e)
+    np.testing.assert_array_equal(s, np.sqrt(np.maximum(sv / mt.shape[1] - e * e, 0.0)))
+    threads = numba.get_num_threads()
+    try:
+        for k in sorted({1, threads}):
+            numba.set_num_threads(k)
+            for size in (1, 7, regressor.PARALLEL_FROM - 1, regressor.PARALLEL_FROM + 1,
+                         regressor.SERIAL_BELOW - 1, regressor.SERIAL_BELOW + 5):
+                for lo in range(0, min(n, 3 * size), size):
+                    m1, s1 = f.predict(Q[lo:lo + size], return_std=True)
+                    np.testing.assert_array_equal(m1, m[lo:lo + size])
+                    np.testing.assert_array_equal(s1, s[lo:lo + size])
+    finally:
+        numba.set_num_threads(threads)
 
 
 # --------------------------------------------------------------------------------------------
