@@ -166,6 +166,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "proposal after runs of repeated losses (the default before it was added)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), plateau_escape=0), "ucb",
                  kappa=1.0)),
+    Method("mondrian-bp", "mfbo: online Mondrian forest with the exact Gaussian BP posterior "
+           "(surrogate_options={'posterior': 'bp'}), UCB kappa=1",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "bp"})),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

@@ -422,3 +422,20 @@ def test_bart_method_runs_the_bart_surrogate(tmp_path):
                        progress=False)
     assert rec["method"] == "bart" and rec["n_evals"] == 12
     assert all(np.isfinite(rec["values"])) and rec["best"] == min(rec["values"])
+
+
+def test_mondrian_bp_method_runs_the_bp_posterior(tmp_path, monkeypatch):
+    import mfbo.models
+
+    assert methods.optimizer_settings("mondrian-bp")["surrogate_options"] == {"posterior": "bp"}
+    made = []
+    real = mfbo.models.MondrianModel.__init__
+
+    def init(self, *args, **kwargs):
+        made.append(kwargs.get("posterior"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(mfbo.models.MondrianModel, "__init__", init)
+    (rec,) = bench.run("branin", "mondrian-bp", budget=14, seeds=1, out=tmp_path / "b.jsonl",
+                       progress=False)
+    assert made == ["bp"] and rec["n_evals"] == 14 and rec["best"] == min(rec["values"])
