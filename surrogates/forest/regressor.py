@@ -25,9 +25,8 @@ from .._core.validation import check_choice, check_positive, check_target
 #: it saves, and far more while other processes hold the cores); in between, whichever kernel
 #: has recently been faster per point (the other is re-timed now and then, see
 #: ``_SmallBatchKernel``).  Every batch is predicted node by node (each tree's nodes visited
-#: once with all the queries of a block that reach them), which on one thread was faster than
-#: walking each query down each tree for every batch of more than a few dozen queries, and
-#: gives the same numbers bit for bit.  On the thread pool a batch is cut into one block per
+#: once with all the queries of a block that reach them; the same numbers, bit for bit, as
+#: walking each query down each tree).  On the thread pool a batch is cut into one block per
 #: thread, of at most NODE_BLOCK queries.
 SERIAL_BELOW = 2048
 PARALLEL_FROM = 256
