@@ -169,6 +169,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-bp", "mfbo: online Mondrian forest with the exact Gaussian BP posterior "
            "(surrogate_options={'posterior': 'bp'}), UCB kappa=1",
            _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "bp"})),
+    Method("mondrian-empirical", "mfbo: online Mondrian forest with the empirical posterior "
+           "only (surrogate_options={'posterior': 'empirical'}; the default before the "
+           "posteriors alternated), UCB kappa=1",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "empirical"})),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

@@ -71,7 +71,8 @@ class MondrianModel(Model):
     """The online Mondrian regression forest (the papers' BO setting, plus an output transform
     and a noise-free acquisition std, both documented parameters).
 
-    10 trees, ``min_samples_split=2``, lifetime inf, the fast empirical posterior (or ``"bp"``),
+    10 trees, ``min_samples_split=2``, lifetime inf, the fast empirical posterior (or ``"bp"``,
+    or both in turn: ``"alternating"``, the ``mondrian`` recipe's choice),
     noise ``Var(y)/min(2N, 500)`` (``K_cap=500``, the reference code) refreshed after every
     observation, inputs known to lie in the unit cube.  Every new observation is one
     ``partial_fit``; the forest is never re-grown.
@@ -100,6 +101,13 @@ class MondrianModel(Model):
         ``sigma_y^2``.  The objectives are deterministic, so by default it does not (like
         scikit-optimize's GP): an evaluated point then has no exploration bonus and the
         optimizer does not spend evaluations next to the incumbent.
+    posterior : {"empirical", "bp", "alternating"}, default="empirical"
+        The forest's predictive posterior: the fast empirical moments of the leaves, the exact
+        Gaussian belief-propagation posterior (hierarchically smoothed leaves with
+        observation noise), or ``"alternating"``: one forest, predicted with the empirical
+        posterior from an even number of observations and with BP from an odd number, so
+        that consecutive proposals come from the two models in turn (the ``mondrian``
+        recipe's default; see README, "How the Mondrian defaults were chosen").
     """
 
     def __init__(self, n_dims: int, random_state, n_estimators: int = 10,
@@ -108,10 +116,15 @@ class MondrianModel(Model):
         if y_transform not in ("log", "smac-log", "rank", None):
             raise ValueError(f"y_transform must be 'log', 'smac-log', 'rank' or None, got "
                              f"{y_transform!r}.")
+        if posterior not in ("empirical", "bp", "alternating"):
+            raise ValueError(f"posterior must be 'empirical', 'bp' or 'alternating', got "
+                             f"{posterior!r}.")
         self.y_transform = y_transform
         self.noise_in_std = bool(noise_in_std)
+        self.posterior = posterior
         self.forest = MondrianForestRegressor(
-            n_estimators=n_estimators, min_samples_split=min_samples_split, posterior=posterior,
+            n_estimators=n_estimators, min_samples_split=min_samples_split,
+            posterior="empirical" if posterior == "alternating" else posterior,
             K_cap=K_cap, feature_bounds=[[0.0, 1.0]] * n_dims, random_state=random_state,
             **kwargs)
         self._n = 0
@@ -173,13 +186,21 @@ class MondrianModel(Model):
     def ready(self):
         return self._n > 0
 
+    def _posterior_now(self) -> None:
+        """With ``posterior="alternating"``, the forest's posterior for the current number of
+        observations."""
+        if getattr(self, "posterior", None) == "alternating":  # (absent in older pickles)
+            self.forest.posterior = "bp" if self._n % 2 else "empirical"
+
     def predict(self, X):
+        self._posterior_now()
         m, s = self.forest.predict(X, return_std=True)
         if not self.noise_in_std:
             s = np.sqrt(np.maximum(s * s - self.forest.hyperparameters_["noise_var"], 0.0))
         return m, s
 
     def predict_per_tree(self, X):
+        self._posterior_now()
         return self.forest.predict_per_tree(X)
 
     def incumbent(self, y):

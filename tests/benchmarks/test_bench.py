@@ -424,10 +424,12 @@ def test_bart_method_runs_the_bart_surrogate(tmp_path):
     assert all(np.isfinite(rec["values"])) and rec["best"] == min(rec["values"])
 
 
-def test_mondrian_bp_method_runs_the_bp_posterior(tmp_path, monkeypatch):
+@pytest.mark.parametrize("method, posterior", [("mondrian-bp", "bp"),
+                                               ("mondrian-empirical", "empirical"),
+                                               ("mondrian", "alternating")])
+def test_mondrian_methods_run_their_posterior(tmp_path, monkeypatch, method, posterior):
     import mfbo.models
 
-    assert methods.optimizer_settings("mondrian-bp")["surrogate_options"] == {"posterior": "bp"}
     made = []
     real = mfbo.models.MondrianModel.__init__
 
@@ -436,6 +438,6 @@ def test_mondrian_bp_method_runs_the_bp_posterior(tmp_path, monkeypatch):
         real(self, *args, **kwargs)
 
     monkeypatch.setattr(mfbo.models.MondrianModel, "__init__", init)
-    (rec,) = bench.run("branin", "mondrian-bp", budget=14, seeds=1, out=tmp_path / "b.jsonl",
+    (rec,) = bench.run("branin", method, budget=14, seeds=1, out=tmp_path / "b.jsonl",
                        progress=False)
-    assert made == ["bp"] and rec["n_evals"] == 14 and rec["best"] == min(rec["values"])
+    assert made == [posterior] and rec["n_evals"] == 14 and rec["best"] == min(rec["values"])

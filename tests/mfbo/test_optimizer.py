@@ -234,16 +234,46 @@ def test_mondrian_output_transform_tracks_all_losses(transform):
         MondrianModel(2, 0, y_transform="sqrt")
 
 
-def test_acquisition_std_excludes_observation_noise_by_default():
-    opt = run(Optimizer(SPACE, random_state=1, n_initial=4, n_random_candidates=256), quad, 15)
+def test_alternating_posterior_takes_turns_on_one_forest():
+    """posterior="alternating" predicts as the empirical posterior from an even number of
+    observations and as BP from an odd number, on the forest both would have grown."""
+    from mfbo.models import MondrianModel
+
+    rng = np.random.default_rng(3)
+    X, y = rng.random((25, 2)), rng.random(25)
+    Q = rng.random((40, 2))
+    models = {p: MondrianModel(2, 7, posterior=p) for p in ("alternating", "empirical", "bp")}
+    for n in (11, 12, 19, 20, 25):
+        for model in models.values():
+            model.observe(X[:n], y[:n], n - model._n)
+        turn = models["bp" if n % 2 else "empirical"]
+        for a, b in zip(models["alternating"].predict(Q), turn.predict(Q)):
+            np.testing.assert_array_equal(a, b)
+        for a, b in zip(models["alternating"].predict_per_tree(Q), turn.predict_per_tree(Q)):
+            np.testing.assert_array_equal(a, b)
+    other = models["empirical" if 25 % 2 else "bp"].predict(Q)[0]
+    assert not np.array_equal(models["alternating"].predict(Q)[0], other)
+    with pytest.raises(ValueError, match="posterior"):
+        MondrianModel(2, 0, posterior="mixed")
+
+
+@pytest.mark.parametrize("posterior, n", [("empirical", 15), ("alternating", 16), ("bp", 15),
+                                          ("alternating", 15)])
+def test_acquisition_std_excludes_observation_noise_by_default(posterior, n):
+    opt = run(Optimizer(SPACE, random_state=1, n_initial=4, n_random_candidates=256,
+                        surrogate_options={"posterior": posterior}), quad, n)
     m = opt.model
     X = opt._obs.X
-    _, s_latent = m.predict(X)
+    _, s_latent = m.predict(X)  # (sets the forest's posterior of this turn)
     _, s_full = m.forest.predict(X, return_std=True)
     s2 = m.forest.hyperparameters_["noise_var"]
     np.testing.assert_allclose(s_latent ** 2, np.maximum(s_full ** 2 - s2, 0), atol=1e-12)
-    # at an evaluated point every tree predicts its own leaf: no spread, no exploration bonus
-    assert s_latent.max() < 1e-6 < s2
+    if m.forest.posterior == "empirical":
+        # at an evaluated point every tree predicts its own leaf: no spread, no exploration
+        # bonus (BP smooths the leaves: its latent mean there is uncertain)
+        assert s_latent.max() < 1e-6 < s2
+    else:
+        assert s_latent.max() > 1e-6 and s2 > 0
     m.noise_in_std = True
     np.testing.assert_allclose(m.predict(X)[1], s_full)
 
