@@ -26,7 +26,7 @@ from .candidates import CandidateSet
 from .heartbeat import Heartbeat
 from .liveness import new_owner, owner_alive, release
 from .space import Space, as_space
-from .storage import Storage, as_storage
+from .storage import InMemoryStorage, Storage, as_storage
 from .storage.base import retrying
 from .trial import Trial, finite, public
 
@@ -188,14 +188,37 @@ class Study:
                              f"{stored.get('direction', 'minimize')!r}, or use another "
                              f"study_name or storage.")
         self.config: dict = stored
+        self._become_owner()
+        self._reset()
+
+    def _become_owner(self) -> None:
+        """A fresh owner token for this handle, and its heartbeat."""
         self.owner = new_owner()
         weakref.finalize(self, release, self.owner)
         self._beats: tuple[float, dict | None] = (0.0, None)
-        self._heartbeat = Heartbeat(self.storage, study_name, self.owner)
+        self._heartbeat = Heartbeat(self.storage, self.study_name, self.owner)
         if not getattr(self.storage, "read_only", False):
             self._heartbeat.start()
             weakref.finalize(self, self._heartbeat.stop)
-        self._reset()
+
+    def __getstate__(self):
+        """A study in memory pickles with its journal (an optimizer can be saved, or sent to
+        another process, and goes on where it was); the copy is a new owner, so trials still
+        pending in the original are its own to tell or, once the original is closed, to ask
+        again.  A stored study is shared through its storage instead: pickling one would
+        copy a database connection."""
+        if not isinstance(self.storage, InMemoryStorage):
+            raise TypeError(f"a study kept in {type(self.storage).__name__} cannot be pickled; "
+                            f"open it again by name where it is needed (Optimizer(space, "
+                            f"storage=..., study_name={self.study_name!r})).")
+        state = self.__dict__.copy()
+        for name in ("owner", "_heartbeat", "_beats"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._become_owner()
 
     def _reset(self) -> None:
         """Empty state, to be filled by replaying the journal."""

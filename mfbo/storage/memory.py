@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import threading
 
@@ -18,6 +19,17 @@ class InMemoryStorage(Storage):
     def __init__(self):
         self._studies: dict[str, tuple[dict, dict]] = {}
         self._events: dict[str, list[tuple[str, dict]]] = {}  # study -> (kind, payload)
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    def __getstate__(self):
+        """The journals as they stand (a snapshot taken under the lock); no lock, no open
+        transaction travels with a pickle."""
+        with self._lock:
+            return copy.deepcopy({"_studies": self._studies, "_events": self._events})
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
         self._lock = threading.RLock()
         self._depth = 0
 

@@ -322,3 +322,24 @@ def test_a_registered_model_subclass_is_used_by_name():
         mfbo.SURROGATES["other"] = Nearest  # read-only: register_surrogate is the way
     with pytest.raises(ValueError, match="built-in"):
         mfbo.register_surrogate("mondrian", Nearest)
+
+
+def test_an_optimizer_in_memory_pickles_and_goes_on(tmp_path):
+    import pickle
+
+    opt = run(Optimizer(SPACE, random_state=0, n_initial=4, n_random_candidates=256), quad, 9)
+    pending = opt.ask()
+    twin = pickle.loads(pickle.dumps(opt))
+    assert twin.study.owner != opt.study.owner  # a new handle on a copy of the journal
+    assert [(t.id, t.params, t.value, t.state) for t in twin.trials] == \
+        [(t.id, t.params, t.value, t.state) for t in opt.trials]
+    for o in (opt, twin):
+        o.tell(pending.id, quad(**pending.params))
+    a, b = run(opt, quad, 5), run(twin, quad, 5)
+    assert [t.params for t in a.trials] == [t.params for t in b.trials]
+    twin.tell(twin.ask(), 0.0)  # the copy is independent of the original
+    assert (opt.n_finished, twin.n_finished) == (15, 16)
+    stored = Optimizer(SPACE, storage=tmp_path / "s.db", study_name="kept")
+    with pytest.raises(TypeError, match="SQLiteStorage.*study_name='kept'"):
+        pickle.dumps(stored)
+    stored.close()
