@@ -50,9 +50,10 @@ class Optimizer:
         reopening a stored study with the other direction is refused.
     surrogate : {"mondrian", "rf-smac", "random"}, Recipe or estimator, default="mondrian"
         ``"mondrian"``: the online Mondrian regression forest (10 trees, min_samples_split 2,
-        the empirical and the BP posterior in turn; each tell is one ``partial_fit``).  ``"rf-smac"``: SMAC3 2.4's
-        HPO-facade random forest (log-scaled losses, log-EI, 20 % random interleaving, refit
-        every 8 observations; ``surrogate_options={"retrain_after": 1}`` refits every time).
+        the empirical and the BP posterior in turn; each tell is one ``partial_fit``).
+        ``"rf-smac"``: SMAC3 2.4's HPO-facade random forest (log-scaled losses, log-EI, 20 %
+        random interleaving, refit every 8 observations; ``surrogate_options={"retrain_after":
+        1}`` refits every time).
         ``"random"``: random search.  Each name stands for a :class:`~mfbo.recipes.Recipe`
         (:data:`mfbo.recipes.RECIPES`), and a Recipe can be given directly.  Any object with
         ``fit`` and ``predict(X, return_std=True)`` (optionally ``partial_fit``,
