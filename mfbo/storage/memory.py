@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import threading
 
@@ -23,10 +22,12 @@ class InMemoryStorage(Storage):
         self._depth = 0
 
     def __getstate__(self):
-        """The journals as they stand (a snapshot taken under the lock); no lock, no open
-        transaction travels with a pickle."""
+        """The journals as they stand (their lists copied under the lock: events are only
+        appended or, by a rolled-back transaction, cut off the end, never edited); no lock, no
+        open transaction travels with a pickle."""
         with self._lock:
-            return copy.deepcopy({"_studies": self._studies, "_events": self._events})
+            return {"_studies": dict(self._studies),
+                    "_events": {name: list(events) for name, events in self._events.items()}}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
