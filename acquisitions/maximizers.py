@@ -8,7 +8,8 @@ round is large -- never one per point):
 * :func:`maximize_random_local` scores random or Sobol points, then runs a local search (SMAC's
   one-exchange neighbourhood: Gaussian steps for continuous coordinates, neighbouring levels for
   ordinal ones, any other level for categorical ones) from the best few random points and the
-  best evaluated points, stopping after ``patience`` rounds without improvement.  A round
+  best evaluated points, stopping after ``patience`` rounds without improvement (and, with
+  ``search_patience``, all at once when the best of them stops improving).  A round
   has about ``12 D`` neighbours per search, of ``D`` coordinates each: they are made and
   scored in batches of bounded size, and only the best points seen are kept, so that memory
   grows linearly, not quadratically, with the dimension.
@@ -398,7 +399,8 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
                           far_from: np.ndarray | None = None,
                           neighbourhood: str = "one-exchange",
                           min_improvement: float = 0.0,
-                          joint_dims: int | None = None) -> np.ndarray:
+                          joint_dims: int | None = None,
+                          search_patience: int = 0) -> np.ndarray:
     """The ``n`` best distinct points found by random/Sobol sampling plus local search.
 
     Parameters
@@ -441,6 +443,12 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         With the joint neighbourhood, make as many moves per point as one-exchange would in
         at most this many continuous dimensions (None: in all of them): a round's cost then
         stops growing with the dimension.
+    search_patience : int, default=0
+        Stop all searches once the best score found by any of them has risen by no more than
+        ``min_improvement`` (as above) in this many rounds in a row (0: never; each search
+        stops by ``patience`` alone).  Searches from starts well below the best can climb by
+        small gains for many rounds without ever reaching it, and the point returned is the
+        best one found, so their rounds cost time and change nothing.
 
     Notes
     -----
@@ -455,6 +463,9 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         raise ValueError(f"neighbourhood must be 'one-exchange' or 'joint', got "
                          f"{neighbourhood!r}.")
     joint = neighbourhood == "joint"
+    if isinstance(search_patience, bool) or not isinstance(search_patience, (int, np.integer)) \
+            or search_patience < 0:
+        raise ValueError(f"search_patience must be an integer >= 0, got {search_patience!r}.")
     levels = np.asarray(list(levels), dtype=np.int64)
     D = levels.size
     max_rows = max(MIN_BATCH_ROWS, BATCH_FLOATS // max(D, 1))
@@ -483,7 +494,11 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     kept.add(cur, fcur, slot=True)
     del R
     stall = np.zeros(cur.shape[0], dtype=np.int64)
+    top = float(np.nanmax(fcur)) if fcur.size and not np.all(np.isnan(fcur)) else -np.inf
+    top_stall = 0
     for _ in range(max_rounds if patience > 0 else 0):
+        if search_patience and top_stall >= search_patience:
+            break
         active = np.flatnonzero(stall < patience)
         if active.size == 0:
             break
@@ -518,6 +533,10 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         cur[rows] = Vbest[improved]
         fcur[rows] = fbest[improved]
         stall[rows] = 0
+        if search_patience:
+            new_top = float(np.nanmax(fcur)) if not np.all(np.isnan(fcur)) else -np.inf
+            top_stall = 0 if new_top > top + tol else top_stall + 1
+            top = max(top, new_top)
     P, F = kept.points()
     pick = _top_unique(F, P, exclude, n, rng, far_from,
                        n_total=None if kept.n_seen == kept.rows else kept.n_seen)

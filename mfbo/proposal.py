@@ -243,6 +243,7 @@ class Proposer:
             n_local=10 if recipe.local_search else 0,
             patience=recipe.patience if recipe.local_search else 0,
             min_improvement=recipe.min_improvement,
+            search_patience=recipe.search_patience if recipe.local_search else 0,
             exclude=study.asked_keys, far_from=known, neighbourhood=recipe.neighbourhood,
             joint_dims=recipe.joint_move_dims)
         for u in pts:

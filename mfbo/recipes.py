@@ -81,6 +81,11 @@ class Recipe:
     patience, min_improvement : int, float, default=10, 0
         A local search stops after ``patience`` rounds whose gain is at most
         ``min_improvement`` times the random points' score spread (SMAC3: 10 rounds, any gain).
+    search_patience : int, default=0
+        All local searches stop once the best score any of them has found has risen by at
+        most ``min_improvement`` times the score spread in this many rounds in a row (0: each
+        search stops by ``patience`` alone, as in SMAC3).  The proposal is the best point
+        found, so searches still creeping up from poorer starts after that only cost time.
     neighbourhood : {"one-exchange", "joint"}, default="one-exchange"
         Local-search moves in continuous coordinates: SMAC's one coordinate at a time, or all
         continuous coordinates together (Gaussian steps).
@@ -114,6 +119,7 @@ class Recipe:
     local_search: bool = True
     patience: int = 10
     min_improvement: float = 0.0
+    search_patience: int = 0
     neighbourhood: str = "one-exchange"
     joint_move_dims: int | None = None
     local_model_every: int = 0
@@ -140,7 +146,7 @@ class Recipe:
         if not isinstance(self.local_search, bool):
             raise TypeError(f"local_search must be a bool, got {self.local_search!r}.")
         _check_stopping_rule(self.patience, self.min_improvement, "")
-        for name in ("local_model_every", "plateau_escape"):
+        for name in ("local_model_every", "plateau_escape", "search_patience"):
             e = getattr(self, name)
             if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {e!r}.")
@@ -324,8 +330,8 @@ def recipe_overrides(acquisition=None, kappa=None, xi=None, initial_design=None,
                      neighbourhood=None) -> dict:
     """The recipe fields that the optimizer's arguments set (None: the recipe's), checked.
 
-    ``local_search`` is a bool (on or off) or a dict with ``"patience"`` and/or
-    ``"min_improvement"`` (on, with those settings).  Apply the result with
+    ``local_search`` is a bool (on or off) or a dict with any of ``"patience"``,
+    ``"min_improvement"`` and ``"search_patience"`` (on, with those settings).  Apply the result with
     ``dataclasses.replace(recipe, **changes)``."""
     if initial_design is not None:
         _check_initial_design(initial_design)
@@ -336,12 +342,16 @@ def recipe_overrides(acquisition=None, kappa=None, xi=None, initial_design=None,
                          f"{n_random_candidates!r}.")
     changes: dict[str, Any] = {}
     if isinstance(local_search, Mapping):
-        unknown = set(local_search) - {"patience", "min_improvement"}
+        unknown = set(local_search) - {"patience", "min_improvement", "search_patience"}
         if unknown:
             raise ValueError(f"local_search has unknown key(s) {sorted(unknown)}; expected "
-                             f"'patience' and/or 'min_improvement'.")
+                             f"'patience', 'min_improvement' and/or 'search_patience'.")
         _check_stopping_rule(local_search.get("patience", 1),
                              local_search.get("min_improvement", 0.0), "local_search")
+        k = local_search.get("search_patience", 0)
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+            raise ValueError(f"local_search['search_patience'] must be an integer >= 0, got "
+                             f"{k!r}.")
         changes.update(local_search=True, **local_search)
     elif isinstance(local_search, bool):
         changes["local_search"] = local_search

@@ -158,3 +158,33 @@ def test_local_search_stops_on_negligible_gains():
         rounds[tol] = len(calls) - 2  # the random points and the starts are scored once each
     assert rounds[1e9] == 3
     assert rounds[0.0] > 3
+
+
+def test_search_patience_stops_all_searches_once_the_best_stops_rising():
+    """A start already on the top plateau cannot be beaten; the other searches climb a slope
+    towards it round after round.  With ``search_patience=k`` the local search ends after
+    ``k`` rounds in which the best score did not rise, whatever the other searches still gain;
+    the answer is a point of the top plateau either way."""
+    def counting(calls):
+        def score(U):
+            calls.append(len(U))
+            return np.where(U[:, 0] > 0.95, 1.0, 0.5 * U[:, 0])
+        return score
+
+    rounds, best = {}, {}
+    for k in (0, 2):
+        calls = []
+        P = maximize_random_local(counting(calls), [0], rng=np.random.default_rng(0), n_random=16,
+                                  starts=np.array([[0.99]]), patience=3, max_rounds=40,
+                                  neighbourhood="joint", search_patience=k)
+        rounds[k] = len(calls) - 2
+        best[k] = P[0, 0]
+    assert rounds[2] == 2
+    assert rounds[0] > 2
+    assert best[0] > 0.95 and best[2] > 0.95
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_search_patience_must_be_a_non_negative_integer(bad):
+    with pytest.raises(ValueError, match="search_patience"):
+        maximize_random_local(lambda U: U[:, 0], [0], n_random=8, search_patience=bad)

@@ -165,6 +165,7 @@ def test_tell_params_dict_and_bad_input_leaves_state_unchanged():
     ({"candidates": np.zeros((3, 5))}, "shape"), ({"candidates": np.full((3, 2), 7.0)}, "outside"),
     ({"local_search": {"bogus": 1}}, "local_search"), ({"local_search": {"patience": 0}}, "patience"),
     ({"local_search": {"min_improvement": -1}}, "min_improvement"), ({"local_search": "yes"}, "local_search"),
+    ({"local_search": {"search_patience": -2}}, "search_patience"),
 ])
 def test_bad_optimizer_arguments(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):

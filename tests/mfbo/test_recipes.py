@@ -96,6 +96,8 @@ def test_get_recipe_names_the_argument():
     ({"local_search": "yes"}, TypeError, "local_search"),
     ({"patience": 0}, ValueError, "patience"),
     ({"min_improvement": float("nan")}, ValueError, "min_improvement"),
+    ({"search_patience": -1}, ValueError, "search_patience"),
+    ({"search_patience": 2.0}, ValueError, "search_patience"),
     ({"neighbourhood": "star"}, ValueError, "neighbourhood"),
     ({"model_options": [("y_transform", "log")]}, TypeError, "model_options"),
 ])
@@ -110,11 +112,12 @@ def test_a_recipe_checks_its_fields(fields, exc, match):
 def test_optimizer_arguments_override_the_recipe():
     base = get_recipe("mondrian")
     opt = Optimizer(SPACE, acquisition="ei", kappa=2.0, xi=0.1, initial_design="lhs",
-                    n_initial=3, n_random_candidates=64, local_search={"patience": 5},
+                    n_initial=3, n_random_candidates=64,
+                    local_search={"patience": 5, "search_patience": 7},
                     neighbourhood="one-exchange")
     assert opt.recipe == dataclasses.replace(
         base, acquisition="ei", kappa=2.0, xi=0.1, initial_design="lhs", n_initial=3,
-        n_random_candidates=64, patience=5, neighbourhood="one-exchange")
+        n_random_candidates=64, patience=5, search_patience=7, neighbourhood="one-exchange")
     assert opt.recipe.min_improvement == base.min_improvement  # a key not given: the recipe's
     assert get_recipe("mondrian") is base and base.acquisition == "ucb"  # base untouched
     assert (opt.acquisition.name, opt.n_initial, opt.n_random_candidates,
