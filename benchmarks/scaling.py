@@ -75,6 +75,35 @@ TABLE_N = (100, 1_000, 10_000)
 DEFAULT_BUDGETS = {"mondrian": 900.0, "rf-smac": 300.0, "gp": 120.0}
 
 
+def _check_overhead_methods(names) -> None:
+    """``ValueError`` unless every name is ``"gp"`` or one of mfbo's own methods of ``mfbo
+    bench`` (:data:`benchmarks.methods.METHODS`: ``mondrian``, ``rf-smac``, the ablations ...)."""
+    from benchmarks.methods import METHODS, optimizer_settings
+
+    def known(name):
+        if name == "gp":
+            return True
+        try:
+            optimizer_settings(name)
+        except ValueError:  # a peer, or no method of that name
+            return False
+        return True
+    unknown = sorted(n for n in names if not known(n))
+    if unknown:
+        own = [m for m in METHODS if getattr(METHODS[m].runner, "optimizer_settings", None)]
+        raise ValueError(f"unknown method(s) {unknown}; methods are gp and mfbo's own methods of "
+                         f"mfbo bench: {', '.join(own)}.")
+
+
+def _budget(budgets: dict, name: str) -> float:
+    """The time budget of ``name``: given, or its default (a Mondrian variant's: mondrian's)."""
+    if name in budgets:
+        return budgets[name]
+    if "*" in budgets:
+        return budgets["*"]
+    return DEFAULT_BUDGETS.get(name, DEFAULT_BUDGETS["mondrian"])
+
+
 def _progress(message: str) -> None:
     progress("scaling", message)
 
@@ -204,7 +233,7 @@ def overhead(problem: str = "branin", methods=OVERHEAD_METHODS, n_max: int = 10_
     from benchmarks.problems import get_problem
 
     p = get_problem(problem)
-    budgets = {**DEFAULT_BUDGETS, **(budgets or {})}
+    budgets = budgets or {}
     out = {"problem": p.name, "n_max": int(n_max), "seed": seed, "methods": {}}
     for name in methods:
         scoring = None
@@ -216,9 +245,9 @@ def overhead(problem: str = "branin", methods=OVERHEAD_METHODS, n_max: int = 10_
             evaluate = lambda trial: p(**trial.params)  # noqa: E731
             tell = opt.tell
         _progress(f"overhead {label} on {p.name}: up to {n_max} steps, "
-                  f"budget {budgets[name]:g} s")
+                  f"budget {_budget(budgets, name):g} s")
         out["methods"][name] = {"label": label,
-                                **_time_loop(ask, evaluate, tell, n_max, budgets[name], label,
+                                **_time_loop(ask, evaluate, tell, n_max, _budget(budgets, name), label,
                                              scoring)}
     return out
 
@@ -640,14 +669,11 @@ def run(out: str | os.PathLike = "results/scaling", parts=PARTS, n_max: int = 10
     unknown = set(parts) - set(PARTS)
     if unknown:
         raise ValueError(f"unknown part(s) {sorted(unknown)}; parts are {', '.join(PARTS)}.")
-    unknown = set(methods) - set(OVERHEAD_METHODS)
-    if unknown:
-        raise ValueError(f"unknown method(s) {sorted(unknown)}; methods are "
-                         f"{', '.join(OVERHEAD_METHODS)}.")
+    _check_overhead_methods(methods)
     if n_max < 1:
         raise ValueError(f"n_max must be positive, got {n_max}.")
     if budgets is None and quick:
-        budgets = dict.fromkeys(OVERHEAD_METHODS, 10.0)
+        budgets = {"*": 10.0}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     results = {"environment": environment(argv, packages=("scikit-optimize",)), "quick": quick}
@@ -682,15 +708,15 @@ def _budgets(text: str) -> dict:
     text = text.strip()
     try:
         if "=" not in text:
-            return dict.fromkeys(OVERHEAD_METHODS, float(text))
+            return {"*": float(text)}
         out = {k.strip(): float(v) for k, v in (item.split("=") for item in text.split(","))}
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected seconds or method=seconds,..., got {text!r}") from None
-    unknown = set(out) - set(OVERHEAD_METHODS)
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown method(s) {sorted(unknown)} in the time "
-                                         f"budget; methods are {', '.join(OVERHEAD_METHODS)}")
+    try:
+        _check_overhead_methods(out)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"in the time budget: {err}") from None
     return out
 
 
@@ -710,10 +736,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="objective of the overhead loop, journal and batch parts "
                              "(default: branin; any of benchmarks.problems, e.g. hartmann6)")
     parser.add_argument("--methods", default=",".join(OVERHEAD_METHODS),
-                        help="methods of the overhead loop (default: mondrian,rf-smac,gp)")
+                        help="methods of the overhead loop: gp and any of mfbo's own methods "
+                             "of mfbo bench, e.g. mondrian-empirical (default: "
+                             "mondrian,rf-smac,gp)")
     parser.add_argument("--time-budget", type=_budgets, default=None,
                         help="optimizer seconds after which a method of the overhead loop stops: "
-                             f"one number for all, or per method (default: {default_budgets})")
+                             f"one number for all, or per method (default: {default_budgets}; "
+                             f"other Mondrian variants as mondrian)")
     parser.add_argument("--gp", choices=("auto", "skopt", "sklearn"), default="auto",
                         help="GP baseline: scikit-optimize's if installed (auto), or "
                              "scikit-learn's GaussianProcessRegressor + EI")

@@ -70,6 +70,13 @@ def test_budget_stops_a_method_and_table_marks_unreached_n(tmp_path):
     assert "| gp (sklearn) | — |" in md and "| gp (sklearn) | 1 | time budget |" in md
 
 
+def test_overhead_loop_runs_any_of_mfbos_own_methods(tmp_path):
+    res = scaling.run(tmp_path, parts=["overhead"], n_max=12, methods=["mondrian-searchstop"],
+                      quick=True)
+    r = res["overhead"]["methods"]["mondrian-searchstop"]
+    assert r["n"] == 12 and r["budget_s"] == 10.0 and len(r["ask_s"]) == 12
+
+
 def test_cold_start_makes_a_model_based_proposal():
     (row,) = scaling.coldstart(fresh_cache=False)
     assert row["model_based"] and row["n_initial"] == 10
@@ -81,8 +88,12 @@ def test_argument_errors():
         scaling.run("unused", parts=["nope"])
     with pytest.raises(ValueError, match="unknown method"):
         scaling.run("unused", methods=["nope"])
-    assert scaling._budgets("60") == {"mondrian": 60.0, "rf-smac": 60.0, "gp": 60.0}
+    with pytest.raises(ValueError, match="unknown method.*'optuna'"):  # a peer
+        scaling.run("unused", methods=["mondrian", "optuna"])
+    assert scaling._budget(scaling._budgets("60"), "mondrian-empirical") == 60.0
     assert scaling._budgets("gp=5, mondrian=7") == {"gp": 5.0, "mondrian": 7.0}
+    assert scaling._budget({}, "mondrian-bp") == scaling.DEFAULT_BUDGETS["mondrian"]
+    assert scaling._budget({}, "rf-smac") == scaling.DEFAULT_BUDGETS["rf-smac"]
     with pytest.raises(Exception, match="unknown method"):
         scaling._budgets("smac=5")
     assert optimizer_settings("mondrian") == {"surrogate": "mondrian", "acquisition": "ucb",
