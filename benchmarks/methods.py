@@ -12,9 +12,8 @@ mfbo's own methods (always available):
   before it was added);
 * ``mondrian-bp`` / ``mondrian-empirical``: ``mondrian`` with one posterior only, the exact
   Gaussian BP one or the empirical one (the default before the two alternated);
-* ``mondrian-fullsearch``: ``mondrian`` whose acquisition local searches each run until their
-  own patience is spent instead of all stopping once the best score found stops rising (an
-  ablation: the default before they stopped together);
+* ``mondrian-searchstop``: ``mondrian`` whose acquisition local searches all stop once the best
+  score found has not risen for 3 rounds (a candidate default: it makes asks cheaper);
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -178,10 +177,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "only (surrogate_options={'posterior': 'empirical'}; the default before the "
            "posteriors alternated), UCB kappa=1",
            _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "empirical"})),
-    Method("mondrian-fullsearch", "mfbo: online Mondrian forest, UCB kappa=1, each local "
-           "search of the acquisition stopping by its own patience only (search_patience=0; "
-           "the default before the searches stopped together)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), search_patience=0), "ucb",
+    Method("mondrian-searchstop", "mfbo: online Mondrian forest, UCB kappa=1, the acquisition's "
+           "local searches all stopped once the best score found has not risen for 3 rounds "
+           "(search_patience=3)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), search_patience=3), "ucb",
                  kappa=1.0)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",

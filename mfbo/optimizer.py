@@ -99,8 +99,7 @@ class Optimizer:
         is at most ``r`` times the random points' score spread, and ``"search_patience": m``
         stops all of them once the best score found has gained no more in ``m`` rounds in a
         row (0: never); missing keys take the recipe's values (RF-SMAC: SMAC3's 10 rounds,
-        any gain, no overall limit; Mondrian: 3 rounds, 1e-3, all stopping after 3 rounds
-        without a new best).
+        any gain, no overall limit; Mondrian: 3 rounds, 1e-3).
     surrogate_options : dict, optional
         Keyword arguments for a named surrogate's model, over its recipe's ``model_options``
         (e.g. ``{"posterior": "bp"}``, ``{"n_estimators": 20}``, ``{"retrain_after": 1}``).

@@ -234,16 +234,12 @@ _RECIPES: dict[str, Recipe] = {
     # keeps sampling the plateau of the best value; on continuous losses it never triggers.
     # The empirical and the exact BP posterior of the one forest in turn, proposal by proposal:
     # on the sklearn-tune dev split better than either alone (BP alone was worse on Branin and
-    # the SVM grid); see README for the test splits.  All local searches stop once the best
-    # score found has not risen for 3 rounds: level in quality on the dev and test splits, at
-    # about half the ask time (BP's smooth surface otherwise keeps poorer searches creeping up
-    # to the 100-round cap).
+    # the SVM grid); see README for the test splits.
     "mondrian": Recipe(model=MondrianModel,
                        model_options={"y_transform": "log", "posterior": "alternating"},
                        acquisition="ucb", n_initial=PerDimension(5), n_random_candidates=2_000,
-                       patience=3, min_improvement=1e-3, search_patience=3,
-                       neighbourhood="joint", joint_move_dims=6, local_model_every=3,
-                       plateau_escape=3),
+                       patience=3, min_improvement=1e-3, neighbourhood="joint",
+                       joint_move_dims=6, local_model_every=3, plateau_escape=3),
     # SMAC3 2.4's HPO facade: log-scaled losses, log-normal EI, 20 % random interleaving,
     # 10 D initial points, 10,000 random points, local search for 10 rounds of any gain
     "rf-smac": Recipe(model=SMACForestModel, model_options={"log_y": True},

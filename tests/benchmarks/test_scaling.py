@@ -71,9 +71,9 @@ def test_budget_stops_a_method_and_table_marks_unreached_n(tmp_path):
 
 
 def test_overhead_loop_runs_any_of_mfbos_own_methods(tmp_path):
-    res = scaling.run(tmp_path, parts=["overhead"], n_max=12, methods=["mondrian-fullsearch"],
+    res = scaling.run(tmp_path, parts=["overhead"], n_max=12, methods=["mondrian-searchstop"],
                       quick=True)
-    r = res["overhead"]["methods"]["mondrian-fullsearch"]
+    r = res["overhead"]["methods"]["mondrian-searchstop"]
     assert r["n"] == 12 and r["budget_s"] == 10.0 and len(r["ask_s"]) == 12
 
 
