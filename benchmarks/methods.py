@@ -13,7 +13,7 @@ mfbo's own methods (always available):
 * ``mondrian-bp`` / ``mondrian-empirical``: ``mondrian`` with one posterior only, the exact
   Gaussian BP one or the empirical one (the default before the two alternated);
 * ``mondrian-searchstop``: ``mondrian`` whose acquisition local searches all stop once the best
-  score found has not risen for 3 rounds (a candidate default: it makes asks cheaper);
+  score found has not risen for 3 rounds (cheaper asks; measured and not made the default);
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
