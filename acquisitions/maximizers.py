@@ -382,6 +382,11 @@ class _BestPoints:
                 np.concatenate([b[1] for b in self.blocks]))
 
 
+def _best_score(f: np.ndarray) -> float:
+    """The highest non-NaN score of ``f``; -inf if there is none."""
+    return float(np.nanmax(f)) if f.size and not np.all(np.isnan(f)) else -np.inf
+
+
 def _score_batches(score: ScoreFn, U: np.ndarray, max_rows: int) -> np.ndarray:
     """``score`` of the rows of ``U``, called on at most ``max_rows`` rows at a time."""
     if U.shape[0] <= max_rows:
@@ -494,7 +499,7 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     kept.add(cur, fcur, slot=True)
     del R
     stall = np.zeros(cur.shape[0], dtype=np.int64)
-    top = float(np.nanmax(fcur)) if fcur.size and not np.all(np.isnan(fcur)) else -np.inf
+    top = _best_score(fcur)
     top_stall = 0
     for _ in range(max_rounds if patience > 0 else 0):
         if search_patience and top_stall >= search_patience:
@@ -534,7 +539,7 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         fcur[rows] = fbest[improved]
         stall[rows] = 0
         if search_patience:
-            new_top = float(np.nanmax(fcur)) if not np.all(np.isnan(fcur)) else -np.inf
+            new_top = _best_score(fcur)
             top_stall = 0 if new_top > top + tol else top_stall + 1
             top = max(top, new_top)
     P, F = kept.points()

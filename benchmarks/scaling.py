@@ -90,7 +90,7 @@ def _check_overhead_methods(names) -> None:
         return True
     unknown = sorted(n for n in names if not known(n))
     if unknown:
-        own = [m for m in METHODS if getattr(METHODS[m].runner, "optimizer_settings", None)]
+        own = [m for m in METHODS if known(m)]
         raise ValueError(f"unknown method(s) {unknown}; methods are gp and mfbo's own methods of "
                          f"mfbo bench: {', '.join(own)}.")
 
@@ -244,11 +244,10 @@ def overhead(problem: str = "branin", methods=OVERHEAD_METHODS, n_max: int = 10_
             label, ask, scoring = name, opt.ask, _time_predictions(opt.model)
             evaluate = lambda trial: p(**trial.params)  # noqa: E731
             tell = opt.tell
-        _progress(f"overhead {label} on {p.name}: up to {n_max} steps, "
-                  f"budget {_budget(budgets, name):g} s")
+        budget = _budget(budgets, name)
+        _progress(f"overhead {label} on {p.name}: up to {n_max} steps, budget {budget:g} s")
         out["methods"][name] = {"label": label,
-                                **_time_loop(ask, evaluate, tell, n_max, _budget(budgets, name), label,
-                                             scoring)}
+                                **_time_loop(ask, evaluate, tell, n_max, budget, label, scoring)}
     return out
 
 

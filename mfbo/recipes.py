@@ -145,8 +145,8 @@ class Recipe:
                              f"{self.n_random_candidates!r}.")
         if not isinstance(self.local_search, bool):
             raise TypeError(f"local_search must be a bool, got {self.local_search!r}.")
-        _check_stopping_rule(self.patience, self.min_improvement, "")
-        for name in ("local_model_every", "plateau_escape", "search_patience"):
+        _check_stopping_rule(self.patience, self.min_improvement, self.search_patience, "")
+        for name in ("local_model_every", "plateau_escape"):
             e = getattr(self, name)
             if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {e!r}.")
@@ -193,16 +193,19 @@ def _check_initial_design(kind) -> None:
         raise ValueError(f"initial_design must be 'sobol', 'random' or 'lhs', got {kind!r}.")
 
 
-def _check_stopping_rule(patience, min_improvement, prefix: str) -> None:
-    """``prefix``: how the caller names the two settings (``"local_search"`` for the
+def _check_stopping_rule(patience, min_improvement, search_patience, prefix: str) -> None:
+    """``prefix``: how the caller names the three settings (``"local_search"`` for the
     optimizer's dict, nothing for a recipe's fields)."""
-    p_name = f"{prefix}['patience']" if prefix else "patience"
-    r_name = f"{prefix}['min_improvement']" if prefix else "min_improvement"
+    def name(key):
+        return f"{prefix}[{key!r}]" if prefix else key
     if not _positive_int(patience):
-        raise ValueError(f"{p_name} must be a positive integer, got {patience!r}.")
+        raise ValueError(f"{name('patience')} must be a positive integer, got {patience!r}.")
     r = min_improvement
     if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r < math.inf:
-        raise ValueError(f"{r_name} must be a finite number >= 0, got {r!r}.")
+        raise ValueError(f"{name('min_improvement')} must be a finite number >= 0, got {r!r}.")
+    k = search_patience
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+        raise ValueError(f"{name('search_patience')} must be an integer >= 0, got {k!r}.")
 
 
 class _EstimatorFactory:
@@ -331,8 +334,8 @@ def recipe_overrides(acquisition=None, kappa=None, xi=None, initial_design=None,
     """The recipe fields that the optimizer's arguments set (None: the recipe's), checked.
 
     ``local_search`` is a bool (on or off) or a dict with any of ``"patience"``,
-    ``"min_improvement"`` and ``"search_patience"`` (on, with those settings).  Apply the result with
-    ``dataclasses.replace(recipe, **changes)``."""
+    ``"min_improvement"`` and ``"search_patience"`` (on, with those settings).  Apply the
+    result with ``dataclasses.replace(recipe, **changes)``."""
     if initial_design is not None:
         _check_initial_design(initial_design)
     if n_initial is not None and not _positive_int(n_initial):
@@ -347,11 +350,8 @@ def recipe_overrides(acquisition=None, kappa=None, xi=None, initial_design=None,
             raise ValueError(f"local_search has unknown key(s) {sorted(unknown)}; expected "
                              f"'patience', 'min_improvement' and/or 'search_patience'.")
         _check_stopping_rule(local_search.get("patience", 1),
-                             local_search.get("min_improvement", 0.0), "local_search")
-        k = local_search.get("search_patience", 0)
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
-            raise ValueError(f"local_search['search_patience'] must be an integer >= 0, got "
-                             f"{k!r}.")
+                             local_search.get("min_improvement", 0.0),
+                             local_search.get("search_patience", 0), "local_search")
         changes.update(local_search=True, **local_search)
     elif isinstance(local_search, bool):
         changes["local_search"] = local_search
