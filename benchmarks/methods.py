@@ -14,6 +14,9 @@ mfbo's own methods (always available):
   Gaussian BP one or the empirical one (the default before the two alternated);
 * ``mondrian-searchstop``: ``mondrian`` whose acquisition local searches all stop once the best
   score found has not risen for 3 rounds (cheaper asks; measured and not made the default);
+* ``mondrian-kappa21``: ``mondrian`` whose UCB weight cycles with the number of observations,
+  ``kappa=(2, 1)``: 2 for the empirical posterior's proposals, 1 for BP's (a candidate under
+  measurement);
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -182,6 +185,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "(search_patience=3)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), search_patience=3), "ucb",
                  kappa=1.0)),
+    Method("mondrian-kappa21", "mfbo: online Mondrian forest, UCB with kappa 2 for the "
+           "proposals from an even number of observations (those of the empirical posterior) "
+           "and 1 for those from an odd number (the BP posterior's): kappa=(2, 1)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0)))),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

@@ -77,9 +77,12 @@ class Optimizer:
     initial_design : {"sobol", "random", "lhs"} or None, default=None
         Kind of initial design (None: the recipe's, ``"sobol"`` for the built-in ones); with
         ``candidates`` the available row nearest to each design point is taken.
-    kappa, xi : float or None
-        Exploration weights of UCB and of EI/PI; None: the recipe's (1, the papers', and 0
-        for the built-in ones).
+    kappa : float, tuple of float or None
+        UCB's exploration weight; a tuple is a cycle (the proposal from ``n`` observations
+        uses ``kappa[n % len(kappa)]``); None: the recipe's (1, the papers', for the
+        built-in ones).
+    xi : float or None
+        Exploration weight of EI/PI; None: the recipe's (0 for the built-in ones).
     batch_strategy : {"constant_liar", "thompson"}, default="constant_liar"
         How pending trials are accounted for when more are asked before they are told:
         ``"constant_liar"`` lets a copy of the surrogate believe each pending point has the

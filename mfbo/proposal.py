@@ -79,8 +79,10 @@ class Proposer:
         self.space = space
         self.recipe = recipe
         self.model = model
-        self.acquisition = make_acquisition(recipe.acquisition, kappa=recipe.kappa,
-                                            xi=recipe.xi)
+        # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
+        self._acquisitions = [make_acquisition(recipe.acquisition, kappa=k, xi=recipe.xi)
+                              for k in recipe.kappas]
+        self.acquisition = self._acquisitions[0]
         if (self.acquisition.thompson or batch_strategy == "thompson") and \
                 model.is_informative and not hasattr(model, "predict_per_tree"):
             raise ValueError("Thompson sampling needs a surrogate with predict_per_tree.")
@@ -191,8 +193,13 @@ class Proposer:
             return False
         return not study.seen(self.space.from_unit(u)[0])
 
+    def acquisition_at(self, n_observations: int):
+        """The acquisition of a proposal made from ``n_observations`` observations (the
+        recipe's kappa cycle picks its weight)."""
+        return self._acquisitions[n_observations % len(self._acquisitions)]
+
     def _score_fn(self, study: Study, model: Model, rng):
-        acq = self.acquisition
+        acq = self.acquisition_at(study.obs.n)
         thompson = acq.thompson or self.batch_strategy == "thompson" and bool(study.pending)
         if thompson:
             mean_t, _ = model.predict_per_tree(np.zeros((1, len(self.space))))

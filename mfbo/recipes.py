@@ -64,8 +64,12 @@ class Recipe:
         ``{"y_transform": "log"}``, SMAC's ``{"log_y": True}``).
     acquisition : str, default="ucb"
         Name for :func:`acquisitions.make_acquisition`.
-    kappa, xi : float, default=1, 0
-        Exploration weights of UCB and of EI/PI.
+    kappa : float or tuple of float, default=1
+        UCB's exploration weight.  A tuple is a cycle: the proposal made from ``n``
+        observations uses ``kappa[n % len(kappa)]`` (so ``(2, 1)`` explores more from an
+        even number of observations than from an odd one).
+    xi : float, default=0
+        Exploration weight of EI/PI.
     initial_design : {"sobol", "random", "lhs"}, default="sobol"
     n_initial : int or callable, default=PerDimension(10)
         Size of the initial design: a number, or a rule mapping the number of dimensions to
@@ -110,7 +114,7 @@ class Recipe:
     model: Callable[..., Model]
     model_options: Mapping[str, Any] = field(default_factory=dict)
     acquisition: str = "ucb"
-    kappa: float = 1.0
+    kappa: float | tuple[float, ...] = 1.0
     xi: float = 0.0
     initial_design: str = "sobol"
     n_initial: int | Callable[[int], int] = PerDimension(10)
@@ -132,7 +136,9 @@ class Recipe:
         if not isinstance(self.model_options, Mapping):
             raise TypeError(f"model_options must be a mapping, got {self.model_options!r}.")
         object.__setattr__(self, "model_options", MappingProxyType(dict(self.model_options)))
-        make_acquisition(self.acquisition, kappa=self.kappa, xi=self.xi)  # checks all three
+        object.__setattr__(self, "kappa", _checked_kappa(self.kappa))
+        for k in self.kappas:
+            make_acquisition(self.acquisition, kappa=k, xi=self.xi)  # checks all three
         _check_initial_design(self.initial_design)
         if not (_positive_int(self.n_initial) or callable(self.n_initial)):
             raise ValueError(f"n_initial must be a positive integer or a rule n_dims -> size, "
@@ -166,6 +172,11 @@ class Recipe:
             object.__setattr__(self, name, value)
         object.__setattr__(self, "model_options", MappingProxyType(dict(self.model_options)))
 
+    @property
+    def kappas(self) -> tuple[float, ...]:
+        """UCB's cycle of exploration weights (one weight: a cycle of one)."""
+        return self.kappa if isinstance(self.kappa, tuple) else (self.kappa,)
+
     def initial_size(self, n_dims: int) -> int:
         """The initial design's size for a space of ``n_dims`` dimensions."""
         n = self.n_initial(n_dims) if callable(self.n_initial) else self.n_initial
@@ -186,6 +197,26 @@ class Recipe:
         except AttributeError:  # a model with __slots__ or a read-only attribute
             pass
         return model
+
+
+def _check_finite_number(name: str, v, what: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{name} must be {what}, got {v!r}.")
+    if not math.isfinite(float(v)):
+        raise ValueError(f"{name} must be finite, got {v!r}.")
+
+
+def _checked_kappa(kappa) -> float | tuple[float, ...]:
+    """``kappa`` as a float, or a tuple of floats for a cycle (a list is accepted)."""
+    what = "a number or a non-empty tuple of numbers"
+    if isinstance(kappa, (tuple, list)):
+        if not kappa:
+            raise ValueError(f"kappa must be {what}, got an empty sequence.")
+        for k in kappa:
+            _check_finite_number("kappa", k, what)
+        return tuple(float(k) for k in kappa)
+    _check_finite_number("kappa", kappa, what)
+    return float(kappa)
 
 
 def _check_initial_design(kind) -> None:
@@ -360,13 +391,11 @@ def recipe_overrides(acquisition=None, kappa=None, xi=None, initial_design=None,
     if neighbourhood not in (None, "one-exchange", "joint"):
         raise ValueError(f"neighbourhood must be None, 'one-exchange' or 'joint', got "
                          f"{neighbourhood!r}.")
-    for name, v in (("kappa", kappa), ("xi", xi)):
-        if v is not None:
-            if isinstance(v, bool) or not isinstance(v, numbers.Real):
-                raise TypeError(f"{name} must be a number, got {v!r}.")
-            if not math.isfinite(float(v)):
-                raise ValueError(f"{name} must be finite, got {v!r}.")
-    given = {"acquisition": acquisition, "kappa": None if kappa is None else float(kappa),
+    if kappa is not None:
+        kappa = _checked_kappa(kappa)
+    if xi is not None:
+        _check_finite_number("xi", xi, "a number")
+    given = {"acquisition": acquisition, "kappa": kappa,
              "xi": None if xi is None else float(xi), "initial_design": initial_design,
              "n_initial": None if n_initial is None else int(n_initial),
              "n_random_candidates": None if n_random_candidates is None else

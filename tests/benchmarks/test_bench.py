@@ -441,3 +441,14 @@ def test_mondrian_methods_run_their_posterior(tmp_path, monkeypatch, method, pos
     (rec,) = bench.run("branin", method, budget=14, seeds=1, out=tmp_path / "b.jsonl",
                        progress=False)
     assert made == [posterior] and rec["n_evals"] == 14 and rec["best"] == min(rec["values"])
+
+
+def test_the_kappa_cycle_method_is_the_default_recipe_with_kappa_2_then_1(tmp_path):
+    from mfbo.recipes import get_recipe
+
+    settings = methods.optimizer_settings("mondrian-kappa21")
+    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0))
+    assert settings["acquisition"] is None and "kappa" not in settings  # the recipe's cycle
+    (rec,) = bench.run("branin", "mondrian-kappa21", budget=14, seeds=1,
+                       out=tmp_path / "k.jsonl", progress=False)
+    assert rec["n_evals"] == 14 and rec["best"] == min(rec["values"])

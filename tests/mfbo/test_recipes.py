@@ -89,6 +89,11 @@ def test_get_recipe_names_the_argument():
     ({"model": "MondrianModel"}, TypeError, "model must be callable"),
     ({"acquisition": "foo"}, ValueError, "acquisition"),
     ({"kappa": -1.0}, ValueError, "kappa"),
+    ({"kappa": ()}, ValueError, "kappa must be a number or a non-empty tuple"),
+    ({"kappa": (2.0, -1.0)}, ValueError, "kappa"),
+    ({"kappa": (2.0, float("inf"))}, ValueError, "kappa must be finite"),
+    ({"kappa": (2.0, "1")}, TypeError, "kappa must be a number or a non-empty tuple"),
+    ({"kappa": True}, TypeError, "kappa"),
     ({"initial_design": "grid"}, ValueError, "initial_design"),
     ({"n_initial": 0}, ValueError, "n_initial"),
     ({"random_interleave": 1.5}, ValueError, "random_interleave"),
@@ -180,3 +185,40 @@ def test_an_initial_design_rule_must_give_a_size():
     with pytest.raises(ValueError, match="n_initial rule"):
         Optimizer(SPACE, surrogate=bad)
     assert Optimizer(SPACE, surrogate=bad, n_initial=2).n_initial == 2
+
+
+def test_a_kappa_cycle_gives_each_proposal_its_weight():
+    recipe = Recipe(model=MondrianModel, kappa=[2, 1])  # a list is kept as a tuple
+    assert recipe.kappa == (2.0, 1.0) and recipe.kappas == (2.0, 1.0)
+    assert get_recipe("rf-smac").kappas == (1.0,)
+    opt = Optimizer(SPACE, kappa=(3, 0.5))
+    assert opt.recipe.kappa == (3.0, 0.5)
+    assert Optimizer(SPACE, kappa=2).recipe.kappa == 2.0
+    for bad, exc in (([], ValueError), ((1.0, None), TypeError), ((1.0, float("nan")), ValueError)):
+        with pytest.raises(exc, match="kappa"):
+            Optimizer(SPACE, kappa=bad)
+    # UCB = kappa * std - mean: at mean 0 and std 1 the score is the weight itself
+    weights = [float(opt.proposer.acquisition_at(n)([0.0], [1.0])[0]) for n in range(5)]
+    assert weights == [3.0, 0.5, 3.0, 0.5, 3.0]
+    # a cycle of one weight, or of equal weights, is that constant weight
+    a = run(Optimizer(SPACE, random_state=3, kappa=2.0, n_initial=4), 10)
+    b = run(Optimizer(SPACE, random_state=3, kappa=(2.0, 2.0), n_initial=4), 10)
+    assert [t.params for t in a.trials] == [t.params for t in b.trials]
+
+
+def test_a_kappa_cycle_proposes_what_its_weight_of_the_moment_would():
+    """The proposal from n observations is the one the constant weight kappa[n % 2] makes
+    from the same observations (same seed, hence the same proposal stream)."""
+    kappas = (4.0, 0.25)
+    cycle = run(Optimizer(SPACE, random_state=5, kappa=kappas, n_initial=4), 12)
+    params = [t.params for t in cycle.trials]
+    values = [t.value for t in cycle.trials]
+    for n in range(4, 12):
+        alone = Optimizer(SPACE, random_state=5, kappa=kappas[n % 2], n_initial=4)
+        alone.enqueue(params[:n])
+        for v in values[:n]:
+            alone.tell(alone.ask(), v)
+        assert alone.ask().params == params[n]
+    # and the two weights do not propose the same points
+    constant = run(Optimizer(SPACE, random_state=5, kappa=kappas[0], n_initial=4), 12)
+    assert [t.params for t in constant.trials] != params
