@@ -15,8 +15,8 @@ mfbo's own methods (always available):
 * ``mondrian-searchstop``: ``mondrian`` whose acquisition local searches all stop once the best
   score found has not risen for 3 rounds (cheaper asks; measured and not made the default);
 * ``mondrian-kappa21``: ``mondrian`` whose UCB weight cycles with the number of observations,
-  ``kappa=(2, 1)``: 2 for the empirical posterior's proposals, 1 for BP's (a candidate under
-  measurement);
+  ``kappa=(2, 1)``: 2 for the empirical posterior's proposals, 1 for BP's (measured and not
+  made the default);
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
