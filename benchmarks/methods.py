@@ -17,6 +17,9 @@ mfbo's own methods (always available):
 * ``mondrian-kappa21``: ``mondrian`` whose UCB weight cycles with the number of observations,
   ``kappa=(2, 1)``: 2 for the empirical posterior's proposals, 1 for BP's (measured and not
   made the default);
+* ``mondrian-plateaukappa2``: ``mondrian`` with UCB weight 2 once any loss has repeated
+  exactly (``plateau_kappa=2``), kappa 1 otherwise: identical to ``mondrian`` wherever no
+  loss repeats;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -189,6 +192,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "proposals from an even number of observations (those of the empirical posterior) "
            "and 1 for those from an odd number (the BP posterior's): kappa=(2, 1)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0)))),
+    Method("mondrian-plateaukappa2", "mfbo: online Mondrian forest, UCB kappa=1 until a loss "
+           "repeats exactly, then kappa=2 (plateau_kappa=2)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), plateau_kappa=2.0))),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

@@ -83,6 +83,8 @@ class Proposer:
         self._acquisitions = [make_acquisition(recipe.acquisition, kappa=k, xi=recipe.xi)
                               for k in recipe.kappas]
         self.acquisition = self._acquisitions[0]
+        self._plateau_acquisition = None if recipe.plateau_kappa is None else \
+            make_acquisition(recipe.acquisition, kappa=recipe.plateau_kappa, xi=recipe.xi)
         if (self.acquisition.thompson or batch_strategy == "thompson") and \
                 model.is_informative and not hasattr(model, "predict_per_tree"):
             raise ValueError("Thompson sampling needs a surrogate with predict_per_tree.")
@@ -193,13 +195,16 @@ class Proposer:
             return False
         return not study.seen(self.space.from_unit(u)[0])
 
-    def acquisition_at(self, n_observations: int):
-        """The acquisition of a proposal made from ``n_observations`` observations (the
-        recipe's kappa cycle picks its weight)."""
+    def acquisition_for(self, n_observations: int, on_plateau: bool = False):
+        """The acquisition of a proposal made from ``n_observations`` observations: the
+        recipe's plateau weight if ``on_plateau`` (a loss has repeated) and it has one, else
+        its kappa cycle's weight."""
+        if on_plateau and self._plateau_acquisition is not None:
+            return self._plateau_acquisition
         return self._acquisitions[n_observations % len(self._acquisitions)]
 
     def _score_fn(self, study: Study, model: Model, rng):
-        acq = self.acquisition_at(study.obs.n)
+        acq = self.acquisition_for(study.obs.n, study.loss_repeated)
         thompson = acq.thompson or self.batch_strategy == "thompson" and bool(study.pending)
         if thompson:
             mean_t, _ = model.predict_per_tree(np.zeros((1, len(self.space))))

@@ -109,6 +109,12 @@ class Recipe:
         matters) the forest's mean is flat and the acquisition can keep proposing points of
         the same plateau; exact repeats do not happen on a continuous loss, so there this
         changes nothing.
+    plateau_kappa : float or None, default=None
+        UCB's exploration weight (in place of ``kappa``) for every proposal made once any loss
+        has repeated exactly, i.e. on a problem with plateaus (None: ``kappa`` throughout).  A
+        flat mean gives the acquisition little to go on but the forest's spread, so a plateau
+        problem can afford to explore more; on a continuous loss no loss repeats, so there
+        this changes nothing.
     """
 
     model: Callable[..., Model]
@@ -128,6 +134,7 @@ class Recipe:
     joint_move_dims: int | None = None
     local_model_every: int = 0
     plateau_escape: int = 0
+    plateau_kappa: float | None = None
 
     def __post_init__(self):
         if not callable(self.model):
@@ -139,6 +146,12 @@ class Recipe:
         object.__setattr__(self, "kappa", _checked_kappa(self.kappa))
         for k in self.kappas:
             make_acquisition(self.acquisition, kappa=k, xi=self.xi)  # checks all three
+        if self.plateau_kappa is not None:
+            _check_finite_number("plateau_kappa", self.plateau_kappa, "a finite number >= 0")
+            if self.plateau_kappa < 0:
+                raise ValueError(f"plateau_kappa must be a finite number >= 0, got "
+                                 f"{self.plateau_kappa!r}.")
+            object.__setattr__(self, "plateau_kappa", float(self.plateau_kappa))
         _check_initial_design(self.initial_design)
         if not (_positive_int(self.n_initial) or callable(self.n_initial)):
             raise ValueError(f"n_initial must be a positive integer or a rule n_dims -> size, "

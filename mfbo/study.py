@@ -232,6 +232,8 @@ class Study:
         self._pending: dict[int, int] = {}
         self._n_finished = 0
         self._best: Trial | None = None
+        self._losses: set[float] = set()  # losses of the complete trials
+        self._loss_repeated = False
         self._seen: set[bytes] = set()  # params_key of the asked configurations
         #: candidate rows not yet asked (None without candidates)
         self.available = None if self.candidates is None else self.candidates.first.copy()
@@ -279,6 +281,12 @@ class Study:
         proposal is the first made from the observations as they are)."""
         n = self.obs.n
         return sum(1 for at in self._pending.values() if at == n)
+
+    @property
+    def loss_repeated(self) -> bool:
+        """Whether two complete trials have exactly the same value (the objective has
+        plateaus; failed trials do not count)."""
+        return self._loss_repeated
 
     @property
     def best(self) -> Trial | None:
@@ -562,6 +570,8 @@ class Study:
                 if self._best is None or (loss, t.id) < (self.sign * self._best.value,
                                                          self._best.id):
                     self._best = t
+                self._loss_repeated = self._loss_repeated or loss in self._losses
+                self._losses.add(loss)
                 self.obs.append(t.unit, loss)
             elif self.on_failure == "worst" and self.obs.n:
                 self.obs.append(t.unit, float(self.obs.y.max()))

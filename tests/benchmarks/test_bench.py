@@ -452,3 +452,15 @@ def test_the_kappa_cycle_method_is_the_default_recipe_with_kappa_2_then_1(tmp_pa
     (rec,) = bench.run("branin", "mondrian-kappa21", budget=14, seeds=1,
                        out=tmp_path / "k.jsonl", progress=False)
     assert rec["n_evals"] == 14 and rec["best"] == min(rec["values"])
+
+
+def test_the_plateau_kappa_method_is_the_default_recipe_with_plateau_kappa_2(tmp_path):
+    from mfbo.recipes import get_recipe
+
+    settings = methods.optimizer_settings("mondrian-plateaukappa2")
+    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"),
+                                                        plateau_kappa=2.0)
+    # Branin's loss never repeats: the run is the default's, evaluation for evaluation
+    runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-plateaukappa2")]
+    assert runs[0]["values"] == runs[1]["values"]

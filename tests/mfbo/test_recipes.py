@@ -198,7 +198,7 @@ def test_a_kappa_cycle_gives_each_proposal_its_weight():
         with pytest.raises(exc, match="kappa"):
             Optimizer(SPACE, kappa=bad)
     # UCB = kappa * std - mean: at mean 0 and std 1 the score is the weight itself
-    weights = [float(opt.proposer.acquisition_at(n)([0.0], [1.0])[0]) for n in range(5)]
+    weights = [float(opt.proposer.acquisition_for(n)([0.0], [1.0])[0]) for n in range(5)]
     assert weights == [3.0, 0.5, 3.0, 0.5, 3.0]
     # a cycle of one weight, or of equal weights, is that constant weight
     a = run(Optimizer(SPACE, random_state=3, kappa=2.0, n_initial=4), 10)
