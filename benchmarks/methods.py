@@ -20,6 +20,9 @@ mfbo's own methods (always available):
 * ``mondrian-plateaukappa2``: ``mondrian`` with UCB weight 2 once any loss has repeated
   exactly (``plateau_kappa=2``), kappa 1 otherwise: identical to ``mondrian`` wherever no
   loss repeats;
+* ``mondrian-repeatraw``: ``mondrian`` whose forest models the raw losses instead of their
+  logs once any loss has repeated exactly (``repeat_y_transform="raw"``): identical to
+  ``mondrian`` wherever no loss repeats;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -195,6 +198,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-plateaukappa2", "mfbo: online Mondrian forest, UCB kappa=1 until a loss "
            "repeats exactly, then kappa=2 (plateau_kappa=2)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), plateau_kappa=2.0))),
+    Method("mondrian-repeatraw", "mfbo: online Mondrian forest, UCB kappa=1, log-scaled losses "
+           "until a loss repeats exactly, raw losses from then on (repeat_y_transform='raw')",
+           _mfbo("mondrian", "ucb", kappa=1.0,
+                 surrogate_options={"repeat_y_transform": "raw"})),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

@@ -48,6 +48,11 @@ class Model:
         """The best observed loss on the model's scale (for EI/PI)."""
         return float(np.min(y))
 
+    def on_repeated_loss(self) -> None:
+        """Called once, before the observations that include it are passed to
+        :meth:`observe`, when two complete trials of the study have returned exactly the same
+        loss (a plateau problem).  Does nothing unless a model has a use for it."""
+
     def with_lies(self, X: np.ndarray, y: np.ndarray, X_lie: np.ndarray,
                   y_lie: float) -> "Model":
         """A copy that has also seen ``X_lie`` with loss ``y_lie`` (constant liar); the
@@ -79,7 +84,7 @@ class MondrianModel(Model):
 
     Parameters
     ----------
-    y_transform : {"log", "smac-log", "rank", None}, default="log"
+    y_transform : {"log", "smac-log", "rank", "raw", None}, default="log"
         What the forest models.  ``"log"``: ``log(y - c)`` with ``c = min(y) - 0.3 (median(y)
         - min(y))`` (:func:`log_shift`; at least a thousandth of the range): the best loss sits
         at 0.3 of the better half's spread above ``c``, so the transform is the same whatever
@@ -87,7 +92,8 @@ class MondrianModel(Model):
         no longer dominate the variance, which sends UCB to the corners) and resolves the good
         ones (near-optimal cells of a grid differ visibly).  ``"smac-log"``: SMAC3's
         ``log(y - min')``, ``min' = min(y) - (p5 - min(y))`` (:func:`smac_log_transform`).
-        ``"rank"``: normal scores of the ranks.  ``None``: raw losses, as in the papers.
+        ``"rank"``: normal scores of the ranks.  ``"raw"`` or ``None``: raw losses, as in the
+        papers.
         ``c`` (or the ranks) are re-derived when a new best loss arrives and whenever the
         number of observations has doubled; then the node statistics are recomputed from the
         transformed losses (:meth:`MondrianForestRegressor.refit_targets`: the partitions are
@@ -96,6 +102,12 @@ class MondrianModel(Model):
         offset 0.3 was chosen on the LDA and SVM grids, Branin and Hartmann6 (LDA grid: 15/15
         runs at the optimum, 9/15 with ``log(y)``); the measurements behind it and behind the
         other transforms are in README, "How the Mondrian defaults were chosen".
+    repeat_y_transform : {"log", "smac-log", "rank", "raw", None}, default=None
+        The output transform from the moment two complete trials have returned exactly the
+        same loss (:meth:`on_repeated_loss`) on: exact repeats mark a plateau problem (a
+        cross-validated accuracy), on which a transform chosen for continuous losses may not
+        suit.  None: ``y_transform`` throughout.  The forest keeps its partitions (they do
+        not depend on the losses) and only its node statistics are recomputed.
     noise_in_std : bool, default=False
         Whether the std handed to the acquisition includes the forest's observation noise
         ``sigma_y^2``.  The objectives are deterministic, so by default it does not (like
@@ -112,14 +124,19 @@ class MondrianModel(Model):
 
     def __init__(self, n_dims: int, random_state, n_estimators: int = 10,
                  posterior: str = "empirical", min_samples_split: int = 2, K_cap: float = 500.0,
-                 y_transform: str | None = "log", noise_in_std: bool = False, **kwargs):
-        if y_transform not in ("log", "smac-log", "rank", None):
-            raise ValueError(f"y_transform must be 'log', 'smac-log', 'rank' or None, got "
-                             f"{y_transform!r}.")
+                 y_transform: str | None = "log", noise_in_std: bool = False,
+                 repeat_y_transform: str | None = None, **kwargs):
+        if not _is_transform(y_transform) and y_transform is not None:
+            raise ValueError(f"y_transform must be 'log', 'smac-log', 'rank', 'raw' or None, "
+                             f"got {y_transform!r}.")
+        if not _is_transform(repeat_y_transform) and repeat_y_transform is not None:
+            raise ValueError(f"repeat_y_transform must be 'log', 'smac-log', 'rank', 'raw' or "
+                             f"None, got {repeat_y_transform!r}.")
         if posterior not in ("empirical", "bp", "alternating"):
             raise ValueError(f"posterior must be 'empirical', 'bp' or 'alternating', got "
                              f"{posterior!r}.")
-        self.y_transform = y_transform
+        self.y_transform = None if y_transform == "raw" else y_transform
+        self.repeat_y_transform = repeat_y_transform
         self.noise_in_std = bool(noise_in_std)
         self.posterior = posterior
         self.forest = MondrianForestRegressor(
@@ -131,6 +148,14 @@ class MondrianModel(Model):
         # (min', max - min', n and best loss when they were derived, the power of two the
         # losses are divided by)
         self._tf = None
+        self._retarget = False  # the transform changed: re-derive it at the next observation
+
+    def on_repeated_loss(self) -> None:
+        target = getattr(self, "repeat_y_transform", None)  # (absent in older pickles)
+        if target is not None:
+            self.y_transform = None if target == "raw" else target
+            self.repeat_y_transform = None
+            self._retarget = True
 
     def _limit(self) -> float:
         # raw losses are squared by the forest's variances; logs of losses are not
@@ -168,13 +193,16 @@ class MondrianModel(Model):
             return
         y = np.asarray(y, dtype=float)
         new = y[-n_new:]
+        retarget = getattr(self, "_retarget", False)
+        self._retarget = False
         if self._n == 0:
             self._set_transform(y)
             self.forest.fit(X, self._transform(y))
-        elif safe_exponent(new, self._limit()) > self._tf[4] or self.y_transform is not None \
-                and (new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2]):
-            # a new best loss, twice the data or a loss too large for the current scaling:
-            # re-derive the transform
+        elif retarget or safe_exponent(new, self._limit()) > self._tf[4] or \
+                self.y_transform is not None and \
+                (new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2]):
+            # another transform, a new best loss, twice the data or a loss too large for the
+            # current scaling: re-derive the transform
             self._set_transform(y)
             self.forest.partial_fit(X[-n_new:], self._transform(new))
             self.forest.refit_targets(self._transform(y))
@@ -205,6 +233,10 @@ class MondrianModel(Model):
 
     def incumbent(self, y):
         return float(self._transform([np.min(y)])[0])
+
+
+def _is_transform(name) -> bool:
+    return isinstance(name, str) and name in ("log", "smac-log", "rank", "raw")
 
 
 #: ``"log"`` output transform: the best loss sits this fraction of ``median - min`` above ``c``

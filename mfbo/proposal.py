@@ -96,11 +96,16 @@ class Proposer:
         self._entropy = entropy
         self._init_U: np.ndarray | None = None
         self._fed = 0  # observations the model has seen
+        self._told_repeat = False  # whether the model knows that a loss has repeated
 
     def observe(self, study: Study) -> None:
-        """Tell the model the study's observations it has not seen yet."""
+        """Tell the model the study's observations it has not seen yet (and, once, before
+        them, that a loss has repeated)."""
         n = study.obs.n
         if n > self._fed:
+            if study.loss_repeated and not getattr(self, "_told_repeat", True):
+                self.model.on_repeated_loss()
+                self._told_repeat = True
             self.model.observe(study.obs.X, study.obs.y, n - self._fed)
             self._fed = n
 

@@ -464,3 +464,13 @@ def test_the_plateau_kappa_method_is_the_default_recipe_with_plateau_kappa_2(tmp
     runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
                       progress=False)[0] for m in ("mondrian", "mondrian-plateaukappa2")]
     assert runs[0]["values"] == runs[1]["values"]
+
+
+def test_the_repeat_raw_method_switches_the_default_forest_to_raw_losses(tmp_path):
+    settings = methods.optimizer_settings("mondrian-repeatraw")
+    assert settings["surrogate"] == "mondrian"
+    assert settings["surrogate_options"] == {"repeat_y_transform": "raw"}
+    # Branin's loss never repeats: the run is the default's, evaluation for evaluation
+    runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-repeatraw")]
+    assert runs[0]["values"] == runs[1]["values"]
