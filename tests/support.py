@@ -21,6 +21,19 @@ def quad(x, y):
     return (x - 0.3) ** 2 + (y + 0.2) ** 2
 
 
+def stepped_quad(x, y):
+    """``quad`` rounded to steps of 0.05: a loss with plateaus (repeats come early)."""
+    return round(quad(x, y) / 0.05) * 0.05
+
+
+def run_trials(opt, f, n):
+    """Ask and tell ``n`` trials of ``f(**params)`` with ``opt``; returns ``opt``."""
+    for _ in range(n):
+        t = opt.ask()
+        opt.tell(t, f(**t.params))
+    return opt
+
+
 def checkout_env(**extra: str) -> dict:
     """The environment for a subprocess that imports this checkout's packages."""
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)

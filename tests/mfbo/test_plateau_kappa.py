@@ -7,25 +7,13 @@ import numpy as np
 import pytest
 
 import mfbo
-from tests.support import quad
+from tests.support import quad, run_trials as _run, stepped_quad as _stepped
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
 
 def _recipe(plateau_kappa, **kw):
     return dataclasses.replace(mfbo.get_recipe("mondrian"), plateau_kappa=plateau_kappa, **kw)
-
-
-def _stepped(x, y):
-    """``quad`` rounded to steps of 0.05: a loss with plateaus (repeats come early)."""
-    return round(quad(x, y) / 0.05) * 0.05
-
-
-def _run(opt, f, n):
-    for _ in range(n):
-        t = opt.ask()
-        opt.tell(t, f(**t.params))
-    return opt
 
 
 @pytest.mark.parametrize("bad, exc", [(-1.0, ValueError), (float("nan"), ValueError),

@@ -7,21 +7,9 @@ import pytest
 
 import mfbo
 from mfbo.models import MondrianModel
-from tests.support import quad
+from tests.support import quad, run_trials as _run, stepped_quad as _stepped
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
-
-
-def _stepped(x, y):
-    """``quad`` rounded to steps of 0.05: a loss with plateaus (repeats come early)."""
-    return round(quad(x, y) / 0.05) * 0.05
-
-
-def _run(opt, f, n):
-    for _ in range(n):
-        t = opt.ask()
-        opt.tell(t, f(**t.params))
-    return opt
 
 
 def _opt(options=None, **kw):
