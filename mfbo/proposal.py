@@ -104,7 +104,10 @@ class Proposer:
         n = study.obs.n
         if n > self._fed:
             if study.loss_repeated and not getattr(self, "_told_repeat", True):
-                self.model.on_repeated_loss()
+                # (a registered model factory need not subclass Model)
+                tell = getattr(self.model, "on_repeated_loss", None)
+                if tell is not None:
+                    tell()
                 self._told_repeat = True
             self.model.observe(study.obs.X, study.obs.y, n - self._fed)
             self._fed = n

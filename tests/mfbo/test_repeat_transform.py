@@ -105,3 +105,31 @@ def test_a_resumed_study_switches_too(tmp_path):
     resumed = _opt({"repeat_y_transform": "raw"}, n_initial=4, storage=path)
     resumed.ask()
     assert resumed.proposer.model.y_transform is None
+
+
+class _DuckModel:
+    """A model of its own that does not subclass Model (no on_repeated_loss)."""
+
+    is_informative = True
+
+    def __init__(self, n_dims, random_state):
+        self.n = 0
+
+    def observe(self, X, y, n_new):
+        self.n = X.shape[0]
+
+    @property
+    def ready(self):
+        return self.n > 0
+
+    def predict(self, X):
+        return np.zeros(len(X)), np.ones(len(X))
+
+    def incumbent(self, y):
+        return float(np.min(y))
+
+
+def test_a_model_without_the_hook_runs_through_repeats():
+    recipe = mfbo.Recipe(model=_DuckModel, n_initial=3)
+    opt = _run(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=0), _stepped, 10)
+    assert opt.study.loss_repeated and opt.proposer.model.n == 10
