@@ -126,16 +126,12 @@ class MondrianModel(Model):
                  posterior: str = "empirical", min_samples_split: int = 2, K_cap: float = 500.0,
                  y_transform: str | None = "log", noise_in_std: bool = False,
                  repeat_y_transform: str | None = None, **kwargs):
-        if not _is_transform(y_transform) and y_transform is not None:
-            raise ValueError(f"y_transform must be 'log', 'smac-log', 'rank', 'raw' or None, "
-                             f"got {y_transform!r}.")
-        if not _is_transform(repeat_y_transform) and repeat_y_transform is not None:
-            raise ValueError(f"repeat_y_transform must be 'log', 'smac-log', 'rank', 'raw' or "
-                             f"None, got {repeat_y_transform!r}.")
+        _check_transform("y_transform", y_transform)
+        _check_transform("repeat_y_transform", repeat_y_transform)
         if posterior not in ("empirical", "bp", "alternating"):
             raise ValueError(f"posterior must be 'empirical', 'bp' or 'alternating', got "
                              f"{posterior!r}.")
-        self.y_transform = None if y_transform == "raw" else y_transform
+        self.y_transform = _raw_as_none(y_transform)
         self.repeat_y_transform = repeat_y_transform
         self.noise_in_std = bool(noise_in_std)
         self.posterior = posterior
@@ -153,7 +149,7 @@ class MondrianModel(Model):
     def on_repeated_loss(self) -> None:
         target = getattr(self, "repeat_y_transform", None)  # (absent in older pickles)
         if target is not None:
-            self.y_transform = None if target == "raw" else target
+            self.y_transform = _raw_as_none(target)
             self.repeat_y_transform = None
             self._retarget = True
 
@@ -235,8 +231,17 @@ class MondrianModel(Model):
         return float(self._transform([np.min(y)])[0])
 
 
-def _is_transform(name) -> bool:
-    return isinstance(name, str) and name in ("log", "smac-log", "rank", "raw")
+def _check_transform(argument: str, name) -> None:
+    """``ValueError`` naming ``argument`` unless ``name`` is an output transform or None."""
+    if name is not None and not (isinstance(name, str) and
+                                 name in ("log", "smac-log", "rank", "raw")):
+        raise ValueError(f"{argument} must be 'log', 'smac-log', 'rank', 'raw' or None, got "
+                         f"{name!r}.")
+
+
+def _raw_as_none(name: str | None) -> str | None:
+    """The model's name of a transform: untransformed losses are None."""
+    return None if name == "raw" else name
 
 
 #: ``"log"`` output transform: the best loss sits this fraction of ``median - min`` above ``c``

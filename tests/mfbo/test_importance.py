@@ -8,6 +8,7 @@ import mfbo
 from mfbo import Categorical, Integer, Ordinal, Real, Space
 from mfbo.importance import MAX_EXACT, functional_anova
 from mfbo.surface import fit_forest, mean_function
+from tests.support import run_trials
 
 CUBE = Space({"x0": (0.0, 1.0), "x1": (0.0, 1.0), "x2": (0.0, 1.0)})
 
@@ -81,10 +82,7 @@ def test_log_dimension_is_decomposed_in_its_search_coordinate():
 
 def _random_trials(space, f, n, seed):
     opt = mfbo.Optimizer(space, surrogate="random", random_state=seed)
-    for _ in range(n):
-        t = opt.ask()
-        opt.tell(t, f(**t.params))
-    return opt.result()
+    return run_trials(opt, f, n).result()
 
 
 @pytest.mark.parametrize("seed", [0, 1])

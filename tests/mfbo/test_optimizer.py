@@ -9,14 +9,7 @@ import pytest
 import mfbo
 from mfbo import Categorical, Integer, Optimizer, Real, StudyExhausted
 from tests.mfbo.nearest_model import Nearest
-from tests.support import SPACE, quad
-
-
-def run(opt, f, n):
-    for _ in range(n):
-        t = opt.ask()
-        opt.tell(t, f(**t.params))
-    return opt
+from tests.support import SPACE, quad, run_trials as run
 
 
 def test_tell_is_one_partial_fit_never_a_refit():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mfbo
-from tests.support import quad
+from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
@@ -39,9 +39,7 @@ def _record_random(opt):
 def _random_proposals(opt, f, n):
     """Run ``n`` sequential trials; the trial numbers whose proposal was uniformly random."""
     numbers = _record_random(opt)
-    for _ in range(n):
-        t = opt.ask()
-        opt.tell(t, f(**t.params))
+    run_trials(opt, f, n)
     return numbers
 
 
