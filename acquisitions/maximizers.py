@@ -405,7 +405,8 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
                           neighbourhood: str = "one-exchange",
                           min_improvement: float = 0.0,
                           joint_dims: int | None = None,
-                          search_patience: int = 0) -> np.ndarray:
+                          search_patience: int = 0,
+                          extra: np.ndarray | None = None) -> np.ndarray:
     """The ``n`` best distinct points found by random/Sobol sampling plus local search.
 
     Parameters
@@ -420,7 +421,7 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         Number of distinct points to return (best first).
     n_random : int, default=10000
         Random (``sampler="random"``) or scrambled Sobol (``"sobol"``) points scored first
-        (SMAC3 uses 10,000 random points).
+        (SMAC3 uses 10,000 random points); 0 with ``extra``: only those are scored.
     starts : array of shape (m, D) or None
         Extra local-search starting points (the best evaluated configurations).
     n_local : int, default=10
@@ -454,6 +455,9 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
         stops by ``patience`` alone).  Searches from starts well below the best can climb by
         small gains for many rounds without ever reaching it, and the point returned is the
         best one found, so their rounds cost time and change nothing.
+    extra : array of shape (m, D) or None
+        Further points scored with the random ones (and so candidates for the local searches'
+        starts), e.g. drawn from a density of the best observations.
 
     Notes
     -----
@@ -475,13 +479,17 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     D = levels.size
     max_rows = max(MIN_BATCH_ROWS, BATCH_FLOATS // max(D, 1))
     exclude = exclude if isinstance(exclude, (set, frozenset)) else set(exclude)
-    if sampler == "sobol":
+    if sampler not in ("sobol", "random"):
+        raise ValueError(f"sampler must be 'sobol' or 'random', got {sampler!r}.")
+    if n_random == 0:  # the extra points only
+        R = np.empty((0, D))
+    elif sampler == "sobol":
         m = int(2 ** np.ceil(np.log2(max(n_random, 2))))
         R = qmc.Sobol(D, scramble=True, seed=rng).random(m)[:n_random]
-    elif sampler == "random":
-        R = rng.random((n_random, D))
     else:
-        raise ValueError(f"sampler must be 'sobol' or 'random', got {sampler!r}.")
+        R = rng.random((n_random, D))
+    if extra is not None and len(extra):
+        R = np.vstack([R, np.asarray(extra, dtype=float).reshape(-1, D)])
     R = snap(R, levels)
     sR = _score_batches(score, R, max_rows)
     finite = sR[np.isfinite(sR)]

@@ -19,6 +19,7 @@ from acquisitions import make_acquisition, maximize_over_candidates, maximize_ra
 from .candidates import CandidateSet
 from .local_model import quadratic_step
 from .models import Model
+from .parzen import good_region_sample
 from .recipes import Recipe
 from .space import Space
 from .study import Study
@@ -252,6 +253,26 @@ class Proposer:
             i = int(idx[0])
             return self.candidates.U[i], i, lied
         recipe = self.recipe
+        every = recipe.parzen_every
+        if every and (study.n_trials - self.n_initial) % every == every - 1:
+            # a global step: the acquisition's best among points of the good region
+            good = good_region_sample(study.obs.X, study.obs.y, self.space.levels,
+                                      recipe.parzen_candidates, rng)
+            pts = maximize_random_local(score, self.space.levels, n=10, rng=rng, n_random=0,
+                                        extra=good, patience=0, exclude=study.asked_keys,
+                                        far_from=known)
+        else:
+            pts = self._random_local(study, score, rng, known)
+        for u in pts:
+            if self._is_new(study, u, known):
+                return u, None, lied
+        unit, cand = self._random_point(study, rng)
+        return unit, cand, lied
+
+    def _random_local(self, study: Study, score, rng, known: np.ndarray) -> np.ndarray:
+        """The acquisition's best points among random points refined by local searches from
+        the best of them and the best observations (the recipe's settings)."""
+        recipe = self.recipe
         starts = None
         if recipe.local_search:
             y = study.obs.y
@@ -266,8 +287,4 @@ class Proposer:
             search_patience=recipe.search_patience if recipe.local_search else 0,
             exclude=study.asked_keys, far_from=known, neighbourhood=recipe.neighbourhood,
             joint_dims=recipe.joint_move_dims)
-        for u in pts:
-            if self._is_new(study, u, known):
-                return u, None, lied
-        unit, cand = self._random_point(study, rng)
-        return unit, cand, lied
+        return pts

@@ -115,6 +115,16 @@ class Recipe:
         flat mean gives the acquisition little to go on but the forest's spread, so a plateau
         problem can afford to explore more; on a continuous loss no loss repeats, so there
         this changes nothing.
+    parzen_every : int, default=0
+        Every this many model-based proposals (0: never), the acquisition is maximised over
+        ``parzen_candidates`` points drawn from a Parzen density of the best quarter of the
+        observations (:func:`mfbo.parzen.good_region_sample`, TPE's density of good points)
+        instead of over random points refined by local search: a global step into the
+        region the best points share, which the forest then chooses within.  Continuous or
+        mixed spaces only (a candidate set is always enumerated).
+    parzen_candidates : int, default=200
+        Points drawn for such a proposal.  Few make the step close to a draw from the
+        density; many make it the acquisition's maximum over the good region.
     """
 
     model: Callable[..., Model]
@@ -135,6 +145,8 @@ class Recipe:
     local_model_every: int = 0
     plateau_escape: int = 0
     plateau_kappa: float | None = None
+    parzen_every: int = 0
+    parzen_candidates: int = 200
 
     def __post_init__(self):
         if not callable(self.model):
@@ -165,7 +177,10 @@ class Recipe:
         if not isinstance(self.local_search, bool):
             raise TypeError(f"local_search must be a bool, got {self.local_search!r}.")
         _check_stopping_rule(self.patience, self.min_improvement, self.search_patience, "")
-        for name in ("local_model_every", "plateau_escape"):
+        if not _positive_int(self.parzen_candidates):
+            raise ValueError(f"parzen_candidates must be a positive integer, got "
+                             f"{self.parzen_candidates!r}.")
+        for name in ("local_model_every", "plateau_escape", "parzen_every"):
             e = getattr(self, name)
             if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
                 raise ValueError(f"{name} must be an integer >= 0, got {e!r}.")

@@ -1,0 +1,98 @@
+"""Points drawn from a Parzen density of the best observations: where a global step looks.
+
+The acquisition's maximiser starts its local searches from the best evaluated points and the
+best of many uniform points.  On a loss whose good region is a corner of a few dimensions (a
+decision tree's leaf sizes and impurity threshold all small) the uniform points rarely fall in
+it, and the searches from the incumbent creep around it.  :func:`good_region_sample` draws
+instead from the density of the tree-structured Parzen estimator (TPE; Bergstra et al. 2011)
+of the best quarter of the observations: a product, over the dimensions, of one-dimensional
+mixtures with a component at each good observation's coordinate and a broad prior component.
+A product of marginals combines one good point's value in one dimension with another's in
+the next, which is how such a corner is found; the forest then decides among these points.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["good_region_sample", "GOOD_FRACTION", "MAX_GOOD"]
+
+#: share of the observations (the lowest losses) that make the density (hyperopt's gamma)
+GOOD_FRACTION = 0.25
+#: at most this many observations make it (Optuna's cap)
+MAX_GOOD = 25
+#: redraws of a continuous coordinate that fell outside [0, 1] before it is clipped
+_REDRAWS = 50
+
+
+def n_good(n_observations: int) -> int:
+    """The number of best observations the density is made of (2 at least)."""
+    return min(max(2, math.ceil(GOOD_FRACTION * n_observations)), MAX_GOOD, n_observations)
+
+
+def _bandwidths(g: np.ndarray) -> np.ndarray:
+    """Each good coordinate's kernel width: the larger gap to its neighbours (the interval's
+    ends included), at least ``1 / min(100, m + 1)`` of it (TPE's rule)."""
+    order = np.argsort(g, kind="stable")
+    ext = np.concatenate([[0.0], g[order], [1.0]])
+    gaps = np.maximum(ext[1:-1] - ext[:-2], ext[2:] - ext[1:-1])
+    out = np.empty(g.size)
+    out[order] = np.clip(gaps, 1.0 / min(100, g.size + 1), 1.0)
+    return out
+
+
+def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """``n`` unit-cube points from the Parzen density of the best observations.
+
+    Parameters
+    ----------
+    X : array of shape (m, D)
+        Observations in the unit cube (the search space's encoding).
+    y : array of shape (m,)
+        Their losses (lower is better); :func:`n_good` of the lowest make the density.
+    levels : sequence of int
+        Per-coordinate kind (0 continuous, ``k > 0`` ordinal, ``-k`` categorical; see
+        :mod:`acquisitions.maximizers`).
+    n : int
+    rng : numpy Generator
+
+    Returns
+    -------
+    array of shape (n, D)
+        Each coordinate drawn independently: with probability ``1 / (m + 1)`` from the prior
+        (uniform for a categorical coordinate, a normal of mean 0.5 and standard deviation 1
+        truncated to [0, 1] otherwise), else at one of the ``m`` good observations' values,
+        taken exactly for a categorical coordinate and with a truncated normal kernel
+        (:func:`_bandwidths`) otherwise.  Ordinal coordinates are left between their level
+        centres, for the caller to snap.
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    levels = np.asarray(list(levels), dtype=np.int64)
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[0] != y.shape[0] or X.shape[1] != levels.size:
+        raise ValueError(f"X must be a non-empty (m, {levels.size}) matrix with one loss per "
+                         f"row, got X of shape {X.shape} and {y.shape[0]} losses.")
+    m = n_good(y.shape[0])
+    good = X[np.argsort(y, kind="stable")[:m]]
+    out = np.empty((n, levels.size))
+    for d in range(levels.size):
+        g = good[:, d]
+        comp = rng.integers(0, m + 1, size=n)  # component m: the prior
+        prior = comp == m
+        at = g[np.minimum(comp, m - 1)]
+        if levels[d] < 0:
+            out[:, d] = np.where(prior, rng.random(n), at)
+            continue
+        mu = np.where(prior, 0.5, at)
+        sd = np.where(prior, 1.0, _bandwidths(g)[np.minimum(comp, m - 1)])
+        v = mu + sd * rng.standard_normal(n)
+        for _ in range(_REDRAWS):
+            bad = np.flatnonzero((v < 0.0) | (v > 1.0))
+            if bad.size == 0:
+                break
+            v[bad] = mu[bad] + sd[bad] * rng.standard_normal(bad.size)
+        out[:, d] = np.clip(v, 0.0, 1.0)
+    return out

@@ -1,0 +1,180 @@
+"""The Parzen density of the best observations and the recipe's global steps drawn from it."""
+
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import mfbo
+from acquisitions import maximize_random_local, snap
+from mfbo.parzen import MAX_GOOD, good_region_sample, n_good
+from tests.support import quad, run_trials
+
+SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
+
+
+def _recipe(**kw):
+    return dataclasses.replace(mfbo.get_recipe("mondrian"), **kw)
+
+
+def test_the_density_is_made_of_the_best_quarter():
+    assert [n_good(m) for m in (1, 2, 3, 8, 9, 40, 100, 101, 1000)] == \
+        [1, 2, 2, 2, 3, 10, 25, 25, MAX_GOOD]
+
+
+def _truncated_normal_cdf(x, mu, sd):
+    a, b = stats.norm.cdf((0 - mu) / sd), stats.norm.cdf((1 - mu) / sd)
+    return np.clip((stats.norm.cdf((x - mu) / sd) - a) / (b - a), 0, 1)
+
+
+def test_a_continuous_coordinate_follows_the_mixture_of_truncated_normals():
+    # 8 observations: the best 2 (x = 0.2 and 0.3) make the density, with the prior
+    X = np.array([[0.9], [0.2], [0.7], [0.3], [0.5], [0.05], [0.95], [0.6]])
+    y = np.array([5.0, 0.0, 4.0, 1.0, 3.0, 6.0, 7.0, 2.0])
+    draws = good_region_sample(X, y, [0], 40_000, np.random.default_rng(0))[:, 0]
+    assert draws.min() >= 0 and draws.max() <= 1
+    # kernel widths: the larger gap to a neighbour, the interval's ends included, at least
+    # 1 / (m + 1) (0.2: max(0.2, 0.1) -> 1/3; 0.3: max(0.1, 0.7) = 0.7); the prior: N(0.5, 1)
+    parts = [(0.2, 1 / 3), (0.3, 0.7), (0.5, 1.0)]
+
+    def cdf(x):
+        return sum(_truncated_normal_cdf(x, mu, sd) for mu, sd in parts) / 3
+    assert stats.kstest(draws, cdf).pvalue > 1e-3
+    # and not the density of the worst pair (a test that can fail)
+    assert stats.kstest(draws, lambda x: (_truncated_normal_cdf(x, 0.9, 0.1) +
+                                          _truncated_normal_cdf(x, 0.95, 0.1) +
+                                          _truncated_normal_cdf(x, 0.5, 1.0)) / 3).pvalue < 1e-6
+
+
+def test_coordinates_are_drawn_independently_and_categories_exactly():
+    # two good points at opposite corners: a product of marginals also draws the other two
+    # corners; the categorical coordinate takes a good point's level or, from the prior, any
+    levels = np.array([0, 0, -4])
+    X = np.array([[0.05, 0.05, 0.125], [0.95, 0.95, 0.625], [0.5, 0.5, 0.375],
+                  [0.5, 0.4, 0.875], [0.4, 0.5, 0.375], [0.6, 0.6, 0.875],
+                  [0.45, 0.55, 0.375], [0.55, 0.45, 0.875]])
+    y = np.arange(8.0)
+    U = good_region_sample(X, y, levels, 30_000, np.random.default_rng(1))
+    low, high = U[:, :2] < 0.3, U[:, :2] > 0.7
+    mixed = np.mean(low[:, 0] & high[:, 1])
+    # the joint share is the product of the marginal ones (drawing both coordinates from the
+    # same good point would make it a few times smaller)
+    assert mixed == pytest.approx(low[:, 0].mean() * high[:, 1].mean(), abs=0.006)
+    assert mixed > 0.06
+    cat = snap(U, levels)[:, 2]
+    share = {v: np.mean(cat == v) for v in (0.125, 0.375, 0.625, 0.875)}
+    # good levels 1/3 + 1/12 each from the prior, the others 1/12
+    assert share[0.125] == pytest.approx(5 / 12, abs=0.02)
+    assert share[0.625] == pytest.approx(5 / 12, abs=0.02)
+    assert share[0.375] == pytest.approx(1 / 12, abs=0.01)
+    assert share[0.875] == pytest.approx(1 / 12, abs=0.01)
+
+
+def test_the_sample_is_reproducible_and_leaves_its_input_alone():
+    X = np.random.default_rng(0).random((10, 3))
+    y = np.arange(10.0)[::-1].copy()
+    X0, y0 = X.copy(), y.copy()
+    a = good_region_sample(X, y, [0, 5, -3], 50, np.random.default_rng(4))
+    b = good_region_sample(X, y, [0, 5, -3], 50, np.random.default_rng(4))
+    assert np.array_equal(a, b) and np.array_equal(X, X0) and np.array_equal(y, y0)
+
+
+@pytest.mark.parametrize("X, y, levels", [
+    (np.zeros((0, 2)), np.zeros(0), [0, 0]),
+    (np.zeros((3, 2)), np.zeros(2), [0, 0]),
+    (np.zeros((3, 2)), np.zeros(3), [0]),
+    (np.zeros(3), np.zeros(3), [0]),
+])
+def test_bad_observations_are_refused(X, y, levels):
+    with pytest.raises(ValueError, match="X must be"):
+        good_region_sample(X, y, levels, 5, np.random.default_rng(0))
+
+
+def test_the_maximiser_can_score_extra_points_only():
+    extra = np.array([[0.1, 0.1], [0.8, 0.3], [0.4, 0.9]])
+    rng = np.random.default_rng(0)
+    best = maximize_random_local(lambda U: -np.abs(U - [0.8, 0.3]).sum(axis=1), [0, 0], n=1,
+                                 rng=rng, n_random=0, extra=extra, patience=0)
+    assert np.array_equal(best, extra[[1]])
+
+
+@pytest.mark.parametrize("fields, match", [({"parzen_every": -1}, "parzen_every"),
+                                           ({"parzen_every": 1.5}, "parzen_every"),
+                                           ({"parzen_every": True}, "parzen_every"),
+                                           ({"parzen_candidates": 0}, "parzen_candidates")])
+def test_the_recipe_checks_the_parzen_fields(fields, match):
+    with pytest.raises(ValueError, match=match):
+        _recipe(**fields)
+
+
+def test_the_default_takes_no_parzen_steps():
+    recipe = mfbo.get_recipe("mondrian")
+    assert recipe.parzen_every == 0
+    runs = [run_trials(mfbo.Optimizer(SPACE, surrogate=r, random_state=3), quad, 25)
+            for r in (recipe, _recipe(parzen_candidates=7))]
+    assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
+
+
+def test_a_parzen_step_is_the_acquisitions_best_of_the_drawn_points():
+    # one candidate per step: every model-based proposal is that draw, made from proposal
+    # i's own stream (no local quadratic steps or plateau escapes in this recipe)
+    recipe = _recipe(parzen_every=1, parzen_candidates=1, local_model_every=0,
+                     plateau_escape=0)
+    opt = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=5, n_initial=6),
+                     quad, 14)
+    obs = opt.study.obs
+    for i in range(6, 14):
+        rng = opt.proposer._rng(i)
+        rng.random()  # the random-interleaving coin
+        drawn = good_region_sample(obs.X[:i], obs.y[:i], SPACE.levels, 1, rng)
+        assert np.allclose(obs.X[i], SPACE.to_unit([SPACE.from_unit(drawn[0])[0]])[0])
+    # with every second step: the others are the default's (random points and searches)
+    half = run_trials(mfbo.Optimizer(SPACE, surrogate=_recipe(parzen_every=2),
+                                     random_state=5, n_initial=6), quad, 14)
+    base = run_trials(mfbo.Optimizer(SPACE, random_state=5, n_initial=6), quad, 7)
+    assert [t.params for t in half.trials[:7]] == [t.params for t in base.trials]
+    assert half.trials[7].params != run_trials(base, quad, 1).trials[7].params
+
+
+def test_parzen_steps_find_the_corner_of_a_separable_loss():
+    # a loss that is good only where all of four coordinates are small (a corner of 1/1296
+    # of the cube): the product of the good points' marginals finds it more often
+    space = mfbo.Space({f"x{i}": mfbo.Real(0.0, 1.0) for i in range(4)})
+
+    def corner(**p):
+        return float(sum(min(v, 1 / 6) * 6 for v in p.values()) +
+                     sum(max(v - 1 / 6, 0) for v in p.values()))
+    best = {}
+    for name, recipe in (("default", mfbo.get_recipe("mondrian")),
+                         ("parzen", _recipe(parzen_every=2))):
+        best[name] = [min(t.value for t in run_trials(
+            mfbo.Optimizer(space, surrogate=recipe, random_state=s), corner, 40).trials)
+            for s in range(6)]
+    assert np.mean(best["parzen"]) < np.mean(best["default"])
+
+
+def test_candidate_sets_are_enumerated_as_before():
+    grid = [{"x": x, "y": y} for x in np.linspace(-1, 1, 9) for y in np.linspace(-1, 1, 9)]
+    runs = [run_trials(mfbo.Optimizer(SPACE, surrogate=r, random_state=1, candidates=grid),
+                       quad, 20) for r in (mfbo.get_recipe("mondrian"), _recipe(parzen_every=1))]
+    assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
+
+
+def test_a_study_with_parzen_steps_pickles_and_resumes(tmp_path):
+    recipe = _recipe(parzen_every=2)
+    whole = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=7), quad, 24)
+    part = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=7), quad, 15)
+    part = run_trials(pickle.loads(pickle.dumps(part)), quad, 9)
+    assert [t.params for t in part.trials] == [t.params for t in whole.trials]
+    path = str(tmp_path / "s.db")
+    first = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=7, storage=path),
+                       quad, 15)
+    first.close()
+    # a resumed study refits its forest in one batch (another forest, so other proposals)
+    # and goes on under the same recipe
+    resumed = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=7,
+                                        storage=path), quad, 9)
+    assert resumed.recipe == recipe and len(resumed.trials) == 24
+    assert [t.params for t in resumed.trials[:15]] == [t.params for t in whole.trials[:15]]
