@@ -138,23 +138,6 @@ def test_a_parzen_step_is_the_acquisitions_best_of_the_drawn_points():
     assert half.trials[7].params != run_trials(base, quad, 1).trials[7].params
 
 
-def test_parzen_steps_find_the_corner_of_a_separable_loss():
-    # a loss that is good only where all of four coordinates are small (a corner of 1/1296
-    # of the cube): the product of the good points' marginals finds it more often
-    space = mfbo.Space({f"x{i}": mfbo.Real(0.0, 1.0) for i in range(4)})
-
-    def corner(**p):
-        return float(sum(min(v, 1 / 6) * 6 for v in p.values()) +
-                     sum(max(v - 1 / 6, 0) for v in p.values()))
-    best = {}
-    for name, recipe in (("default", mfbo.get_recipe("mondrian")),
-                         ("parzen", _recipe(parzen_every=2))):
-        best[name] = [min(t.value for t in run_trials(
-            mfbo.Optimizer(space, surrogate=recipe, random_state=s), corner, 40).trials)
-            for s in range(6)]
-    assert np.mean(best["parzen"]) < np.mean(best["default"])
-
-
 def test_candidate_sets_are_enumerated_as_before():
     grid = [{"x": x, "y": y} for x in np.linspace(-1, 1, 9) for y in np.linspace(-1, 1, 9)]
     runs = [run_trials(mfbo.Optimizer(SPACE, surrogate=r, random_state=1, candidates=grid),
