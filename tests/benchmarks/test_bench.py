@@ -476,14 +476,14 @@ def test_the_repeat_raw_method_switches_the_default_forest_to_raw_losses(tmp_pat
     assert runs[0]["values"] == runs[1]["values"]
 
 
-def test_the_parzen_method_is_the_default_recipe_with_a_parzen_step_every_second(tmp_path):
+def test_the_noparzen_method_is_the_default_recipe_without_parzen_steps(tmp_path):
     from mfbo.recipes import get_recipe
 
-    settings = methods.optimizer_settings("mondrian-parzen")
-    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), parzen_every=2)
+    settings = methods.optimizer_settings("mondrian-noparzen")
+    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), parzen_every=0)
     # the same initial design and first model-based proposal as the default, then its own
     runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
-                      progress=False)[0] for m in ("mondrian", "mondrian-parzen")]
+                      progress=False)[0] for m in ("mondrian", "mondrian-noparzen")]
     n0 = min(5 * 2, 14 // 4)  # minimize's initial design at 14 calls (D = 2)
     assert runs[0]["values"][:n0 + 1] == runs[1]["values"][:n0 + 1]
     assert runs[0]["values"][n0 + 1] != runs[1]["values"][n0 + 1]

@@ -109,11 +109,12 @@ def test_the_recipe_checks_the_parzen_fields(fields, match):
         _recipe(**fields)
 
 
-def test_the_default_takes_no_parzen_steps():
-    recipe = mfbo.get_recipe("mondrian")
-    assert recipe.parzen_every == 0
+def test_the_default_takes_a_parzen_step_every_second_proposal():
+    assert mfbo.get_recipe("mondrian").parzen_every == 2
+    assert mfbo.Recipe(model=mfbo.get_recipe("mondrian").model).parzen_every == 0
+    # the number of points drawn matters only when steps are taken
     runs = [run_trials(mfbo.Optimizer(SPACE, surrogate=r, random_state=3), quad, 25)
-            for r in (recipe, _recipe(parzen_candidates=7))]
+            for r in (_recipe(parzen_every=0), _recipe(parzen_every=0, parzen_candidates=7))]
     assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
 
 
@@ -130,10 +131,10 @@ def test_a_parzen_step_is_the_acquisitions_best_of_the_drawn_points():
         rng.random()  # the random-interleaving coin
         drawn = good_region_sample(obs.X[:i], obs.y[:i], SPACE.levels, 1, rng)
         assert np.allclose(obs.X[i], SPACE.to_unit([SPACE.from_unit(drawn[0])[0]])[0])
-    # with every second step: the others are the default's (random points and searches)
-    half = run_trials(mfbo.Optimizer(SPACE, surrogate=_recipe(parzen_every=2),
-                                     random_state=5, n_initial=6), quad, 14)
-    base = run_trials(mfbo.Optimizer(SPACE, random_state=5, n_initial=6), quad, 7)
+    # with every second step (the default): the others are random points and searches
+    half = run_trials(mfbo.Optimizer(SPACE, random_state=5, n_initial=6), quad, 14)
+    base = run_trials(mfbo.Optimizer(SPACE, surrogate=_recipe(parzen_every=0),
+                                     random_state=5, n_initial=6), quad, 7)
     assert [t.params for t in half.trials[:7]] == [t.params for t in base.trials]
     assert half.trials[7].params != run_trials(base, quad, 1).trials[7].params
 
@@ -141,12 +142,12 @@ def test_a_parzen_step_is_the_acquisitions_best_of_the_drawn_points():
 def test_candidate_sets_are_enumerated_as_before():
     grid = [{"x": x, "y": y} for x in np.linspace(-1, 1, 9) for y in np.linspace(-1, 1, 9)]
     runs = [run_trials(mfbo.Optimizer(SPACE, surrogate=r, random_state=1, candidates=grid),
-                       quad, 20) for r in (mfbo.get_recipe("mondrian"), _recipe(parzen_every=1))]
+                       quad, 20) for r in (_recipe(parzen_every=0), _recipe(parzen_every=1))]
     assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
 
 
 def test_a_study_with_parzen_steps_pickles_and_resumes(tmp_path):
-    recipe = _recipe(parzen_every=2)
+    recipe = mfbo.get_recipe("mondrian")
     whole = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=7), quad, 24)
     part = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=7), quad, 15)
     part = run_trials(pickle.loads(pickle.dumps(part)), quad, 9)
