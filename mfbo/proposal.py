@@ -2,8 +2,9 @@
 
 A :class:`Proposer` follows one :class:`~mfbo.recipes.Recipe`: the initial design first, then
 random points (while the model is not ready, and with the recipe's interleaving probability),
-otherwise the maximiser of the acquisition over a candidate set or over random points refined
-by local search.  Pending trials are accounted for by a constant liar or by Thompson draws.  It
+otherwise the maximiser of the acquisition over a candidate set, over random points refined
+by local search, or (the recipe's Parzen steps) over points drawn from a density of the best
+observations; some proposals are a local quadratic model's step instead.  Pending trials are accounted for by a constant liar or by Thompson draws.  It
 reads a :class:`~mfbo.study.Study` (observations, asked points, pending trials, candidate rows
 still available) and never writes to it.
 """
