@@ -162,3 +162,15 @@ def test_a_study_with_parzen_steps_pickles_and_resumes(tmp_path):
                                         storage=path), quad, 9)
     assert resumed.recipe == recipe and len(resumed.trials) == 24
     assert [t.params for t in resumed.trials[:15]] == [t.params for t in whole.trials[:15]]
+
+
+def test_batches_alternate_parzen_steps_with_searches_and_stay_distinct():
+    opt = run_trials(mfbo.Optimizer(SPACE, random_state=11, n_initial=6), quad, 8)
+    batch = opt.ask(6)  # pending trials: the constant liar's model scores the drawn points
+    units = SPACE.to_unit([t.params for t in batch])
+    assert len({tuple(np.round(u, 12)) for u in units}) == 6
+    asked = SPACE.to_unit([t.params for t in opt.trials if t.state == "complete"])
+    assert all(np.abs(asked - u).max(axis=1).min() > 0 for u in units)
+    for t in batch:
+        opt.tell(t, quad(**t.params))
+    assert len(opt.trials) == 14
