@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-__all__ = ["good_region_sample", "GOOD_FRACTION", "MAX_GOOD"]
+__all__ = ["good_region_sample", "n_good", "GOOD_FRACTION", "MAX_GOOD"]
 
 #: share of the observations (the lowest losses) that make the density (hyperopt's gamma)
 GOOD_FRACTION = 0.25
@@ -82,12 +82,12 @@ def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
         g = good[:, d]
         comp = rng.integers(0, m + 1, size=n)  # component m: the prior
         prior = comp == m
-        at = g[np.minimum(comp, m - 1)]
+        k = np.minimum(comp, m - 1)  # the good point of each draw (any, for the prior's)
         if levels[d] < 0:
-            out[:, d] = np.where(prior, rng.random(n), at)
+            out[:, d] = np.where(prior, rng.random(n), g[k])
             continue
-        mu = np.where(prior, 0.5, at)
-        sd = np.where(prior, 1.0, _bandwidths(g)[np.minimum(comp, m - 1)])
+        mu = np.where(prior, 0.5, g[k])
+        sd = np.where(prior, 1.0, _bandwidths(g)[k])
         v = mu + sd * rng.standard_normal(n)
         for _ in range(_REDRAWS):
             bad = np.flatnonzero((v < 0.0) | (v > 1.0))

@@ -4,9 +4,10 @@ A :class:`Proposer` follows one :class:`~mfbo.recipes.Recipe`: the initial desig
 random points (while the model is not ready, and with the recipe's interleaving probability),
 otherwise the maximiser of the acquisition over a candidate set, over random points refined
 by local search, or (the recipe's Parzen steps) over points drawn from a density of the best
-observations; some proposals are a local quadratic model's step instead.  Pending trials are accounted for by a constant liar or by Thompson draws.  It
-reads a :class:`~mfbo.study.Study` (observations, asked points, pending trials, candidate rows
-still available) and never writes to it.
+observations; some proposals are a local quadratic model's step instead.  Pending trials are
+accounted for by a constant liar or by Thompson draws.  It reads a
+:class:`~mfbo.study.Study` (observations, asked points, pending trials, candidate rows still
+available) and never writes to it.
 """
 
 from __future__ import annotations
@@ -184,12 +185,16 @@ class Proposer:
         r = repeat.size if repeat.all() else int(np.argmin(repeat[::-1]))
         return r >= m and r % m == 0
 
+    def _due(self, every: int, number: int) -> bool:
+        """Whether proposal ``number`` is the ``every``-th since the initial design, or a
+        multiple of it (``every`` = 0: never): the rule of the recipe's periodic steps."""
+        return bool(every) and (number - self.n_initial) % every == every - 1
+
     def _local_step(self, study: Study, number: int, rng):
         """The local quadratic model's proposal when the recipe asks for one at proposal
         ``number`` (sequential proposals in a continuous or mixed space only), else None."""
-        every = self.recipe.local_model_every
-        if not every or self.candidates is not None or study.pending or \
-                (number - self.n_initial) % every != every - 1:
+        if self.candidates is not None or study.pending or \
+                not self._due(self.recipe.local_model_every, number):
             return None
         u = quadratic_step(study.obs.X, study.obs.y, self.space.levels, rng)
         if u is None:
@@ -254,8 +259,7 @@ class Proposer:
             i = int(idx[0])
             return self.candidates.U[i], i, lied
         recipe = self.recipe
-        every = recipe.parzen_every
-        if every and (study.n_trials - self.n_initial) % every == every - 1:
+        if self._due(recipe.parzen_every, study.n_trials):
             # a global step: the acquisition's best among points of the good region
             good = good_region_sample(study.obs.X, study.obs.y, self.space.levels,
                                       recipe.parzen_candidates, rng)
