@@ -173,7 +173,8 @@ class Proposer:
         """Whether the recipe's plateau escape is due: the observations since the initial
         design end in a run of ``k * plateau_escape`` (k >= 1) losses each equal to a loss
         observed before it, and no proposal has been made from these observations yet (in a
-        batch, or with several workers asking before the next tell, one escape, not all)."""
+        batch, or with several workers asking before the next tell, one escape, not all).
+        A failed trial's row (the worst loss so far) is such a repeat."""
         m = self.recipe.plateau_escape
         y = study.obs.y
         # the cheap tests first: the latest loss must itself be a repeat

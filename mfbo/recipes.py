@@ -108,7 +108,8 @@ class Recipe:
         (0: never).  On a plateau (a cross-validated accuracy, a tree depth that no longer
         matters) the forest's mean is flat and the acquisition can keep proposing points of
         the same plateau; exact repeats do not happen on a continuous loss, so there this
-        changes nothing.
+        changes nothing.  A failed trial counts as a repeat when the study records it as
+        the worst loss so far (``on_failure="worst"``): a run of failures is a stall too.
     plateau_kappa : float or None, default=None
         UCB's exploration weight (in place of ``kappa``) for every proposal made once any loss
         has repeated exactly, i.e. on a problem with plateaus (None: ``kappa`` throughout).  A

@@ -115,3 +115,22 @@ def test_one_escape_per_batch(batch):
     numbers.clear()
     opt.ask(batch)
     assert numbers == ([n0 + m + batch] if batch % m == 0 else [])
+
+
+def test_a_run_of_failed_trials_escapes_like_repeated_losses():
+    # a failed trial is recorded as the worst loss so far, a repeat: after the initial
+    # design, m failures in a row are followed by a random proposal; without those rows
+    # (on_failure="ignore") failures leave no trace and never trigger it
+    m = 3
+    for on_failure, expected in (("worst", True), ("ignore", False)):
+        opt = mfbo.Optimizer(SPACE, surrogate=_recipe(m), random_state=5,
+                             on_failure=on_failure)
+        n0 = opt.n_initial
+        calls = iter(range(100))
+        run_trials(opt, lambda **p: quad(**p) + next(calls), n0)  # distinct losses
+        numbers = _record_random(opt)
+        for _ in range(m + 1):
+            t = opt.ask()
+            opt.tell(t, None)
+        assert opt.study.obs.n == (n0 + m + 1 if on_failure == "worst" else n0)
+        assert (numbers == [n0 + m]) is expected
