@@ -19,7 +19,9 @@ One table per problem and budget, one row per method:
   each record);
 * **median evals to optimum**: over all runs, a run that never reaches the target counting as
   infinitely many, so "—" unless more than half the runs reach it;
-* **optimizer s/run**: mean wall time per run spent outside the objective.
+* **optimizer s/run**: mean wall time per run spent outside the objective;
+* **optimizer ms/eval**: the median over the runs of that time divided by the run's number of
+  evaluations (what one ask and tell cost, the proposal's whole overhead).
 
 A problem whose minimum is unknown (the ``sklearn-tune`` problems, the pipeline choices of
 ``mixed``: records with a null ``optimum``) is measured against the best value any run of the
@@ -33,7 +35,8 @@ regret** ``(mean best - best method's mean best) / (random search's mean best - 
 method's mean best)``, 0 for the best method and 1 for random search (defined where
 ``random`` was run and did not tie the best), mean and worst over the problems, and the
 **worst run**: the single run (problem, seed) whose own final best, put in the place of the
-mean best, gives the largest normalised regret.
+mean best, gives the largest normalised regret; and the **optimizer ms/eval**, the median over
+all its runs of the split, so quality and cost of each method sit side by side.
 
 Then the **paired tests** of the split (:mod:`benchmarks.paired`): the reference method
 (``--reference``, default ``mondrian``) against every other method, runs paired by problem,
@@ -73,14 +76,15 @@ Read one or more JSONL results files of mfbo bench and write DIR/report.md (also
 one table per problem with, per method, the runs, mean +- sd of the final best value, the runs
 that reached the optimum (the exact table minimum on lda-grid/svm-grid; f* + 1e-3|f*| on
 continuous problems; on random grids the easier of that and the grid's minimum), the median
-number of evaluations to reach it and the mean optimizer time per run; and DIR/<problem>.png,
+number of evaluations to reach it, the mean optimizer time per run and the median optimizer
+time per evaluation; and DIR/<problem>.png,
 the mean +- s.e. of the gap best-so-far - optimum against the evaluation, log scale.  A
 problem whose optimum is unknown is measured against the best value any run found.  Suite
 splits get a summary first: mean rank, normalised regret (0 = best method, 1 = random) and
-the worst run; then paired Wilcoxon signed-rank tests of --reference against every other
+the worst run and the median optimizer time per evaluation; then paired Wilcoxon signed-rank tests of --reference against every other
 method (runs paired by problem, budget and seed), over the split and per problem family."""
 
-__all__ = ["check_record", "load_records", "summarize", "suite_summary", "to_markdown",
+__all__ = ["check_record", "load_records", "ms_per_eval", "summarize", "suite_summary", "to_markdown",
            "plot_problem", "report", "add_arguments", "run_from_args", "main"]
 
 
@@ -96,6 +100,9 @@ def check_record(rec: dict) -> None:
             raise KeyError(name)
     if not _is_number(rec["optimizer_time_s"]):
         raise TypeError(f"optimizer_time_s is {rec['optimizer_time_s']!r}, not a number")
+    n = rec.get("n_evals", 0)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise TypeError(f"n_evals is {n!r}, not a count")
     for name in ("optimum", "target"):  # null: the problem's minimum is unknown
         if rec[name] is not None and not _is_number(rec[name]):
             raise TypeError(f"{name} is {rec[name]!r}, not a number or null")
@@ -167,9 +174,23 @@ def _with_reference(methods: dict[str, list[dict]]) -> tuple[dict[str, list[dict
     return out, True
 
 
+def ms_per_eval(rec: dict) -> float | None:
+    """Milliseconds of optimizer time (wall time outside the objective) per evaluation of one
+    run; ``None`` for a run without evaluations.  The evaluations are ``n_evals`` (the length
+    of the trace in records written before that field)."""
+    n = rec.get("n_evals", len(rec["trace"]))
+    return 1e3 * rec["optimizer_time_s"] / n if n else None
+
+
+def _median(values: Iterable[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return float(np.median(kept)) if kept else None
+
+
 def summarize(runs: list[dict]) -> dict:
     """The row of one method: n, mean and sd of best, runs at the optimum, median evaluations
-    to the optimum (inf when not reached by more than half), mean optimizer time."""
+    to the optimum (inf when not reached by more than half), mean optimizer time per run and
+    median optimizer milliseconds per evaluation (:func:`ms_per_eval`)."""
     best = np.array([r["best"] if r["best"] is not None else np.nan for r in runs], dtype=float)
     hits = [r.get("evals_to_target") for r in runs]
     evals = np.array([h if h is not None else np.inf for h in hits], dtype=float)
@@ -178,7 +199,8 @@ def summarize(runs: list[dict]) -> dict:
             "best_sd": float(np.nanstd(best, ddof=1)) if np.isfinite(best).sum() > 1 else 0.0,
             "reached": sum(h is not None for h in hits),
             "median_evals": float(np.median(evals)),
-            "optimizer_time_s": float(np.mean([r["optimizer_time_s"] for r in runs]))}
+            "optimizer_time_s": float(np.mean([r["optimizer_time_s"] for r in runs])),
+            "ms_per_eval": _median(ms_per_eval(r) for r in runs)}
 
 
 def _fmt(x: float | None, digits: int = 6) -> str:
@@ -190,7 +212,8 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
     ``problems`` (how many it ran on among those with 2+ methods), ``mean_rank``,
     ``regrets`` (normalised regret per problem where defined), ``mean_regret``,
     ``worst_regret`` and ``worst_run`` (``(problem, budget, seed, normalised regret of that
-    run's final best)`` of the run with the largest; ``None`` where undefined)."""
+    run's final best)`` of the run with the largest; ``None`` where undefined) and
+    ``ms_per_eval``, the median of :func:`ms_per_eval` over its runs on those problems."""
     from scipy.stats import rankdata
 
     out: dict[str, dict] = {}
@@ -205,8 +228,9 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
         rand = means.get("random")
         for label, rank in zip(labels, ranks):
             row = out.setdefault(label, {"problems": 0, "ranks": [], "regrets": [],
-                                         "worst_run": None})
+                                         "worst_run": None, "ms": []})
             row["problems"] += 1
+            row["ms"] += [ms_per_eval(r) for r in methods[label]]
             row["ranks"].append(float(rank))
             if rand is not None and rand > best:
                 row["regrets"].append((means[label] - best) / (rand - best))
@@ -218,6 +242,7 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
                         row["worst_run"] = (problem, budget, r["seed"], float(regret))
     for row in out.values():
         row["mean_rank"] = float(np.mean(row.pop("ranks")))
+        row["ms_per_eval"] = _median(row.pop("ms"))
         row["mean_regret"] = float(np.mean(row["regrets"])) if row["regrets"] else None
         row["worst_regret"] = float(np.max(row["regrets"])) if row["regrets"] else None
     return out
@@ -314,13 +339,16 @@ def _summary_lines(groups: dict[tuple, dict[str, list[dict]]],
                   f"{', '.join(map(str, budgets))}.  Mean rank of each method's mean final "
                   f"best (1 = best); normalised regret 0 = best method, 1 = random search "
                   f"(mean and worst over the problems where random search was run and did "
-                  f"not tie the best).", ""]
+                  f"not tie the best).  Optimizer ms/eval: median over the method's runs here "
+                  f"of its wall time outside the objective per evaluation.", ""]
         table = [[label, r["problems"], f"{r['mean_rank']:.2f}", _fmt(r["mean_regret"], 3),
-                  _fmt(r["worst_regret"], 3), _worst_run(r["worst_run"])]
+                  _fmt(r["worst_regret"], 3), _worst_run(r["worst_run"]),
+                  _fmt(r["ms_per_eval"], 3)]
                  for label, r in sorted(rows.items(), key=lambda kv: kv[1]["mean_rank"])]
         lines += [markdown_table(["method", "problems", "mean rank", "normalised regret "
                                   "(mean)", "normalised regret (worst)",
-                                  "worst run (its normalised regret)"], table), ""]
+                                  "worst run (its normalised regret)", "optimizer ms/eval"],
+                                 table), ""]
         lines += _paired_lines(sub, suite, split, reference)
     return lines
 
@@ -334,7 +362,8 @@ def to_markdown(records: list[dict], reference: str = "mondrian") -> str:
              "continuous problems; on random grids the easier of that and the grid's minimum).  "
              "Median evals = median number of evaluations to reach the target over all runs "
              "(— when half or more never reach it).  Optimizer s/run = mean wall time outside "
-             "the objective.  \"(continuous box)\": a peer that searched the continuous box of "
+             "the objective; optimizer ms/eval = the median over runs of that time per "
+             "evaluation.  \"(continuous box)\": a peer that searched the continuous box of "
              "a random-grid problem.  Where f* is unknown, the best value any run here "
              "found stands for it.", ""]
     groups = _groups(records)
@@ -356,9 +385,10 @@ def to_markdown(records: list[dict], reference: str = "mondrian") -> str:
             s = summarize(runs)
             rows.append([label, s["n"], f"{_fmt(s['best_mean'])} ± {_fmt(s['best_sd'], 3)}",
                          f"{s['reached']}/{s['n']}", _fmt(s["median_evals"], 4),
-                         f"{s['optimizer_time_s']:.3g}"])
+                         f"{s['optimizer_time_s']:.3g}", _fmt(s["ms_per_eval"], 3)])
         lines += [markdown_table(["method", "runs", "best (mean ± sd)", "at optimum",
-                                  "median evals to optimum", "optimizer s/run"], rows), ""]
+                                  "median evals to optimum", "optimizer s/run",
+                                  "optimizer ms/eval"], rows), ""]
     return "\n".join(lines)
 
 

@@ -294,6 +294,14 @@ def test_report_statistics(tmp_path):
     text = report.to_markdown(recs)
     assert "| a | 3 | 0.666667 ± 1.15 | 2/3 | 3 | 0.5 |" in text
     assert "| b | 2 | 0.5 ± 0.707 | 1/2 | — | 0.5 |" in text
+    # optimizer time per evaluation: 0.5 s over the trace's 3 evaluations, or over n_evals
+    assert s["ms_per_eval"] == pytest.approx(500 / 3) and "| 0.5 | 167 |" in text
+    assert report.ms_per_eval(dict(recs[0], n_evals=2)) == pytest.approx(250)
+    assert report.ms_per_eval(dict(recs[0], n_evals=0, trace=[])) is None
+    timed = [dict(r, optimizer_time_s=t) for r, t in zip(recs[:3], (0.3, 0.03, 3.0))]
+    assert report.summarize(timed)["ms_per_eval"] == pytest.approx(100)  # the median run
+    with pytest.raises(TypeError, match="n_evals"):
+        report.check_record(dict(recs[0], n_evals="3"))
     # a run found in two files counts once, the later one
     f1, f2 = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
     f1.write_text("".join(json.dumps(r) + "\n" for r in recs))

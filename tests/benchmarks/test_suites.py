@@ -231,6 +231,13 @@ def test_an_unknown_optimum_is_the_best_value_found_and_suites_are_summarised():
     assert rows["random"]["mean_regret"] == 1.0 and rows["mondrian"]["worst_regret"] == 0.0
     assert "## Summary: sklearn-tune (test split), 2 problems" in md
     assert "| mondrian | 2 | 1.00 | 0 | 0 |" in md and "| rf-smac | 1 | 2.00 | 0.4 | 0.4 |" in md
+    # beside quality, the median optimizer time per evaluation over the split's runs
+    assert rows["mondrian"]["ms_per_eval"] == pytest.approx(100 / 3)
+    assert "optimizer ms/eval" in md and "seed 1: 0.4 | 33.3 |" in md
+    slow = [dict(r, optimizer_time_s=0.9) if r["method"] == "random" and r["problem"] == b
+            else r for r in recs]
+    assert report.suite_summary(report._groups(slow))["random"]["ms_per_eval"] == \
+        pytest.approx(100 / 3)  # median of 33.3, 33.3 and 300 ms
     with pytest.raises(TypeError, match="optimum"):
         report.check_record(dict(recs[0], optimum="x"))
 
