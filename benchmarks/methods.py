@@ -207,6 +207,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "until a loss repeats exactly, raw losses from then on (repeat_y_transform='raw')",
            _mfbo("mondrian", "ucb", kappa=1.0,
                  surrogate_options={"repeat_y_transform": "raw"})),
+    Method("mondrian-convparzen", "mfbo: online Mondrian forest, UCB kappa=1, a Parzen step "
+           "in place of the full maximiser when the local quadratic's minimiser is a point "
+           "already asked (parzen_when_converged=True)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), parzen_when_converged=True))),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

@@ -133,9 +133,11 @@ class Proposer:
                 self._on_plateau(study):
             unit, cand = self._random_point(study, rng)
         else:
-            unit, cand = self._local_step(study, number, rng), None
+            unit, converged = self._local_step(study, number, rng)
+            cand = None
             if unit is None:
-                unit, cand, lied = self._acquire(study, rng, lied)
+                unit, cand, lied = self._acquire(
+                    study, rng, lied, parzen=converged and self.recipe.parzen_when_converged)
         if unit is None:
             return None, lied
         params = cands.params(cand) if cand is not None else self.space.from_unit(unit)[0]
@@ -192,16 +194,18 @@ class Proposer:
         return bool(every) and (number - self.n_initial) % every == every - 1
 
     def _local_step(self, study: Study, number: int, rng):
-        """The local quadratic model's proposal when the recipe asks for one at proposal
-        ``number`` (sequential proposals in a continuous or mixed space only), else None."""
+        """``(unit, converged)``: the local quadratic model's proposal when the recipe asks
+        for one at proposal ``number`` (sequential proposals in a continuous or mixed space
+        only), else None; ``converged``: whether one was due but its minimiser is a point
+        already asked."""
         if self.candidates is not None or study.pending or \
                 not self._due(self.recipe.local_model_every, number):
-            return None
+            return None, False
         u = quadratic_step(study.obs.X, study.obs.y, self.space.levels, rng)
         if u is None:
-            return None
+            return None, False
         u = snap(u, self.space.levels)
-        return u if self._is_new(study, u, study.asked.X) else None
+        return (u, False) if self._is_new(study, u, study.asked.X) else (None, True)
 
     def _is_new(self, study: Study, u: np.ndarray, known: np.ndarray) -> bool:
         """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
@@ -236,7 +240,9 @@ class Proposer:
             return acq(m, s, best)
         return score
 
-    def _acquire(self, study: Study, rng, lied):
+    def _acquire(self, study: Study, rng, lied, parzen: bool = False):
+        """``(unit, candidate, lied)``: the acquisition's best new point (a Parzen step when
+        ``parzen`` or when the recipe's period makes one due)."""
         model = self.model
         pending = study.pending
         if pending and self.batch_strategy == "constant_liar":
@@ -260,7 +266,7 @@ class Proposer:
             i = int(idx[0])
             return self.candidates.U[i], i, lied
         recipe = self.recipe
-        if self._due(recipe.parzen_every, study.n_trials):
+        if parzen or self._due(recipe.parzen_every, study.n_trials):
             # a global step: the acquisition's best among points of the good region
             good = good_region_sample(study.obs.X, study.obs.y, self.space.levels,
                                       recipe.parzen_candidates, rng)

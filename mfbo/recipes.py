@@ -126,6 +126,13 @@ class Recipe:
     parzen_candidates : int, default=200
         Points drawn for such a proposal.  Few make the step close to a draw from the
         density; many make it the acquisition's maximum over the good region.
+    parzen_when_converged : bool, default=False
+        When a local quadratic step is due but its minimiser is a point already asked (the
+        local model has converged on it and has nothing new to offer), make that proposal a
+        Parzen step as above (``parzen_candidates`` points of the good region, no local
+        search) instead of the full maximisation over random points and local searches.  A
+        run that has converged otherwise pays for a search of the whole space in every such
+        slot, the most expensive ask there is.
     """
 
     model: Callable[..., Model]
@@ -148,6 +155,7 @@ class Recipe:
     plateau_kappa: float | None = None
     parzen_every: int = 0
     parzen_candidates: int = 200
+    parzen_when_converged: bool = False
 
     def __post_init__(self):
         if not callable(self.model):
@@ -175,8 +183,9 @@ class Recipe:
         if not _positive_int(self.n_random_candidates):
             raise ValueError(f"n_random_candidates must be a positive integer, got "
                              f"{self.n_random_candidates!r}.")
-        if not isinstance(self.local_search, bool):
-            raise TypeError(f"local_search must be a bool, got {self.local_search!r}.")
+        for name in ("local_search", "parzen_when_converged"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}.")
         _check_stopping_rule(self.patience, self.min_improvement, self.search_patience, "")
         if not _positive_int(self.parzen_candidates):
             raise ValueError(f"parzen_candidates must be a positive integer, got "

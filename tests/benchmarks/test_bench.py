@@ -495,3 +495,11 @@ def test_the_noparzen_method_is_the_default_recipe_without_parzen_steps(tmp_path
     n0 = min(5 * 2, 14 // 4)  # minimize's initial design at 14 calls (D = 2)
     assert runs[0]["values"][:n0 + 1] == runs[1]["values"][:n0 + 1]
     assert runs[0]["values"][n0 + 1] != runs[1]["values"][n0 + 1]
+
+
+def test_the_convparzen_method_is_the_default_recipe_with_parzen_steps_when_converged():
+    from mfbo.recipes import get_recipe
+
+    settings = methods.optimizer_settings("mondrian-convparzen")
+    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"),
+                                                        parzen_when_converged=True)

@@ -174,3 +174,44 @@ def test_batches_alternate_parzen_steps_with_searches_and_stay_distinct():
     for t in batch:
         opt.tell(t, quad(**t.params))
     assert len(opt.trials) == 14
+
+
+def _count_parzen_steps(monkeypatch, recipe, quadratic):
+    """Run 24 trials under ``recipe`` with the local quadratic's minimiser replaced by
+    ``quadratic(X, y)``; the proposal numbers at which a Parzen step drew its points."""
+    import mfbo.proposal as proposal
+
+    steps = []
+    draw = proposal.good_region_sample
+
+    def counted(X, y, *args):
+        steps.append(len(y))
+        return draw(X, y, *args)
+    monkeypatch.setattr(proposal, "good_region_sample", counted)
+    monkeypatch.setattr(proposal, "quadratic_step", lambda X, y, levels, rng: quadratic(X, y))
+    opt = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=2, n_initial=6),
+                     quad, 24)
+    asked = [tuple(SPACE.to_unit([t.params])[0]) for t in opt.trials]
+    assert len(set(asked)) == len(asked)  # never a point twice
+    return steps
+
+
+def test_a_converged_local_step_becomes_a_parzen_step(monkeypatch):
+    # local quadratic steps at proposals 8, 11, 14, ... (every third after 6 initial points)
+    # and no periodic Parzen steps, so every Parzen step here comes from a converged slot
+    recipe = _recipe(parzen_every=0, local_model_every=3, plateau_escape=0,
+                     parzen_when_converged=True)
+    at_best = lambda X, y: X[np.argmin(y)].copy()  # noqa: E731  (a point already asked)
+    assert _count_parzen_steps(monkeypatch, recipe, at_best) == [8, 11, 14, 17, 20, 23]
+    # off: the full maximiser takes those slots
+    off = dataclasses.replace(recipe, parzen_when_converged=False)
+    assert _count_parzen_steps(monkeypatch, off, at_best) == []
+    # a new minimiser is proposed as it is; no minimiser (too few points): the full maximiser
+    fresh = lambda X, y: np.clip(X[np.argmin(y)] + 1e-3, 0, 1)  # noqa: E731
+    assert _count_parzen_steps(monkeypatch, recipe, fresh) == []
+    assert _count_parzen_steps(monkeypatch, recipe, lambda X, y: None) == []
+
+
+def test_the_converged_switch_is_checked():
+    with pytest.raises(TypeError, match="parzen_when_converged"):
+        _recipe(parzen_when_converged=1)
