@@ -198,8 +198,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-noparzen", "mfbo: online Mondrian forest, UCB kappa=1, without the "
            "acquisition's choice among points of a Parzen density of the best observations on "
            "every second model-based proposal (the default before it was added)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), parzen_every=0), "ucb",
-                 kappa=1.0)),
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), parzen_every=0,
+                                     parzen_when_converged=False), "ucb", kappa=1.0)),
     Method("mondrian-plateaukappa2", "mfbo: online Mondrian forest, UCB kappa=1 until a loss "
            "repeats exactly, then kappa=2 (plateau_kappa=2)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), plateau_kappa=2.0))),
@@ -207,10 +207,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "until a loss repeats exactly, raw losses from then on (repeat_y_transform='raw')",
            _mfbo("mondrian", "ucb", kappa=1.0,
                  surrogate_options={"repeat_y_transform": "raw"})),
-    Method("mondrian-convparzen", "mfbo: online Mondrian forest, UCB kappa=1, a Parzen step "
-           "in place of the full maximiser when the local quadratic's minimiser is a point "
-           "already asked (parzen_when_converged=True)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), parzen_when_converged=True))),
+    Method("mondrian-noconvparzen", "mfbo: online Mondrian forest, UCB kappa=1, the full "
+           "maximiser (not a Parzen step) when the local quadratic's minimiser is a point "
+           "already asked (parzen_when_converged=False; the default before it was added)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), parzen_when_converged=False),
+                 "ucb", kappa=1.0)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

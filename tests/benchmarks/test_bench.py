@@ -488,7 +488,8 @@ def test_the_noparzen_method_is_the_default_recipe_without_parzen_steps(tmp_path
     from mfbo.recipes import get_recipe
 
     settings = methods.optimizer_settings("mondrian-noparzen")
-    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), parzen_every=0)
+    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), parzen_every=0,
+                                                        parzen_when_converged=False)
     # the same initial design and first model-based proposal as the default, then its own
     runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
                       progress=False)[0] for m in ("mondrian", "mondrian-noparzen")]
@@ -497,9 +498,15 @@ def test_the_noparzen_method_is_the_default_recipe_without_parzen_steps(tmp_path
     assert runs[0]["values"][n0 + 1] != runs[1]["values"][n0 + 1]
 
 
-def test_the_convparzen_method_is_the_default_recipe_with_parzen_steps_when_converged():
+def test_the_noconvparzen_method_is_the_default_without_parzen_steps_when_converged(
+        tmp_path):
     from mfbo.recipes import get_recipe
 
-    settings = methods.optimizer_settings("mondrian-convparzen")
+    assert get_recipe("mondrian").parzen_when_converged
+    settings = methods.optimizer_settings("mondrian-noconvparzen")
     assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"),
-                                                        parzen_when_converged=True)
+                                                        parzen_when_converged=False)
+    # on Branin at 14 evaluations no local step has converged: the default's run
+    runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-noconvparzen")]
+    assert runs[0]["values"] == runs[1]["values"]

@@ -111,6 +111,7 @@ def test_the_recipe_checks_the_parzen_fields(fields, match):
 
 def test_the_default_takes_a_parzen_step_every_second_proposal():
     assert mfbo.get_recipe("mondrian").parzen_every == 2
+    assert mfbo.get_recipe("mondrian").parzen_when_converged
     assert mfbo.Recipe(model=mfbo.get_recipe("mondrian").model).parzen_every == 0
     # the number of points drawn matters only when steps are taken
     runs = [run_trials(mfbo.Optimizer(SPACE, surrogate=r, random_state=3), quad, 25)
