@@ -77,15 +77,16 @@ one table per problem with, per method, the runs, mean +- sd of the final best v
 that reached the optimum (the exact table minimum on lda-grid/svm-grid; f* + 1e-3|f*| on
 continuous problems; on random grids the easier of that and the grid's minimum), the median
 number of evaluations to reach it, the mean optimizer time per run and the median optimizer
-time per evaluation; and DIR/<problem>.png,
-the mean +- s.e. of the gap best-so-far - optimum against the evaluation, log scale.  A
-problem whose optimum is unknown is measured against the best value any run found.  Suite
-splits get a summary first: mean rank, normalised regret (0 = best method, 1 = random) and
-the worst run and the median optimizer time per evaluation; then paired Wilcoxon signed-rank tests of --reference against every other
-method (runs paired by problem, budget and seed), over the split and per problem family."""
+time per evaluation; and DIR/<problem>.png, the mean +- s.e. of the gap best-so-far - optimum
+against the evaluation, log scale.  A problem whose optimum is unknown is measured against the
+best value any run found.  Suite
+splits get a summary first: mean rank, normalised regret (0 = best method, 1 = random), the
+worst run and the median optimizer time per evaluation; then paired Wilcoxon signed-rank tests
+of --reference against every other method (runs paired by problem, budget and seed), over the
+split and per problem family."""
 
-__all__ = ["check_record", "load_records", "ms_per_eval", "summarize", "suite_summary", "to_markdown",
-           "plot_problem", "report", "add_arguments", "run_from_args", "main"]
+__all__ = ["check_record", "load_records", "ms_per_eval", "summarize", "suite_summary",
+           "to_markdown", "plot_problem", "report", "add_arguments", "run_from_args", "main"]
 
 
 def _is_number(value) -> bool:

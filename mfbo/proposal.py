@@ -196,8 +196,8 @@ class Proposer:
     def _local_step(self, study: Study, number: int, rng):
         """``(unit, converged)``: the local quadratic model's proposal when the recipe asks
         for one at proposal ``number`` (sequential proposals in a continuous or mixed space
-        only), else None; ``converged``: whether one was due but its minimiser is a point
-        already asked."""
+        only), else ``(None, converged)`` where ``converged`` says whether one was due but its
+        minimiser is a point already asked."""
         if self.candidates is not None or study.pending or \
                 not self._due(self.recipe.local_model_every, number):
             return None, False
