@@ -79,11 +79,10 @@ continuous problems; on random grids the easier of that and the grid's minimum),
 number of evaluations to reach it, the mean optimizer time per run and the median optimizer
 time per evaluation; and DIR/<problem>.png, the mean +- s.e. of the gap best-so-far - optimum
 against the evaluation, log scale.  A problem whose optimum is unknown is measured against the
-best value any run found.  Suite
-splits get a summary first: mean rank, normalised regret (0 = best method, 1 = random), the
-worst run and the median optimizer time per evaluation; then paired Wilcoxon signed-rank tests
-of --reference against every other method (runs paired by problem, budget and seed), over the
-split and per problem family."""
+best value any run found.  Suite splits get a summary first: mean rank, normalised regret (0 =
+best method, 1 = random), the worst run and the median optimizer time per evaluation; then
+paired Wilcoxon signed-rank tests of --reference against every other method (runs paired by
+problem, budget and seed), over the split and per problem family."""
 
 __all__ = ["check_record", "load_records", "ms_per_eval", "summarize", "suite_summary",
            "to_markdown", "plot_problem", "report", "add_arguments", "run_from_args", "main"]
