@@ -120,17 +120,39 @@ class SQLiteStorage(Storage):
         if self.read_only and not exists:
             raise ValueError(f"storage {self.path!r} does not exist and cannot be created "
                              f"(read-only, or directory {directory!r} not writable).")
+        # a busy database (another process creating the schema or switching it to WAL at
+        # the same moment can answer "locked" at once, without waiting) is retried until
+        # the timeout; any other error means the file is not a study database
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                conn = self._open_connection(path)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or \
+                        time.monotonic() >= deadline:
+                    raise ValueError(f"storage {self.path!r} is not a readable mfbo study "
+                                     f"database ({exc}).") from None
+                time.sleep(0.05)
+            except sqlite3.DatabaseError as exc:
+                raise ValueError(f"storage {self.path!r} is not a readable mfbo study database "
+                                 f"({exc}).") from None
+        self._conn, self._pid = conn, os.getpid()
+        return conn
+
+    def _open_connection(self, path: str) -> sqlite3.Connection:
+        """A new connection to the database, its schema created or checked (closed again if
+        that fails)."""
+        if self.read_only:
+            conn = self._connect_read_only(path)
+        else:
+            conn = sqlite3.connect(self.path, uri=self.path.startswith("file:"),
+                                   timeout=self.timeout, isolation_level=None,
+                                   check_same_thread=False)
         try:
-            if self.read_only:
-                conn = self._connect_read_only(path)
-            else:
-                conn = sqlite3.connect(self.path, uri=self.path.startswith("file:"),
-                                       timeout=self.timeout, isolation_level=None,
-                                       check_same_thread=False)
             conn.execute("PRAGMA busy_timeout=%d" % int(self.timeout * 1000))
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                conn.close()
                 raise ValueError(f"storage {self.path!r} was written by a newer mfbo (schema "
                                  f"version {version}, this one reads up to {SCHEMA_VERSION}); "
                                  f"upgrade mfbo to open it.")
@@ -149,10 +171,9 @@ class SQLiteStorage(Storage):
                 if version < SCHEMA_VERSION:
                     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("SELECT name FROM studies LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"storage {self.path!r} is not a readable mfbo study database "
-                             f"({exc}).") from None
-        self._conn, self._pid = conn, os.getpid()
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _connect_read_only(self, path: str) -> sqlite3.Connection:
