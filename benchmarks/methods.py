@@ -212,6 +212,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "already asked (parzen_when_converged=False; the default before it was added)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), parzen_when_converged=False),
                  "ucb", kappa=1.0)),
+    Method("mondrian-nolinear", "mfbo: online Mondrian forest, UCB kappa=1, no local linear "
+           "step where there are too few observations for the local quadratic "
+           "(local_linear=False; the default before it was added)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), local_linear=False), "ucb",
+                 kappa=1.0)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

@@ -14,7 +14,7 @@ import numpy as np
 
 from .models import LOG_SHIFT
 
-__all__ = ["quadratic_step", "FULL_QUADRATIC_MAX_DIMS"]
+__all__ = ["quadratic_step", "linear_step", "FULL_QUADRATIC_MAX_DIMS"]
 
 #: up to this many continuous dimensions the quadratic has all cross terms; beyond, only
 #: squares (a full quadratic in 20 dimensions needs 231 observations)
@@ -50,6 +50,52 @@ def _score_transform(y: np.ndarray) -> np.ndarray:
     return np.log(y - lo + LOG_SHIFT * spread)
 
 
+def _local_fit(U: np.ndarray, y: np.ndarray, cont: np.ndarray, p: int, min_fraction: float,
+               features):
+    """Least squares of ``features(Z)`` (``p`` columns) on the ``2 p`` observations nearest
+    the best one, in coordinates ``Z`` scaled so that their box is [-1, 1] around it:
+    ``(center, radius, coef, lo, hi)`` with ``[lo, hi]`` that box within the unit cube, or
+    ``None`` (too few observations, all at the centre, or a degenerate fit)."""
+    m = 2 * p
+    if y.size < m / min_fraction:
+        return None
+    b = int(np.argmin(y))
+    center = U[b]
+    dist = np.abs(U[:, cont] - center[cont]).max(axis=1)
+    near = np.argsort(dist, kind="stable")[:m]
+    radius = float(dist[near].max())
+    if not radius > 0:
+        return None
+    Z = (U[near][:, cont] - center[cont]) / radius
+    t = _score_transform(y[near])
+    A = features(Z)
+    # a little ridge on everything but the constant keeps an ill-posed fit bounded
+    lam = 1e-6 * max(1.0, float(np.trace(A.T @ A)) / p)
+    R = lam * np.eye(p)
+    R[0, 0] = 0.0
+    try:
+        coef = np.linalg.solve(A.T @ A + R, A.T @ t)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(coef)):
+        return None
+    lo = np.maximum(-1.0, -center[cont] / radius)
+    hi = np.minimum(1.0, (1.0 - center[cont]) / radius)
+    return center, radius, coef, lo, hi
+
+
+def _continuous(U, y, levels):
+    U = np.asarray(U, dtype=float)
+    y = np.asarray(y, dtype=float)
+    return U, y, np.flatnonzero(np.asarray(levels) == 0)
+
+
+def _moved(center: np.ndarray, cont: np.ndarray, radius: float, z: np.ndarray) -> np.ndarray:
+    u = center.copy()
+    u[cont] = np.clip(center[cont] + radius * z, 0.0, 1.0)
+    return u
+
+
 def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generator,
                    min_fraction: float = 0.5):
     """The minimiser of a quadratic fitted around the best observation, or ``None``.
@@ -63,41 +109,18 @@ def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generato
     observations (by default: fewer than ``4 p`` observations, so that the quadratic is local
     and not a fit to the whole initial design), when there is no continuous coordinate, or
     when the fit is degenerate."""
-    U = np.asarray(U, dtype=float)
-    y = np.asarray(y, dtype=float)
-    cont = np.flatnonzero(np.asarray(levels) == 0)
+    U, y, cont = _continuous(U, y, levels)
     c = cont.size
     if c == 0 or y.size == 0:
         return None
     full = c <= FULL_QUADRATIC_MAX_DIMS
     p = 1 + c + (c * (c + 1) // 2 if full else c)
-    m = 2 * p
-    if y.size < m / min_fraction:
+    fit = _local_fit(U, y, cont, p, min_fraction, lambda Z: _features(Z, full))
+    if fit is None:
         return None
-    b = int(np.argmin(y))
-    center = U[b]
-    dist = np.abs(U[:, cont] - center[cont]).max(axis=1)
-    near = np.argsort(dist, kind="stable")[:m]
-    radius = float(dist[near].max())
-    if not radius > 0:
-        return None
-    Z = (U[near][:, cont] - center[cont]) / radius
-    t = _score_transform(y[near])
-    A = _features(Z, full)
-    # a little ridge on everything but the constant keeps an ill-posed fit bounded
-    lam = 1e-6 * max(1.0, float(np.trace(A.T @ A)) / p)
-    R = lam * np.eye(p)
-    R[0, 0] = 0.0
-    try:
-        coef = np.linalg.solve(A.T @ A + R, A.T @ t)
-    except np.linalg.LinAlgError:
-        return None
-    if not np.all(np.isfinite(coef)):
-        return None
+    center, radius, coef, lo, hi = fit
     # candidates: the clipped Newton point (if the quadratic is convex) and random points of
     # the trust box; the best by the fitted quadratic wins
-    lo = np.maximum(-1.0, -center[cont] / radius)
-    hi = np.minimum(1.0, (1.0 - center[cont]) / radius)
     cands = [lo + (hi - lo) * rng.random((_N_SEARCH, c))]
     g = coef[1:1 + c]
     if full:
@@ -114,7 +137,27 @@ def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generato
         pass
     Zc = np.vstack(cands)
     q = _features(Zc, full) @ coef
-    z = Zc[int(np.argmin(q))]
-    u = center.copy()
-    u[cont] = np.clip(center[cont] + radius * z, 0.0, 1.0)
-    return u
+    return _moved(center, cont, radius, Zc[int(np.argmin(q))])
+
+
+def linear_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 0.5):
+    """The corner of the trust box where a plane fitted around the best observation is
+    lowest, or ``None``: a trust-region gradient step, for when there are too few
+    observations for :func:`quadratic_step`.
+
+    As :func:`quadratic_step`, with a plane (``p = 1 + c`` coefficients for ``c``
+    continuous coordinates) fitted to the ``2 p`` observations nearest the incumbent; each
+    continuous coordinate goes to the side of the box its slope descends to (a flat one
+    stays).  A loss lowest at a bound of its ranges (the smallest leaf size, no
+    regularisation) is then followed to that bound, which a forest's flat mean cannot do."""
+    U, y, cont = _continuous(U, y, levels)
+    c = cont.size
+    if c == 0 or y.size == 0:
+        return None
+    fit = _local_fit(U, y, cont, 1 + c, min_fraction,
+                     lambda Z: np.hstack([np.ones((Z.shape[0], 1)), Z]))
+    if fit is None:
+        return None
+    center, radius, coef, lo, hi = fit
+    g = coef[1:]
+    return _moved(center, cont, radius, np.where(g > 0, lo, np.where(g < 0, hi, 0.0)))

@@ -19,7 +19,7 @@ import numpy as np
 from acquisitions import make_acquisition, maximize_over_candidates, maximize_random_local, snap
 
 from .candidates import CandidateSet
-from .local_model import quadratic_step
+from .local_model import linear_step, quadratic_step
 from .models import Model
 from .parzen import good_region_sample
 from .recipes import Recipe
@@ -194,14 +194,17 @@ class Proposer:
         return bool(every) and (number - self.n_initial) % every == every - 1
 
     def _local_step(self, study: Study, number: int, rng):
-        """``(unit, converged)``: the local quadratic model's proposal when the recipe asks
-        for one at proposal ``number`` (sequential proposals in a continuous or mixed space
+        """``(unit, converged)``: the local quadratic model's proposal (or, with too few
+        observations for it, the recipe's linear one) when the recipe asks for one at
+        proposal ``number`` (sequential proposals in a continuous or mixed space
         only), else ``(None, converged)`` where ``converged`` says whether one was due but its
         minimiser is a point already asked."""
         if self.candidates is not None or study.pending or \
                 not self._due(self.recipe.local_model_every, number):
             return None, False
         u = quadratic_step(study.obs.X, study.obs.y, self.space.levels, rng)
+        if u is None and self.recipe.local_linear:
+            u = linear_step(study.obs.X, study.obs.y, self.space.levels)
         if u is None:
             return None, False
         u = snap(u, self.space.levels)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import mfbo
-from mfbo.local_model import FULL_QUADRATIC_MAX_DIMS, quadratic_step
-from tests.support import quad
+from mfbo.local_model import FULL_QUADRATIC_MAX_DIMS, linear_step, quadratic_step
+from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
@@ -94,3 +94,105 @@ def test_every_kth_model_proposal_is_the_quadratic_step():
                 steps.append(np.allclose(SPACE.to_unit([t.params])[0], expect, atol=1e-9))
         opt.tell(t, quad(**t.params))
     assert steps and all(steps)
+
+
+def _plane(slopes, n, seed):
+    rng = np.random.default_rng(seed)
+    U = 0.3 + 0.4 * rng.random((n, len(slopes)))
+    return U, U @ np.asarray(slopes, dtype=float) + 5.0
+
+
+def test_the_linear_step_goes_to_the_trust_box_corner_its_slope_descends_to():
+    # slopes of either sign and a flat coordinate; 4 coordinates: a plane of 5 coefficients
+    # fitted to the 10 nearest of the 24 observations
+    U, y = _plane([1.0, -2.0, 0.0, 0.5], 24, 0)
+    b = U[np.argmin(y)]
+    d = np.abs(U - b).max(axis=1)
+    radius = np.sort(d)[9]
+    u = linear_step(U, y, [0] * 4)
+    assert u[0] == pytest.approx(max(0.0, b[0] - radius))
+    assert u[1] == pytest.approx(min(1.0, b[1] + radius))
+    assert u[3] == pytest.approx(max(0.0, b[3] - radius))
+    # the flat coordinate: its fitted slope is ~0 but not exactly, so it goes to a side too;
+    # the loss does not care, the point stays in the box and the unit cube
+    assert abs(u[2] - b[2]) <= radius + 1e-12 and 0 <= u[2] <= 1
+    assert u @ [1.0, -2.0, 0.0, 0.5] < b @ [1.0, -2.0, 0.0, 0.5]  # downhill
+
+
+def test_the_linear_step_reaches_a_bound_and_keeps_discrete_coordinates():
+    rng = np.random.default_rng(1)
+    U = np.column_stack([0.05 * rng.random(30), rng.random(30),
+                         np.where(rng.random(30) > 0.5, 0.75, 0.25)])
+    y = U[:, 0] - U[:, 1]
+    b = U[np.argmin(y)]
+    u = linear_step(U, y, [0, 0, -2])
+    assert u[0] == 0.0  # the trust box reaches past the bound: clipped to it
+    assert u[2] == b[2]
+    assert np.all((u >= 0) & (u <= 1))
+
+
+def test_no_linear_step_without_enough_observations_or_continuous_coordinates():
+    # a plane in 2-D has 3 coefficients, fitted to the 6 nearest: 12 observations needed
+    U, y = _plane([1.0, 1.0], 11, 2)
+    assert linear_step(U, y, [0, 0]) is None
+    assert linear_step(U, y, [0, 0], min_fraction=1) is not None
+    U, y = _plane([1.0, 1.0], 12, 2)
+    assert linear_step(U, y, [0, 0]) is not None
+    assert linear_step(U, y, [4, -3]) is None
+    assert linear_step(U[:0], y[:0], [0, 0]) is None
+    assert linear_step(np.full((20, 2), 0.5), np.arange(20.0), [0, 0]) is None
+
+
+def test_a_linear_step_where_the_quadratic_has_too_few_observations():
+    # the plane's slots: proposals 2, 5, 8, ... after the initial design, while fewer than
+    # 24 observations (the quadratic's need in 2-D), from 12 on (the plane's)
+    recipe = dataclasses.replace(mfbo.get_recipe("mondrian"), local_model_every=3,
+                                 local_linear=True, plateau_escape=0)
+    opt = mfbo.Optimizer(SPACE, surrogate=recipe, random_state=4)
+    n0 = recipe.initial_size(len(SPACE))
+    linear, quadratic = [], []
+    for i in range(n0 + 24):
+        t = opt.ask()
+        k = i - n0
+        if k >= 0 and k % 3 == 2:
+            obs = opt.study.obs
+            rng = opt.proposer._rng(i)
+            rng.random()  # the draw that decides on random interleaving
+            got = SPACE.to_unit([t.params])[0]
+            if i < 24:
+                expect = linear_step(obs.X, obs.y, SPACE.levels)
+                linear.append(i >= 12 and np.allclose(got, expect, atol=1e-9))
+            else:
+                expect = quadratic_step(obs.X, obs.y, SPACE.levels, rng)
+                quadratic.append(np.allclose(got, expect, atol=1e-9))
+        opt.tell(t, quad(**t.params))
+    assert len(linear) >= 4 and all(linear) and quadratic and all(quadratic)
+    # without the plane, the same run up to its first slot, then other proposals
+    plain = run_trials(mfbo.Optimizer(SPACE, surrogate=dataclasses.replace(
+        recipe, local_linear=False), random_state=4), quad, n0 + 3)
+    assert [t.params for t in plain.trials[:n0 + 2]] == [t.params for t in opt.trials[:n0 + 2]]
+    assert plain.trials[n0 + 2].params != opt.trials[n0 + 2].params
+
+
+@pytest.mark.parametrize("bad", [1, None, "yes"])
+def test_recipe_refuses_a_bad_local_linear(bad):
+    with pytest.raises(TypeError, match="local_linear"):
+        dataclasses.replace(mfbo.get_recipe("mondrian"), local_linear=bad)
+
+
+def _corner(**p):
+    """Lowest (0) at the corner (0, 0, 0, 0, 1, 1) of [0, 1]^6, flat (3) where the sum is
+    above 3: a loss lowest at bounds, as a decision tree's error often is."""
+    return min(p["a"] + p["b"] + p["c"] + p["d"] + (1 - p["e"]) + (1 - p["f"]), 3.0)
+
+
+def test_the_linear_steps_take_a_run_to_a_corner_the_forest_alone_misses():
+    space = mfbo.Space({k: mfbo.Real(0.0, 1.0) for k in "abcdef"})
+    best = {}
+    for on in (False, True):
+        recipe = dataclasses.replace(mfbo.get_recipe("mondrian"), local_linear=on)
+        best[on] = [min(t.value for t in run_trials(
+            mfbo.Optimizer(space, surrogate=recipe, random_state=s), _corner, 50).trials)
+            for s in range(3)]
+    assert max(best[True]) == 0.0
+    assert min(best[False]) > 0.1
