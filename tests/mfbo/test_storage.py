@@ -121,3 +121,67 @@ def test_two_processes_share_one_study_without_duplicates(tmp_path):
     assert len(points) == len(opt.trials)  # same seed in both processes, still no duplicate
     owners = {t.owner.split(":")[1] for t in opt.trials}
     assert len(owners) == 2  # both processes contributed
+
+
+def _failing_opens(monkeypatch, errors):
+    """Make ``SQLiteStorage._open_connection`` raise ``errors`` in turn before it opens; the
+    number of calls so far is in the returned list."""
+    calls = []
+    real = SQLiteStorage._open_connection
+
+    def opening(self, path):
+        calls.append(time.monotonic())
+        if len(calls) <= len(errors):
+            raise errors[len(calls) - 1]
+        return real(self, path)
+    monkeypatch.setattr(SQLiteStorage, "_open_connection", opening)
+    return calls
+
+
+def test_a_database_that_answers_locked_at_once_is_retried_until_it_opens(tmp_path, monkeypatch):
+    # what two processes creating the schema or switching to WAL together can get
+    locked = [sqlite3.OperationalError("database is locked"),
+              sqlite3.OperationalError("database table is locked"),
+              sqlite3.OperationalError("database is busy")]
+    calls = _failing_opens(monkeypatch, locked)
+    storage = SQLiteStorage(str(tmp_path / "s.db"), timeout=30)
+    assert len(calls) == 4
+    opt = Optimizer(SPACE, random_state=0, storage=storage, n_random_candidates=64)
+    t = opt.ask()
+    opt.tell(t, quad(**t.params))
+    assert opt.n_finished == 1
+
+
+def test_a_lock_that_outlasts_the_timeout_or_another_error_is_a_clear_error(tmp_path,
+                                                                            monkeypatch):
+    calls = _failing_opens(monkeypatch, [sqlite3.OperationalError("database is locked")] * 1000)
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="not a readable mfbo study.*locked"):
+        SQLiteStorage(str(tmp_path / "s.db"), timeout=0.3)
+    assert 0.3 <= time.monotonic() - start < 10 and len(calls) > 1
+    # any other error: at once, no retry
+    calls = _failing_opens(monkeypatch, [sqlite3.OperationalError("disk I/O error")])
+    with pytest.raises(ValueError, match="disk I/O error"):
+        SQLiteStorage(str(tmp_path / "t.db"), timeout=30)
+    assert len(calls) == 1
+
+
+def test_a_study_waits_for_a_writer_that_holds_the_database(tmp_path):
+    import threading
+
+    path = str(tmp_path / "s.db")
+    SQLiteStorage(path)  # the schema exists, in WAL mode
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(0.5, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        start = time.monotonic()
+        storage = SQLiteStorage(path, timeout=30)
+        opt = Optimizer(SPACE, random_state=0, storage=storage, n_random_candidates=64)
+        t = opt.ask()
+        opt.tell(t, quad(**t.params))
+        assert opt.n_finished == 1 and time.monotonic() - start >= 0.4
+    finally:
+        release.join()
+        holder.close()
