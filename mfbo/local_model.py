@@ -1,4 +1,4 @@
-"""A local quadratic model around the incumbent: the step a forest cannot take.
+"""Local models around the incumbent: the steps a forest cannot take.
 
 A forest's mean is flat inside a cell, so near the best observation it says nothing about
 which way the loss falls.  On a smooth loss the acquisition then proposes points just beside
@@ -6,6 +6,9 @@ the incumbent, one axis at a time, and a curved valley is followed in ever small
 :func:`quadratic_step` fits a quadratic by least squares to the observations nearest the
 incumbent (in the unit cube, continuous coordinates only) and returns the minimiser of that
 quadratic within the box they span: a trust-region step, as in derivative-free optimisers.
+Before there are enough observations for a quadratic, :func:`linear_step` fits a plane the
+same way and goes to the corner of the box it descends to; beyond the observations the
+forest's mean is flat too, so a loss lowest at a bound is followed there only by such a step.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ def _local_fit(U: np.ndarray, y: np.ndarray, cont: np.ndarray, p: int, min_fract
 
 
 def _continuous(U, y, levels):
+    """``U`` and ``y`` as float arrays, and the indices of the continuous coordinates."""
     U = np.asarray(U, dtype=float)
     y = np.asarray(y, dtype=float)
     return U, y, np.flatnonzero(np.asarray(levels) == 0)
