@@ -154,6 +154,11 @@ def _mfbo(surrogate: str, acquisition: str | None = None, **options) -> Callable
     return runner
 
 
+def _mondrian_with(**fields) -> Callable:
+    """The default Mondrian recipe with ``fields`` changed, under UCB kappa=1 (an ablation)."""
+    return _mfbo(dataclasses.replace(get_recipe("mondrian"), **fields), "ucb", kappa=1.0)
+
+
 def _peer(function: str) -> Callable:
     def runner(objective, problem, budget, seed):
         from benchmarks import peers
@@ -169,16 +174,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _mfbo("mondrian", "ei")),
     Method("mondrian-nolocal", "mfbo: online Mondrian forest, UCB kappa=1, without the local "
            "quadratic steps (the default before they were added)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), local_model_every=0), "ucb",
-                 kappa=1.0)),
+           _mondrian_with(local_model_every=0)),
     Method("mondrian-allmoves", "mfbo: online Mondrian forest, UCB kappa=1, joint local-search "
            "moves growing with the dimension (the default before they were capped)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), joint_move_dims=None), "ucb",
-                 kappa=1.0)),
+           _mondrian_with(joint_move_dims=None)),
     Method("mondrian-noescape", "mfbo: online Mondrian forest, UCB kappa=1, without the random "
            "proposal after runs of repeated losses (the default before it was added)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), plateau_escape=0), "ucb",
-                 kappa=1.0)),
+           _mondrian_with(plateau_escape=0)),
     Method("mondrian-bp", "mfbo: online Mondrian forest with the exact Gaussian BP posterior "
            "(surrogate_options={'posterior': 'bp'}), UCB kappa=1",
            _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "bp"})),
@@ -189,8 +191,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-searchstop", "mfbo: online Mondrian forest, UCB kappa=1, the acquisition's "
            "local searches all stopped once the best score found has not risen for 3 rounds "
            "(search_patience=3)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), search_patience=3), "ucb",
-                 kappa=1.0)),
+           _mondrian_with(search_patience=3)),
     Method("mondrian-kappa21", "mfbo: online Mondrian forest, UCB with kappa 2 for the "
            "proposals from an even number of observations (those of the empirical posterior) "
            "and 1 for those from an odd number (the BP posterior's): kappa=(2, 1)",
@@ -198,8 +199,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-noparzen", "mfbo: online Mondrian forest, UCB kappa=1, without the "
            "acquisition's choice among points of a Parzen density of the best observations on "
            "every second model-based proposal (the default before it was added)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), parzen_every=0,
-                                     parzen_when_converged=False), "ucb", kappa=1.0)),
+           _mondrian_with(parzen_every=0, parzen_when_converged=False)),
     Method("mondrian-plateaukappa2", "mfbo: online Mondrian forest, UCB kappa=1 until a loss "
            "repeats exactly, then kappa=2 (plateau_kappa=2)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), plateau_kappa=2.0))),
@@ -210,13 +210,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-noconvparzen", "mfbo: online Mondrian forest, UCB kappa=1, the full "
            "maximiser (not a Parzen step) when the local quadratic's minimiser is a point "
            "already asked (parzen_when_converged=False; the default before it was added)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), parzen_when_converged=False),
-                 "ucb", kappa=1.0)),
+           _mondrian_with(parzen_when_converged=False)),
     Method("mondrian-nolinear", "mfbo: online Mondrian forest, UCB kappa=1, no local linear "
            "step where there are too few observations for the local quadratic "
            "(local_linear=False; the default before it was added)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), local_linear=False), "ucb",
-                 kappa=1.0)),
+           _mondrian_with(local_linear=False)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),
