@@ -58,7 +58,10 @@ def _local_fit(U: np.ndarray, y: np.ndarray, cont: np.ndarray, p: int, min_fract
     """Least squares of ``features(Z)`` (``p`` columns) on the ``2 p`` observations nearest
     the best one, in coordinates ``Z`` scaled so that their box is [-1, 1] around it:
     ``(center, radius, coef, lo, hi)`` with ``[lo, hi]`` that box within the unit cube, or
-    ``None`` (too few observations, all at the centre, or a degenerate fit)."""
+    ``None`` (no continuous coordinate, too few observations, all at the centre, or a
+    degenerate fit)."""
+    if cont.size == 0 or y.size == 0:
+        return None
     m = 2 * p
     if y.size < m / min_fraction:
         return None
@@ -115,8 +118,6 @@ def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generato
     when the fit is degenerate."""
     U, y, cont = _continuous(U, y, levels)
     c = cont.size
-    if c == 0 or y.size == 0:
-        return None
     full = c <= FULL_QUADRATIC_MAX_DIMS
     p = 1 + c + (c * (c + 1) // 2 if full else c)
     fit = _local_fit(U, y, cont, p, min_fraction, lambda Z: _features(Z, full))
@@ -155,10 +156,7 @@ def linear_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 0.5)
     stays).  A loss lowest at a bound of its ranges (the smallest leaf size, no
     regularisation) is then followed to that bound, which a forest's flat mean cannot do."""
     U, y, cont = _continuous(U, y, levels)
-    c = cont.size
-    if c == 0 or y.size == 0:
-        return None
-    fit = _local_fit(U, y, cont, 1 + c, min_fraction,
+    fit = _local_fit(U, y, cont, 1 + cont.size, min_fraction,
                      lambda Z: np.hstack([np.ones((Z.shape[0], 1)), Z]))
     if fit is None:
         return None

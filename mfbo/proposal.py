@@ -194,8 +194,8 @@ class Proposer:
         return bool(every) and (number - self.n_initial) % every == every - 1
 
     def _local_step(self, study: Study, number: int, rng):
-        """``(unit, converged)``: the local quadratic model's proposal (or, with too few
-        observations for it, the recipe's linear one) when the recipe asks for one at
+        """``(unit, converged)``: the local quadratic model's proposal (or, where the
+        quadratic gives none, the recipe's linear one) when the recipe asks for one at
         proposal ``number`` (sequential proposals in a continuous or mixed space
         only), else ``(None, converged)`` where ``converged`` says whether one was due but its
         minimiser is a point already asked."""

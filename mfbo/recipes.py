@@ -103,8 +103,8 @@ class Recipe:
         (:func:`mfbo.local_model.quadratic_step`), when there are enough of them and no
         trial is pending; otherwise the acquisition's maximiser as usual.
     local_linear : bool, default=False
-        When such a step is due but there are too few observations for the quadratic, take
-        the step of a plane fitted the same way instead (:func:`mfbo.local_model.linear_step`:
+        When such a step is due but the quadratic gives none (too few observations for it,
+        or a degenerate fit), take the step of a plane fitted the same way instead (:func:`mfbo.local_model.linear_step`:
         to the corner of the trust box its slope descends to), once there are enough for
         that (4 (1 + c) for c continuous coordinates, against 4 p for the quadratic's p
         coefficients).
