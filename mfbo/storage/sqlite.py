@@ -128,15 +128,13 @@ class SQLiteStorage(Storage):
             try:
                 conn = self._open_connection(path)
                 break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc) or \
-                        time.monotonic() >= deadline:
+            except sqlite3.DatabaseError as exc:
+                busy = isinstance(exc, sqlite3.OperationalError) and \
+                    ("locked" in str(exc) or "busy" in str(exc))
+                if not busy or time.monotonic() >= deadline:
                     raise ValueError(f"storage {self.path!r} is not a readable mfbo study "
                                      f"database ({exc}).") from None
                 time.sleep(0.05)
-            except sqlite3.DatabaseError as exc:
-                raise ValueError(f"storage {self.path!r} is not a readable mfbo study database "
-                                 f"({exc}).") from None
         self._conn, self._pid = conn, os.getpid()
         return conn
 
