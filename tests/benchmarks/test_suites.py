@@ -19,11 +19,14 @@ from tests.support import have_data
 SKLEARN = SUITES["sklearn-tune"].problems()
 MIXED = SUITES["mixed"].problems()
 HAVE_CAL = have_data("cal_housing.data")
+#: the data file each non-bundled data set is read from
+_FILES = {"california": "cal_housing.data", "magic04": "magic04.data", "cpu_act": "cpu_act.csv"}
 
 
 def _needs_data(name):
-    if "california" in name and not HAVE_CAL:
-        pytest.skip("cal_housing.data not found: set MFBO_DATA_DIR (CI uses ../shared/data)")
+    for dataset, file in _FILES.items():
+        if f"-{dataset}-" in f"{name}-" and not have_data(file):
+            pytest.skip(f"{file} not found: set MFBO_DATA_DIR (CI uses ../shared/data)")
 
 
 def _covering():
@@ -44,15 +47,16 @@ def _covering():
 # -- registration --------------------------------------------------------------------------------
 def test_suites_have_disjoint_dev_and_test_splits():
     tune = SUITES["sklearn-tune"]
-    assert len(tune.dev) == len(tune.test) == 48
+    assert len(tune.dev) == 80 and len(tune.test) == 48
     n = len(sklearn_tune.MODELS) * 2 * len(sklearn_tune.DATASETS)
-    assert len(SKLEARN) == len(set(SKLEARN)) == n == 96
+    assert len(SKLEARN) == len(set(SKLEARN)) == n == 128
     for name in tune.dev:
         assert name.split("-")[-2] in sklearn_tune.DEV_DATASETS
     for name in tune.test:
         assert name.split("-")[-2] in sklearn_tune.TEST_DATASETS
     assert "sklearn-DT-breast_cancer-acc" in tune.dev and "sklearn-kNN-diabetes-mse" in tune.dev
     assert "sklearn-MLP-sgd-california-mae" in tune.test
+    assert "sklearn-DT-magic04-acc" in tune.dev and "sklearn-RF-cpu_act-mae" in tune.dev
     assert set(SUITES["mixed"].dev) == {"mixed-ackley-7d", "pressure-vessel",
                                         "mixed-pipeline-breast_cancer"}
     assert set(SUITES["mixed"].test) == {"mixed-ackley-12d", "speed-reducer",
@@ -136,6 +140,21 @@ def test_digits_is_subsampled_and_california_standardised():
         X, y = sklearn_tune.load_dataset("california")
         assert X.shape == (2000, 8) and np.allclose(np.median(X, axis=0), 0.0)
         assert abs(np.median(y)) < 1e-12
+
+
+@pytest.mark.skipif(not (have_data("magic04.data") and have_data("cpu_act.csv")),
+                    reason="magic04.data / cpu_act.csv not found: set MFBO_DATA_DIR "
+                           "(CI uses ../shared/data)")
+def test_magic04_and_cpu_act_are_subsampled_and_standardised():
+    X, y = sklearn_tune.load_dataset("magic04")
+    # 2,000 rows; the class letters g / h become labels 0 / 1, which are not standardised
+    assert X.shape == (2000, 10) and y.dtype == np.int64 and set(np.unique(y)) == {0, 1}
+    assert np.allclose(np.median(X, axis=0), 0.0)
+    X, y = sklearn_tune.load_dataset("cpu_act")
+    assert X.shape == (2000, 21) and abs(np.median(y)) < 1e-12
+    # the same rows every time
+    X2, y2 = sklearn_tune.load_dataset("cpu_act")
+    assert np.array_equal(X, X2) and np.array_equal(y, y2)
 
 
 def test_known_optima_of_the_mixed_problems():
