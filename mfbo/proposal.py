@@ -82,6 +82,9 @@ class Proposer:
         self.space = space
         self.recipe = recipe
         self.model = model
+        set_levels = getattr(model, "set_levels", None)  # (a factory's model need not have it)
+        if set_levels is not None:
+            set_levels(space.levels)
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions = [make_acquisition(recipe.acquisition, kappa=k, xi=recipe.xi)
                               for k in recipe.kappas]

@@ -1,0 +1,214 @@
+"""The Mondrian model's linear trend (``trend=True``): its coefficients, the forest on the
+residuals, a mean that keeps falling beyond the data, categorical coordinates left out,
+pickling, bad input, and its place in the default recipe."""
+
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+
+import mfbo
+from mfbo.models import MondrianModel
+from mfbo.recipes import get_recipe
+from tests.support import quad, run_trials
+
+
+def _model(trend, n_dims=2, **kw):
+    return MondrianModel(n_dims, 0, trend=trend, y_transform=None, **kw)
+
+
+def _feed(model, X, y, one_by_one=True):
+    if one_by_one:
+        for i in range(1, len(y) + 1):
+            model.observe(X[:i], y[:i], 1)
+    else:
+        model.observe(X, y, len(y))
+    return model
+
+
+def test_trend_is_the_ridge_regression_on_centred_coordinates():
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 3))
+    y = 2.0 + 3.0 * X[:, 0] - X[:, 1] + 0.1 * np.sin(7 * X[:, 2])
+    m = _feed(_model(True, 3), X, y)
+    A = np.hstack([np.ones((40, 1)), X - 0.5])
+    R = 1e-3 * 40 * np.eye(4)
+    R[0, 0] = 0.0
+    beta = np.linalg.solve(A.T @ A + R, A.T @ y)
+    assert np.allclose(m._beta, beta, rtol=1e-12, atol=1e-12)
+    assert beta[1] == pytest.approx(3.0, abs=0.1) and beta[2] == pytest.approx(-1.0, abs=0.1)
+    # the forest holds the residuals: its own prediction plus the trend is the model's
+    Xq = rng.random((5, 3))
+    mf = m.forest.predict(Xq)
+    mm, _ = m.predict(Xq)
+    assert np.allclose(mm, mf + np.hstack([np.ones((5, 1)), Xq - 0.5]) @ beta)
+    # ... and that forest is the one grown on the residuals directly
+    direct = _feed(_model(False, 3), X, y - A @ beta, one_by_one=False)
+    one_fit = _feed(_model(True, 3), X, y, one_by_one=False)
+    assert np.allclose(one_fit.forest.predict(Xq), direct.forest.predict(Xq))
+
+
+def test_beyond_the_data_the_mean_keeps_falling_with_the_trend():
+    rng = np.random.default_rng(1)
+    X = np.column_stack([0.4 + 0.3 * rng.random(60), rng.random(60)])  # x0 in [0.4, 0.7]
+    y = X[:, 0].copy()  # lowest towards x0 = 0, where there are no data
+    Xq = np.array([[0.0, 0.5], [0.2, 0.5], [0.4, 0.5]])
+    flat, _ = _feed(_model(False), X, y).predict(Xq)
+    sloped, _ = _feed(_model(True), X, y).predict(Xq)
+    # without the trend the mean beyond the data is no lower than the lowest loss seen
+    assert flat.min() > y.min() - 0.01
+    assert sloped[0] < sloped[1] < sloped[2] and sloped[0] < y.min() - 0.3
+    # the plane's value at x0 = 0, less the ridge's shrinkage of the slope (about a tenth here)
+    assert sloped[0] == pytest.approx(0.0, abs=0.1)
+
+
+def test_categorical_coordinates_are_left_out_of_the_trend():
+    rng = np.random.default_rng(2)
+    X = rng.random((30, 3))
+    y = X[:, 0] + X[:, 2]
+    m = _model(True, 3)
+    m.set_levels(np.array([0, -3, 4]))
+    _feed(m, X, y)
+    assert m._beta.shape == (3,)  # intercept, the continuous and the ordered coordinate
+    # the optimizer tells its model the space's kinds
+    space = mfbo.Space({"x": mfbo.Real(0.0, 1.0), "c": mfbo.Categorical(["a", "b", "c"]),
+                        "k": mfbo.Integer(1, 4)})
+    opt = mfbo.Optimizer(space, random_state=0)
+    assert opt.proposer.model._trend_on  # the default's trend: the space has an integer
+    assert list(opt.proposer.model._trend_dims) == [0, 2]
+
+
+def test_if_integers_takes_the_trend_only_in_a_space_with_an_ordered_coordinate():
+    assert not MondrianModel(2, 0, trend="if-integers")._trend_on  # told nothing yet
+    for levels, on in (([0, 0], False), ([0, -3], False), ([0, 4], True), ([-2, 7], True)):
+        m = MondrianModel(2, 0, trend="if-integers")
+        m.set_levels(np.array(levels))
+        assert m._trend_on is on
+    m = MondrianModel(2, 0, trend=True)
+    m.set_levels(np.array([0, 0]))
+    assert m._trend_on  # True: always
+
+
+def test_without_trend_predictions_are_the_forests():
+    rng = np.random.default_rng(3)
+    X = rng.random((25, 2))
+    y = np.sin(5 * X[:, 0]) + X[:, 1]
+    m = _feed(_model(False), X, y)
+    assert m._beta is None
+    mm, sm = m.predict(X[:4])
+    assert np.array_equal(mm, m.forest.predict(X[:4]))
+
+
+def test_per_tree_means_carry_the_trend():
+    rng = np.random.default_rng(4)
+    X = rng.random((30, 2))
+    y = 2 * X[:, 0]
+    m = _feed(_model(True), X, y)
+    Xq = rng.random((6, 2))
+    mt, vt = m.predict_per_tree(Xq)
+    ft, fv = m.forest.predict_per_tree(Xq)
+    assert mt.shape == ft.shape
+    assert np.allclose(mt - ft, (np.hstack([np.ones((6, 1)), Xq - 0.5]) @ m._beta)[:, None])
+    assert np.array_equal(vt, fv)
+
+
+def test_pickled_model_predicts_the_same():
+    rng = np.random.default_rng(5)
+    X = rng.random((20, 2))
+    y = X[:, 0] ** 2 + X[:, 1]
+    m = _feed(_model(True), X, y)
+    m2 = pickle.loads(pickle.dumps(m))
+    Xq = rng.random((7, 2))
+    assert np.array_equal(m.predict(Xq)[0], m2.predict(Xq)[0])
+    # and it goes on learning as the original does
+    Xn, yn = np.vstack([X, [[0.1, 0.9]]]), np.append(y, 0.91)
+    m.observe(Xn, yn, 1)
+    m2.observe(Xn, yn, 1)
+    assert np.array_equal(m.predict(Xq)[0], m2.predict(Xq)[0])
+
+
+def test_a_model_pickled_before_the_trend_existed_still_predicts():
+    rng = np.random.default_rng(6)
+    X = rng.random((15, 2))
+    y = X.sum(axis=1)
+    m = _feed(_model(False), X, y)
+    for name in ("trend", "_trend_dims", "_beta"):
+        delattr(m, name)
+    m2 = pickle.loads(pickle.dumps(m))
+    m2.observe(np.vstack([X, [[0.5, 0.5]]]), np.append(y, 1.0), 1)
+    assert np.all(np.isfinite(m2.predict(X)[0]))
+
+
+@pytest.mark.parametrize("bad", ["yes", "integers", 1, None])
+def test_bad_trend_names_the_argument(bad):
+    with pytest.raises(TypeError, match="trend"):
+        MondrianModel(2, 0, trend=bad)
+
+
+def test_constant_liar_copies_refit_the_trend_and_leave_the_original():
+    rng = np.random.default_rng(7)
+    X = rng.random((20, 2))
+    y = X[:, 0]
+    m = _feed(_model(True), X, y)
+    before = m._beta.copy()
+    lied = m.with_lies(X, y, np.array([[0.0, 0.0]]), 5.0)
+    assert not np.allclose(lied._beta, before)
+    assert np.array_equal(m._beta, before)
+
+
+def _int_quad(x, k):
+    return (x - 0.3) ** 2 + (k / 10 - 0.4) ** 2
+
+
+def test_default_recipe_takes_the_trend_in_integer_spaces_only():
+    assert get_recipe("mondrian").model_options["trend"] == "if-integers"
+    mixed_space = {"x": mfbo.Real(-1, 1), "k": mfbo.Integer(0, 10)}
+    runs = {on: run_trials(mfbo.Optimizer(mixed_space, random_state=3, surrogate_options=None
+                                          if on else {"trend": False}), _int_quad, 20)
+            for on in (True, False)}
+    assert runs[True].proposer.model._beta is not None
+    assert runs[False].proposer.model._beta is None
+    # the initial design is the same; the model-based proposals differ
+    n0 = get_recipe("mondrian").initial_size(2)
+    a, b = ([t.params for t in runs[on].trials] for on in (True, False))
+    assert a[:n0] == b[:n0] and a != b
+    # in a continuous space the default is exactly the forest without the trend
+    cont = {"x": mfbo.Real(-1, 1), "y": mfbo.Real(-1, 1)}
+    a, b = ([t.params for t in run_trials(mfbo.Optimizer(cont, random_state=3,
+                                                          surrogate_options=o), quad,
+                                           20).trials] for o in (None, {"trend": False}))
+    assert a == b
+
+
+def test_in_a_run_the_forest_holds_the_residuals_on_the_current_scale():
+    opt = run_trials(mfbo.Optimizer({"x": mfbo.Real(-1, 1), "y": mfbo.Real(-1, 1)},
+                                    random_state=0, surrogate_options={"trend": True}),
+                     quad, 30)
+    model = opt.proposer.model
+    assert model._beta is not None
+    forest = model.forest
+    n = forest.n_samples_seen_
+    X, y = opt.study.obs.X, opt.study.obs.y
+    np.testing.assert_allclose(forest._store.y[:n], model._transform(y) - model._trend_at(X),
+                               atol=1e-9)
+
+
+def _corner(**p):
+    """Lowest (0) at the corner (0, 0, 0, 0, 1, 1) of [0, 1]^6, flat (3) where the sum is
+    above 3."""
+    return min(p["a"] + p["b"] + p["c"] + p["d"] + (1 - p["e"]) + (1 - p["f"]), 3.0)
+
+
+def test_the_trend_alone_takes_a_run_to_a_corner():
+    space = mfbo.Space({k: mfbo.Real(0.0, 1.0) for k in "abcdef"})
+    recipe = get_recipe("mondrian")
+    best = {}
+    for on in (False, True):
+        r = dataclasses.replace(recipe, local_linear=False, model_options={
+            **recipe.model_options, "trend": on})
+        best[on] = [min(t.value for t in run_trials(
+            mfbo.Optimizer(space, surrogate=r, random_state=s), _corner, 50).trials)
+            for s in range(3)]
+    assert max(best[True]) < 0.05
+    assert min(best[False]) > 0.1
