@@ -196,11 +196,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "proposals from an even number of observations (those of the empirical posterior) "
            "and 1 for those from an odd number (the BP posterior's): kappa=(2, 1)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0)))),
-    Method("mondrian-notrend", "mfbo: online Mondrian forest, UCB kappa=1, the forest on the "
-           "transformed losses themselves in every space, not on the residuals of a linear "
-           "trend in a space with an integer coordinate (the default before the trend)",
-           _mondrian_with(model_options={**get_recipe("mondrian").model_options,
-                                         "trend": False})),
+    Method("mondrian-trend", "mfbo: online Mondrian forest, UCB kappa=1, the forest on the "
+           "residuals of a linear trend in a space with an integer coordinate "
+           "(surrogate_options={'trend': 'if-integers'})",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend": "if-integers"})),
+    Method("mondrian-trendall", "mfbo: online Mondrian forest, UCB kappa=1, the forest on the "
+           "residuals of a linear trend in every space (surrogate_options={'trend': True})",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend": True})),
     Method("mondrian-noparzen", "mfbo: online Mondrian forest, UCB kappa=1, without the "
            "acquisition's choice among points of a Parzen density of the best observations on "
            "every second model-based proposal (the default before it was added)",

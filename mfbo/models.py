@@ -127,9 +127,10 @@ class MondrianModel(Model):
         a model's capacity (depth, width, neighbours), whose loss often runs to a bound,
         while past an optimum inside the box the trend would point on to the box's bounds
         (on the continuous bbob functions it is worse).  The ridge penalty is ``1e-3 n``
-        on the slopes (none on the intercept), on coordinates centred at 0.5.  The
-        ``mondrian`` recipe uses ``"if-integers"`` (README, "How the Mondrian defaults
-        were chosen").
+        on the slopes (none on the intercept), on coordinates centred at 0.5.  Not in the
+        ``mondrian`` recipe: better on the sklearn-tune dev and test splits, worse where an
+        optimum lies inside the box (bbob, mixed Ackley); README, "How the Mondrian
+        defaults were chosen".
     noise_in_std : bool, default=False
         Whether the std handed to the acquisition includes the forest's observation noise
         ``sigma_y^2``.  The objectives are deterministic, so by default it does not (like

@@ -189,12 +189,8 @@ def _corner(**p):
 def test_the_linear_steps_take_a_run_to_a_corner_the_forest_alone_misses():
     space = mfbo.Space({k: mfbo.Real(0.0, 1.0) for k in "abcdef"})
     best = {}
-    # the forest without its linear trend, which also follows such a loss to its corner
-    # (tests/mfbo/test_trend.py)
-    plain = dataclasses.replace(mfbo.get_recipe("mondrian"), model_options={
-        **mfbo.get_recipe("mondrian").model_options, "trend": False})
     for on in (False, True):
-        recipe = dataclasses.replace(plain, local_linear=on)
+        recipe = dataclasses.replace(mfbo.get_recipe("mondrian"), local_linear=on)
         best[on] = [min(t.value for t in run_trials(
             mfbo.Optimizer(space, surrogate=recipe, random_state=s), _corner, 50).trials)
             for s in range(3)]

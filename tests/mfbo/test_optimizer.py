@@ -192,9 +192,8 @@ def test_min_distance_keeps_proposals_apart():
 def test_mondrian_output_transform_tracks_all_losses(transform):
     from mfbo.models import MondrianModel
 
-    # without the linear trend, whose refit on every observation is tested with it
     opt = Optimizer(SPACE, random_state=0, n_initial=4, n_random_candidates=256,
-                    surrogate_options={"y_transform": transform, "trend": False})
+                    surrogate_options={"y_transform": transform})
     forest = opt.model.forest
     refits = []
     orig = forest.refit_targets

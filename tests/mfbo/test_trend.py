@@ -1,6 +1,7 @@
-"""The Mondrian model's linear trend (``trend=True``): its coefficients, the forest on the
-residuals, a mean that keeps falling beyond the data, categorical coordinates left out,
-pickling, bad input, and its place in the default recipe."""
+"""The Mondrian model's optional linear trend (``trend=True`` / ``"if-integers"``): its
+coefficients, the forest on the residuals, a mean that keeps falling beyond the data,
+categorical coordinates left out, the integer-space rule, pickling, bad input, and that the
+default recipe has none."""
 
 import dataclasses
 import pickle
@@ -74,8 +75,8 @@ def test_categorical_coordinates_are_left_out_of_the_trend():
     # the optimizer tells its model the space's kinds
     space = mfbo.Space({"x": mfbo.Real(0.0, 1.0), "c": mfbo.Categorical(["a", "b", "c"]),
                         "k": mfbo.Integer(1, 4)})
-    opt = mfbo.Optimizer(space, random_state=0)
-    assert opt.proposer.model._trend_on  # the default's trend: the space has an integer
+    opt = mfbo.Optimizer(space, random_state=0, surrogate_options={"trend": "if-integers"})
+    assert opt.proposer.model._trend_on  # the space has an integer
     assert list(opt.proposer.model._trend_dims) == [0, 2]
 
 
@@ -161,23 +162,23 @@ def _int_quad(x, k):
     return (x - 0.3) ** 2 + (k / 10 - 0.4) ** 2
 
 
-def test_default_recipe_takes_the_trend_in_integer_spaces_only():
-    assert get_recipe("mondrian").model_options["trend"] == "if-integers"
+def test_the_default_recipe_has_no_trend_and_the_option_changes_only_integer_spaces():
+    assert "trend" not in get_recipe("mondrian").model_options
     mixed_space = {"x": mfbo.Real(-1, 1), "k": mfbo.Integer(0, 10)}
-    runs = {on: run_trials(mfbo.Optimizer(mixed_space, random_state=3, surrogate_options=None
-                                          if on else {"trend": False}), _int_quad, 20)
-            for on in (True, False)}
-    assert runs[True].proposer.model._beta is not None
-    assert runs[False].proposer.model._beta is None
+    runs = {o: run_trials(mfbo.Optimizer(mixed_space, random_state=3, surrogate_options=o and
+                                         {"trend": o}), _int_quad, 20)
+            for o in (None, "if-integers", False)}
+    assert runs[None].proposer.model._beta is None
+    assert runs["if-integers"].proposer.model._beta is not None
     # the initial design is the same; the model-based proposals differ
     n0 = get_recipe("mondrian").initial_size(2)
-    a, b = ([t.params for t in runs[on].trials] for on in (True, False))
-    assert a[:n0] == b[:n0] and a != b
-    # in a continuous space the default is exactly the forest without the trend
+    a, b, c = ([t.params for t in runs[o].trials] for o in (None, "if-integers", False))
+    assert a == c and a[:n0] == b[:n0] and a != b
+    # in a continuous space "if-integers" is exactly the forest without the trend
     cont = {"x": mfbo.Real(-1, 1), "y": mfbo.Real(-1, 1)}
     a, b = ([t.params for t in run_trials(mfbo.Optimizer(cont, random_state=3,
                                                           surrogate_options=o), quad,
-                                           20).trials] for o in (None, {"trend": False}))
+                                           20).trials] for o in (None, {"trend": "if-integers"}))
     assert a == b
 
 
