@@ -229,27 +229,37 @@ class MondrianModel(Model):
         new = y[-n_new:]
         retarget = getattr(self, "_retarget", False)
         self._retarget = False
+        trend = getattr(self, "_trend_on", False)  # (absent in older pickles)
         if self._n == 0:
             self._set_transform(y)
-            self.forest.fit(X, self._transform(y))
-        elif retarget or safe_exponent(new, self._limit()) > self._tf[4] or \
-                self.y_transform is not None and \
-                (new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2]):
+            self.forest.fit(X, self._targets(X, y, trend))
+        else:
             # another transform, a new best loss, twice the data or a loss too large for the
             # current scaling: re-derive the transform
-            self._set_transform(y)
-            self.forest.partial_fit(X[-n_new:], self._transform(new))
-            self.forest.refit_targets(self._transform(y))
-        else:
-            self.forest.partial_fit(X[-n_new:], self._transform(new))
+            rederive = retarget or safe_exponent(new, self._limit()) > self._tf[4] or \
+                self.y_transform is not None and \
+                (new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2])
+            if rederive:
+                self._set_transform(y)
+            if rederive or trend:  # every target changes (with the trend: its residual)
+                targets = self._targets(X, y, trend)
+                self.forest.partial_fit(X[-n_new:], targets[-n_new:])
+                self.forest.refit_targets(targets)
+            else:
+                self.forest.partial_fit(X[-n_new:], self._transform(new))
         self._n = X.shape[0]
-        if getattr(self, "_trend_on", False):  # (absent in older pickles)
-            t = self._transform(y)
-            A = self._trend_design(X)
-            R = 1e-3 * X.shape[0] * np.eye(A.shape[1])
-            R[0, 0] = 0.0
-            self._beta = np.linalg.solve(A.T @ A + R, A.T @ t)
-            self.forest.refit_targets(t - A @ self._beta)
+
+    def _targets(self, X, y, trend: bool) -> np.ndarray:
+        """What the forest holds for all observations: the transformed losses, or with the
+        trend (refitted here) their residuals."""
+        t = self._transform(y)
+        if not trend:
+            return t
+        A = self._trend_design(X)
+        R = 1e-3 * X.shape[0] * np.eye(A.shape[1])
+        R[0, 0] = 0.0
+        self._beta = np.linalg.solve(A.T @ A + R, A.T @ t)
+        return t - A @ self._beta
 
     def _trend_design(self, X) -> np.ndarray:
         """The trend's regressors: a constant and the trend coordinates minus 0.5."""
