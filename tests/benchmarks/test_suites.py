@@ -18,14 +18,15 @@ from tests.support import have_data
 
 SKLEARN = SUITES["sklearn-tune"].problems()
 MIXED = SUITES["mixed"].problems()
-HAVE_CAL = have_data("cal_housing.data")
-#: the data file each non-bundled data set is read from
+#: the data file each non-bundled data set is read from, and whether it is here
 _FILES = {"california": "cal_housing.data", "magic04": "magic04.data", "cpu_act": "cpu_act.csv"}
+_HAVE = {dataset: have_data(file) for dataset, file in _FILES.items()}
+HAVE_CAL = _HAVE["california"]
 
 
 def _needs_data(name):
     for dataset, file in _FILES.items():
-        if f"-{dataset}-" in f"{name}-" and not have_data(file):
+        if f"-{dataset}-" in f"{name}-" and not _HAVE[dataset]:
             pytest.skip(f"{file} not found: set MFBO_DATA_DIR (CI uses ../shared/data)")
 
 
@@ -142,7 +143,7 @@ def test_digits_is_subsampled_and_california_standardised():
         assert abs(np.median(y)) < 1e-12
 
 
-@pytest.mark.skipif(not (have_data("magic04.data") and have_data("cpu_act.csv")),
+@pytest.mark.skipif(not (_HAVE["magic04"] and _HAVE["cpu_act"]),
                     reason="magic04.data / cpu_act.csv not found: set MFBO_DATA_DIR "
                            "(CI uses ../shared/data)")
 def test_magic04_and_cpu_act_are_subsampled_and_standardised():
