@@ -104,10 +104,10 @@ class Recipe:
         trial is pending; otherwise the acquisition's maximiser as usual.
     local_linear : bool, default=False
         When such a step is due but the quadratic gives none (too few observations for it,
-        or a degenerate fit), take the step of a plane fitted the same way instead (:func:`mfbo.local_model.linear_step`:
-        to the corner of the trust box its slope descends to), once there are enough for
-        that (4 (1 + c) for c continuous coordinates, against 4 p for the quadratic's p
-        coefficients).
+        or a degenerate fit), take the step of a plane fitted the same way instead
+        (:func:`mfbo.local_model.linear_step`: to the corner of the trust box its slope
+        descends to), once there are enough for that (4 (1 + c) for c continuous
+        coordinates, against 4 p for the quadratic's p coefficients).
     plateau_escape : int, default=0
         After every this many consecutive evaluations since the initial design whose loss
         repeats, exactly, a loss already observed, the next proposal is uniformly random
