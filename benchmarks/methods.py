@@ -196,12 +196,23 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "proposals from an even number of observations (those of the empirical posterior) "
            "and 1 for those from an odd number (the BP posterior's): kappa=(2, 1)",
            _mfbo(dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0)))),
+    Method("mondrian-notrend", "mfbo: online Mondrian forest, UCB kappa=1, without the linear "
+           "trend's forest in spaces with an integer coordinate (surrogate_options="
+           "{'trend': False}; the default before the trend was chosen online)",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend": False})),
     Method("mondrian-trend", "mfbo: online Mondrian forest, UCB kappa=1, the forest on the "
-           "residuals of a linear trend in a space with an integer coordinate "
-           "(surrogate_options={'trend': 'if-integers'})",
-           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend": "if-integers"})),
+           "residuals of a linear trend in a space with an integer coordinate, always "
+           "(surrogate_options={'trend': 'if-integers', 'trend_window': None})",
+           _mfbo("mondrian", "ucb", kappa=1.0,
+                 surrogate_options={"trend": "if-integers", "trend_window": None})),
     Method("mondrian-trendall", "mfbo: online Mondrian forest, UCB kappa=1, the forest on the "
-           "residuals of a linear trend in every space (surrogate_options={'trend': True})",
+           "residuals of a linear trend in every space, always (surrogate_options="
+           "{'trend': True, 'trend_window': None})",
+           _mfbo("mondrian", "ucb", kappa=1.0,
+                 surrogate_options={"trend": True, "trend_window": None})),
+    Method("mondrian-trendchoiceall", "mfbo: online Mondrian forest, UCB kappa=1, the forests "
+           "with and without a linear trend in every space, the one that predicted the last 10 "
+           "observations better proposing (surrogate_options={'trend': True})",
            _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend": True})),
     Method("mondrian-noparzen", "mfbo: online Mondrian forest, UCB kappa=1, without the "
            "acquisition's choice among points of a Parzen density of the best observations on "

@@ -14,6 +14,7 @@ subclassing :class:`Model` and naming it with :func:`mfbo.recipes.register_surro
 from __future__ import annotations
 
 import copy
+import numbers
 
 import numpy as np
 from scipy.special import ndtri
@@ -127,10 +128,21 @@ class MondrianModel(Model):
         a model's capacity (depth, width, neighbours), whose loss often runs to a bound,
         while past an optimum inside the box the trend would point on to the box's bounds
         (on the continuous bbob functions it is worse).  The ridge penalty is ``1e-3 n``
-        on the slopes (none on the intercept), on coordinates centred at 0.5.  Not in the
-        ``mondrian`` recipe: better on the sklearn-tune dev and test splits, worse where an
-        optimum lies inside the box (bbob, mixed Ackley); README, "How the Mondrian
-        defaults were chosen".
+        on the slopes (none on the intercept), on coordinates centred at 0.5.  Taken
+        always (``trend_window=None``) it was better on the sklearn-tune dev and test
+        splits and worse where an optimum lies inside the box (mixed Ackley); the
+        ``mondrian`` recipe takes it with ``trend_window=10`` (README, "How the Mondrian
+        defaults were chosen").
+    trend_window : int or None, default=None
+        With the trend on, also keep the forest without it, and predict with whichever of
+        the two predicted the last ``trend_window`` observations better: the smaller sum of
+        absolute errors of its mean on the transformed scale, each prediction made before
+        that observation was told (a prequential comparison; ties, and the proposals before
+        any observation has been predicted: without the trend).  The two forests have the
+        same partitions (those do not depend on the losses), so this costs a second set of
+        node statistics.  Where the losses fall towards bounds the trend predicts better
+        and is taken; past an optimum inside the box it predicts worse and is dropped.
+        None: the trend always.
     noise_in_std : bool, default=False
         Whether the std handed to the acquisition includes the forest's observation noise
         ``sigma_y^2``.  The objectives are deterministic, so by default it does not (like
@@ -149,7 +161,7 @@ class MondrianModel(Model):
                  posterior: str = "empirical", min_samples_split: int = 2, K_cap: float = 500.0,
                  y_transform: str | None = "log", noise_in_std: bool = False,
                  repeat_y_transform: str | None = None, trend: bool | str = False,
-                 **kwargs):
+                 trend_window: int | None = None, **kwargs):
         _check_transform("y_transform", y_transform)
         _check_transform("repeat_y_transform", repeat_y_transform)
         if posterior not in ("empirical", "bp", "alternating"):
@@ -164,12 +176,24 @@ class MondrianModel(Model):
         self._trend_on = self.trend is True  # "if-integers": decided by set_levels
         self._trend_dims = None  # coordinates in the trend (None: all), see set_levels
         self._beta = None  # the trend's coefficients: intercept, then one per trend coordinate
+        if trend_window is not None and not (
+                isinstance(trend_window, numbers.Integral) and
+                not isinstance(trend_window, (bool, np.bool_)) and trend_window >= 1):
+            raise ValueError(f"trend_window must be a positive integer or None, got "
+                             f"{trend_window!r}.")
+        self.trend_window = None if trend_window is None else int(trend_window)
         self.posterior = posterior
         self.forest = MondrianForestRegressor(
             n_estimators=n_estimators, min_samples_split=min_samples_split,
             posterior="empirical" if posterior == "alternating" else posterior,
             K_cap=K_cap, feature_bounds=[[0.0, 1.0]] * n_dims, random_state=random_state,
             **kwargs)
+        # with trend_window: the forest without the trend (built at the first observation if
+        # the trend is on), each observation's absolute errors of the two forests' means
+        # (with the trend, without), and whether the trend's forest is the one predicting
+        self._plain = None
+        self._errors = []
+        self._use_trend = True
         self._n = 0
         # (min', max - min', n and best loss when they were derived, the power of two the
         # losses are divided by)
@@ -230,8 +254,16 @@ class MondrianModel(Model):
         retarget = getattr(self, "_retarget", False)
         self._retarget = False
         trend = getattr(self, "_trend_on", False)  # (absent in older pickles)
+        choosing = trend and getattr(self, "trend_window", None) is not None
+        if choosing and self._n and getattr(self, "_aug", None) is None:
+            # (a constant liar's copy, holding ``_aug``, does not score its lies: they say
+            # nothing of which forest predicts better)
+            self._record_errors(X[-n_new:], new)
         if self._n == 0:
             self._set_transform(y)
+            if choosing:
+                self._plain = copy.deepcopy(self.forest)  # unfitted: the same random stream
+                self._plain.fit(X, self._transform(y))
             self.forest.fit(X, self._targets(X, y, trend))
         else:
             # another transform, a new best loss, twice the data or a loss too large for the
@@ -241,6 +273,10 @@ class MondrianModel(Model):
                 (new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2])
             if rederive:
                 self._set_transform(y)
+            if choosing:  # the forest without the trend, as it would be without one
+                self._plain.partial_fit(X[-n_new:], self._transform(new))
+                if rederive:
+                    self._plain.refit_targets(self._transform(y))
             if rederive or trend:  # every target changes (with the trend: its residual)
                 targets = self._targets(X, y, trend)
                 self.forest.partial_fit(X[-n_new:], targets[-n_new:])
@@ -248,6 +284,26 @@ class MondrianModel(Model):
             else:
                 self.forest.partial_fit(X[-n_new:], self._transform(new))
         self._n = X.shape[0]
+        if choosing:
+            recent = np.asarray(self._errors[-self.trend_window:]).reshape(-1, 2)
+            with_trend, without = recent.sum(axis=0)
+            self._use_trend = bool(recent.size) and with_trend < without
+
+    def _record_errors(self, X_new, y_new) -> None:
+        """Before new observations are told: each one's absolute errors of the means of the
+        forest with the trend and of the forest without it, on the current transformed scale
+        (the scale their predictions were made on)."""
+        t = self._transform(y_new)
+        self._posterior_now()
+        with_trend = self.forest.predict(X_new) + self._trend_at(X_new)
+        without = self._plain.predict(X_new)
+        self._errors.extend(zip(np.abs(t - with_trend).tolist(), np.abs(t - without).tolist()))
+
+    def _predicting(self):
+        """``(forest, with_trend)``: the forest the predictions come from."""
+        if getattr(self, "_plain", None) is not None and not self._use_trend:
+            return self._plain, False
+        return self.forest, True
 
     def _targets(self, X, y, trend: bool) -> np.ndarray:
         """What the forest holds for all observations: the transformed losses, or with the
@@ -278,22 +334,27 @@ class MondrianModel(Model):
         return self._n > 0
 
     def _posterior_now(self) -> None:
-        """With ``posterior="alternating"``, the forest's posterior for the current number of
+        """With ``posterior="alternating"``, the forests' posterior for the current number of
         observations."""
         if getattr(self, "posterior", None) == "alternating":  # (absent in older pickles)
-            self.forest.posterior = "bp" if self._n % 2 else "empirical"
+            posterior = "bp" if self._n % 2 else "empirical"
+            self.forest.posterior = posterior
+            if getattr(self, "_plain", None) is not None:
+                self._plain.posterior = posterior
 
     def predict(self, X):
         self._posterior_now()
-        m, s = self.forest.predict(X, return_std=True)
+        forest, with_trend = self._predicting()
+        m, s = forest.predict(X, return_std=True)
         if not self.noise_in_std:
-            s = np.sqrt(np.maximum(s * s - self.forest.hyperparameters_["noise_var"], 0.0))
-        return m + self._trend_at(X), s
+            s = np.sqrt(np.maximum(s * s - forest.hyperparameters_["noise_var"], 0.0))
+        return (m + self._trend_at(X) if with_trend else m), s
 
     def predict_per_tree(self, X):
         self._posterior_now()
-        m, v = self.forest.predict_per_tree(X)
-        t = self._trend_at(X)
+        forest, with_trend = self._predicting()
+        m, v = forest.predict_per_tree(X)
+        t = self._trend_at(X) if with_trend else 0.0
         return (m + t[:, None] if np.ndim(t) else m), v
 
     def incumbent(self, y):

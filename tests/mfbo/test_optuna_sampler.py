@@ -627,8 +627,9 @@ def test_two_processes_sharing_a_journal_file(tmp_path):
         # every complete trial told once, whichever process ran it, and nothing else
         assert sorted(out["told"]) == sorted(out["complete"]) == list(range(24))
         assert out["n_finished"] == 24 and out["pending"] == 0
-        # one optimizer, one forest fit (its first observation); the rest partial_fit
-        assert out["builds"] == 1 and out["fits"] == [1]
+        # one optimizer; each of its two forests (with and without the linear trend, as the
+        # space has an integer) fitted once, on the first observation; the rest partial_fit
+        assert out["builds"] == 1 and out["fits"] == [1, 1]
 
 
 # -- moving trials between optuna and mfbo ---------------------------------------------------------

@@ -43,7 +43,8 @@ def test_built_in_recipes():
     assert (smac.patience, smac.min_improvement) == (10, 0.0)
     assert (mond.neighbourhood, smac.neighbourhood) == ("joint", "one-exchange")
     assert (mond.local_model_every, mond.plateau_escape, smac.plateau_escape) == (3, 3, 0)
-    assert mond.model_options == {"y_transform": "log", "posterior": "alternating"}
+    assert mond.model_options == {"y_transform": "log", "posterior": "alternating",
+                                  "trend": "if-integers", "trend_window": 10}
     assert smac.model_options == {"log_y": True}
     assert mfbo.SURROGATES is RECIPES and {"mondrian", "random", "rf-smac"} <= set(RECIPES)
 

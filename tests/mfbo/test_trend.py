@@ -1,7 +1,8 @@
 """The Mondrian model's optional linear trend (``trend=True`` / ``"if-integers"``): its
 coefficients, the forest on the residuals, a mean that keeps falling beyond the data,
-categorical coordinates left out, the integer-space rule, pickling, bad input, and that the
-default recipe has none."""
+categorical coordinates left out, the integer-space rule, pickling, bad input; and the
+online choice between the forests with and without it (``trend_window``): the scores, the
+forest without the trend, the default recipe's use of it."""
 
 import dataclasses
 import pickle
@@ -162,24 +163,128 @@ def _int_quad(x, k):
     return (x - 0.3) ** 2 + (k / 10 - 0.4) ** 2
 
 
-def test_the_default_recipe_has_no_trend_and_the_option_changes_only_integer_spaces():
-    assert "trend" not in get_recipe("mondrian").model_options
+def test_the_default_recipe_chooses_the_trend_online_in_integer_spaces_only():
+    options = get_recipe("mondrian").model_options
+    assert options["trend"] == "if-integers" and options["trend_window"] == 10
     mixed_space = {"x": mfbo.Real(-1, 1), "k": mfbo.Integer(0, 10)}
-    runs = {o: run_trials(mfbo.Optimizer(mixed_space, random_state=3, surrogate_options=o and
-                                         {"trend": o}), _int_quad, 20)
-            for o in (None, "if-integers", False)}
-    assert runs[None].proposer.model._beta is None
-    assert runs["if-integers"].proposer.model._beta is not None
+    options = {"choice": None, "none": {"trend": False}, "always": {"trend_window": None}}
+    runs = {k: run_trials(mfbo.Optimizer(mixed_space, random_state=3, surrogate_options=o),
+                          _int_quad, 20) for k, o in options.items()}
+    assert runs["none"].proposer.model._beta is None
+    assert runs["none"].proposer.model._plain is None
+    assert runs["choice"].proposer.model._plain is not None
+    assert runs["always"].proposer.model._plain is None
+    assert runs["always"].proposer.model._beta is not None
     # the initial design is the same; the model-based proposals differ
     n0 = get_recipe("mondrian").initial_size(2)
-    a, b, c = ([t.params for t in runs[o].trials] for o in (None, "if-integers", False))
-    assert a == c and a[:n0] == b[:n0] and a != b
-    # in a continuous space "if-integers" is exactly the forest without the trend
+    a, b, c = ([t.params for t in runs[o].trials] for o in ("none", "choice", "always"))
+    assert a[:n0] == b[:n0] == c[:n0] and a != c
+    # in a continuous space the default is exactly the forest without the trend
     cont = {"x": mfbo.Real(-1, 1), "y": mfbo.Real(-1, 1)}
     a, b = ([t.params for t in run_trials(mfbo.Optimizer(cont, random_state=3,
                                                           surrogate_options=o), quad,
-                                           20).trials] for o in (None, {"trend": "if-integers"}))
+                                           20).trials] for o in (None, {"trend": False}))
     assert a == b
+
+
+def _choosing(window=10, **kw):
+    return _model(True, 2, trend_window=window, **kw)
+
+
+def test_the_forest_without_the_trend_is_the_one_a_model_without_it_has():
+    rng = np.random.default_rng(8)
+    X = rng.random((40, 2))
+    y = np.abs(X[:, 0] - 0.5) + 0.3 * X[:, 1] ** 2
+    for posterior in ("empirical", "alternating"):
+        m = _feed(_choosing(posterior=posterior), X, y)
+        plain = _feed(_model(False, posterior=posterior), X, y)
+        Xq = rng.random((9, 2))
+        plain_mean, plain_std = plain.predict(Xq)
+        m._use_trend = False
+        assert np.array_equal(m.predict(Xq)[0], plain_mean)
+        assert np.array_equal(m.predict(Xq)[1], plain_std)
+        # and the forest with it is the trend-only model's
+        always = _feed(_model(True, posterior=posterior), X, y)
+        m._use_trend = True
+        assert np.array_equal(m.predict(Xq)[0], always.predict(Xq)[0])
+        assert np.array_equal(m._beta, always._beta)
+
+
+@pytest.mark.parametrize("loss", [lambda X: 2.0 * X[:, 0] + X[:, 1],
+                                  lambda X: np.abs(X[:, 0] - 0.5) + np.abs(X[:, 1] - 0.5)])
+def test_the_choice_is_the_smaller_error_of_the_last_window_predicted_before_each_tell(loss):
+    rng = np.random.default_rng(9)
+    X = rng.random((45, 2))
+    y = loss(X)
+    m = _choosing(window=10)
+    chosen = []
+    for i in range(1, 46):
+        if i > 1:  # the scores: each forest's mean at the new point before it is told
+            t = m._transform(y[i - 1:i])
+            with_trend = m.forest.predict(X[i - 1:i]) + m._trend_at(X[i - 1:i])
+            without = m._plain.predict(X[i - 1:i])
+            expected = (abs(t - with_trend)[0], abs(t - without)[0])
+        m.observe(X[:i], y[:i], 1)
+        if i > 1:
+            assert m._errors[-1] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        last = np.array(m._errors[-10:]).reshape(-1, 2).sum(axis=0)
+        assert m._use_trend == (len(m._errors) > 0 and last[0] < last[1])
+        chosen.append(m._use_trend)
+        forest = m.forest if m._use_trend else m._plain
+        Xq = X[:3]
+        expected_mean = forest.predict(Xq) + (m._trend_at(Xq) if m._use_trend else 0.0)
+        assert np.array_equal(m.predict(Xq)[0], expected_mean)
+    assert not chosen[0]  # after the first fit nothing has been predicted yet: no trend
+    # a plane is what the trend predicts better; about a valley in the middle of the box
+    # (where the trend is about flat) the forest alone is mostly the better
+    if loss(np.array([[0.0, 0.0]]))[0] == 0.0:
+        assert all(chosen[20:])
+    else:
+        assert sum(chosen[20:]) < len(chosen[20:]) / 2
+
+
+def test_a_choosing_model_pickles_and_goes_on_as_the_original():
+    rng = np.random.default_rng(10)
+    X = rng.random((30, 2))
+    y = X[:, 0] + 0.2 * np.sin(9 * X[:, 1])
+    m = _feed(_choosing(), X[:25], y[:25])
+    m2 = pickle.loads(pickle.dumps(m))
+    for i in range(26, 31):
+        m.observe(X[:i], y[:i], 1)
+        m2.observe(X[:i], y[:i], 1)
+        assert m._use_trend == m2._use_trend and m._errors == m2._errors
+        assert np.array_equal(m.predict(X)[0], m2.predict(X)[0])
+
+
+def test_constant_liar_copies_leave_the_choice_of_the_original():
+    rng = np.random.default_rng(11)
+    X = rng.random((20, 2))
+    y = X[:, 0]
+    m = _feed(_choosing(), X, y)
+    errors, use = list(m._errors), m._use_trend
+    lied = m.with_lies(X, y, np.array([[0.0, 0.0], [1.0, 1.0]]), 5.0)
+    # lies are not scored: the copy chooses as the original
+    assert lied._errors == errors and lied._use_trend == use
+    assert m._errors == errors and m._use_trend == use
+
+
+def test_a_model_pickled_before_the_choice_existed_keeps_its_trend():
+    rng = np.random.default_rng(12)
+    X = rng.random((15, 2))
+    y = X.sum(axis=1)
+    m = _feed(_model(True), X, y)
+    for name in ("trend_window", "_plain", "_errors", "_use_trend"):
+        delattr(m, name)
+    m2 = pickle.loads(pickle.dumps(m))
+    m2.observe(np.vstack([X, [[0.5, 0.5]]]), np.append(y, 1.0), 1)
+    mean = m2.predict(X)[0]
+    assert np.array_equal(mean, m2.forest.predict(X) + m2._trend_at(X))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "10"])
+def test_bad_trend_window_names_the_argument(bad):
+    with pytest.raises(ValueError, match="trend_window"):
+        MondrianModel(2, 0, trend=True, trend_window=bad)
 
 
 def test_in_a_run_the_forest_holds_the_residuals_on_the_current_scale():
@@ -207,7 +312,7 @@ def test_the_trend_alone_takes_a_run_to_a_corner():
     best = {}
     for on in (False, True):
         r = dataclasses.replace(recipe, local_linear=False, model_options={
-            **recipe.model_options, "trend": on})
+            **recipe.model_options, "trend": on, "trend_window": None})
         best[on] = [min(t.value for t in run_trials(
             mfbo.Optimizer(space, surrogate=r, random_state=s), _corner, 50).trials)
             for s in range(3)]
