@@ -255,9 +255,10 @@ class MondrianModel(Model):
         self._retarget = False
         trend = getattr(self, "_trend_on", False)  # (absent in older pickles)
         choosing = trend and getattr(self, "trend_window", None) is not None
-        if choosing and self._n and getattr(self, "_aug", None) is None:
-            # (a constant liar's copy, holding ``_aug``, does not score its lies: they say
-            # nothing of which forest predicts better)
+        if choosing and self._n and not retarget and getattr(self, "_aug", None) is None:
+            # (not scored: observations told with a new output transform, whose scale the
+            # predictions were not made on; and a constant liar's copy's lies, holding
+            # ``_aug``: they say nothing of which forest predicts better)
             self._record_errors(X[-n_new:], new)
         if self._n == 0:
             self._set_transform(y)

@@ -281,6 +281,21 @@ def test_a_model_pickled_before_the_choice_existed_keeps_its_trend():
     assert np.array_equal(mean, m2.forest.predict(X) + m2._trend_at(X))
 
 
+@pytest.mark.parametrize("target", ["rank", "raw", "smac-log"])
+def test_a_new_output_transform_is_not_scored_on_the_old_scale(target):
+    rng = np.random.default_rng(13)
+    X = rng.random((24, 2))
+    y = np.round(X[:, 0] + 0.5 * X[:, 1], 1)  # losses that repeat
+    m = MondrianModel(2, 0, trend=True, trend_window=10, repeat_y_transform=target)
+    for i in range(1, 25):
+        if i == 12:
+            m.on_repeated_loss()
+        m.observe(X[:i], y[:i], 1)
+    # every observation after the first but the one told with the new transform is scored
+    assert len(m._errors) == 22 and m.y_transform == (None if target == "raw" else target)
+    assert np.all(np.isfinite(m._errors)) and np.all(np.isfinite(m.predict(X)[0]))
+
+
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "10"])
 def test_bad_trend_window_names_the_argument(bad):
     with pytest.raises(ValueError, match="trend_window"):
