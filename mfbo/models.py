@@ -142,7 +142,9 @@ class MondrianModel(Model):
         same partitions (those do not depend on the losses), so this costs a second set of
         node statistics.  Where the losses fall towards bounds the trend predicts better
         and is taken; past an optimum inside the box it predicts worse and is dropped.
-        None: the trend always.
+        Only observations told after the first fit are scored, so a model fed a study's
+        observations in one batch (a study resumed from storage replays them so) starts
+        the comparison afresh; a pickled model keeps its scores.  None: the trend always.
     noise_in_std : bool, default=False
         Whether the std handed to the acquisition includes the forest's observation noise
         ``sigma_y^2``.  The objectives are deterministic, so by default it does not (like
