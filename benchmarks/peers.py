@@ -65,10 +65,13 @@ def _level(spec, value):
 
 def run_smac(objective, problem, budget, seed):
     """SMAC3's HyperparameterOptimizationFacade (random forest, log-EI, 2.4 defaults),
-    deterministic objective, output in a temporary directory."""
+    deterministic objective, output in a temporary directory.  In a discrete space with
+    fewer configurations than the budget the run ends when SMAC has none left to propose
+    (as mfbo's does on a candidate set), with the evaluations made so far."""
     from ConfigSpace import (Categorical, ConfigurationSpace, Float, Integer,
                              OrdinalHyperparameter)
     from smac import HyperparameterOptimizationFacade, Scenario
+    from smac.main.exceptions import ConfigurationSpaceExhaustedException
 
     kind, axes = peer_space(problem)
     cs = ConfigurationSpace(seed=seed)
@@ -98,7 +101,10 @@ def run_smac(objective, problem, budget, seed):
                             output_directory=Path(tmp) / "smac3_output")
         smac = HyperparameterOptimizationFacade(scenario, target, overwrite=True,
                                                 logging_level=logging.ERROR)
-        smac.optimize()
+        try:
+            smac.optimize()
+        except ConfigurationSpaceExhaustedException:
+            pass
     return _result(kind)
 
 

@@ -409,6 +409,13 @@ def test_peer_on_a_mixed_problem_proposes_integers_and_levels(name):
                for p in Recording.seen)
 
 
+def test_smac_ends_a_run_when_a_small_space_is_exhausted():
+    pytest.importorskip("smac")
+    problem = get_problem("sklearn-kNN-iris-acc")  # 25 x 4 = 100 configurations
+    r = methods.run_method("smac", problem, 120, 0)
+    assert 0 < len(r.values) <= 100 and None not in r.values
+
+
 def test_optuna_mv_asks_for_the_multivariate_tpe(monkeypatch):
     optuna = pytest.importorskip("optuna")
     made = []
