@@ -13,6 +13,7 @@ import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Iterable
 
+from .checks import check_int
 from .optimizer import Optimizer, StudyExhausted
 from .parallel import evaluate, make_executor
 from .recipes import default_n_initial
@@ -77,15 +78,13 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         A tqdm bar showing the best value so far.
     """
     started = time.monotonic()
-    if not isinstance(n_calls, numbers.Integral) or isinstance(n_calls, bool) or n_calls < 1:
-        raise ValueError(f"n_calls must be a positive integer, got {n_calls!r}.")
+    check_int(n_calls, "n_calls")
     if timeout is not None and (not isinstance(timeout, numbers.Real) or isinstance(
             timeout, bool) or not math.isfinite(timeout) or timeout <= 0):
         raise ValueError(f"timeout must be a positive number of seconds or None, got "
                          f"{timeout!r}.")
     check_direction(direction)
-    if not isinstance(n_workers, numbers.Integral) or isinstance(n_workers, bool) or n_workers < 1:
-        raise ValueError(f"n_workers must be a positive integer, got {n_workers!r}.")
+    check_int(n_workers, "n_workers")
     if not callable(f):
         raise TypeError(f"f must be callable, got {type(f).__name__}.")
     if callable(callbacks):

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import check_int
 from .space import Dimension, Space
-from .surface import CHUNK, MeanFunction, check_count, evaluate, search_sample
+from .surface import CHUNK, MeanFunction, evaluate, search_sample
 
 __all__ = ["PartialDependence", "partial_dependence", "dimension_grid"]
 
@@ -86,9 +87,9 @@ def partial_dependence(f: MeanFunction, space: Space, names, n_points: int = 40,
     for n in names:
         if n not in space.dimensions:
             raise ValueError(f"names: {n!r} is not a dimension of the space {space.names}.")
-    n_points = check_count(n_points, "n_points", 2)
+    n_points = check_int(n_points, "n_points", 2)
     if sample is None:
-        n_samples = check_count(n_samples, "n_samples")
+        n_samples = check_int(n_samples, "n_samples")
         sample = search_sample(space, n_samples, np.random.default_rng(random_state))
     else:
         sample = np.asarray(sample, dtype=float)

@@ -42,8 +42,9 @@ import numpy as np
 
 from acquisitions import enumerate_grid, finite_size
 
+from .checks import check_int
 from .space import Space
-from .surface import MeanFunction, check_count, evaluate, search_sample
+from .surface import MeanFunction, evaluate, search_sample
 
 __all__ = ["Importance", "functional_anova", "MAX_EXACT", "METHODS"]
 
@@ -104,7 +105,7 @@ def functional_anova(f: MeanFunction, space: Space, pairs: bool = False, method:
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
-    n_samples = check_count(n_samples, "n_samples", 2)
+    n_samples = check_int(n_samples, "n_samples", 2)
     size = finite_size(space.levels)
     if method == "auto":
         method = "exact" if size <= MAX_EXACT else "sobol"

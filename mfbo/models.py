@@ -14,12 +14,13 @@ subclassing :class:`Model` and naming it with :func:`mfbo.recipes.register_surro
 from __future__ import annotations
 
 import copy
-import numbers
 
 import numpy as np
 from scipy.special import ndtri
 
 from surrogates import MondrianForestRegressor
+
+from .checks import check_int
 
 __all__ = ["Model", "MondrianModel", "SMACForestModel", "BARTModel", "RandomModel",
            "EstimatorModel", "smac_log_transform"]
@@ -33,6 +34,9 @@ class Model:
     #: the probability of a random proposal in the recipe the model was built from (set by
     #: :meth:`mfbo.recipes.Recipe.build_model`; the proposal policy reads the recipe)
     random_interleave = 0.0
+    #: in a constant liar's copy (:meth:`with_lies`), the observations it was made from plus
+    #: its lies; None in a model told only real observations
+    _aug = None
 
     def observe(self, X: np.ndarray, y: np.ndarray, n_new: int) -> None:
         """All data so far (``X`` unit cube, ``y`` losses); the last ``n_new`` rows are new."""
@@ -178,12 +182,7 @@ class MondrianModel(Model):
         self._trend_on = self.trend is True  # "if-integers": decided by set_levels
         self._trend_dims = None  # coordinates in the trend (None: all), see set_levels
         self._beta = None  # the trend's coefficients: intercept, then one per trend coordinate
-        if trend_window is not None and not (
-                isinstance(trend_window, numbers.Integral) and
-                not isinstance(trend_window, (bool, np.bool_)) and trend_window >= 1):
-            raise ValueError(f"trend_window must be a positive integer or None, got "
-                             f"{trend_window!r}.")
-        self.trend_window = None if trend_window is None else int(trend_window)
+        self.trend_window = check_int(trend_window, "trend_window", or_none=True)
         self.posterior = posterior
         self.forest = MondrianForestRegressor(
             n_estimators=n_estimators, min_samples_split=min_samples_split,
@@ -257,17 +256,18 @@ class MondrianModel(Model):
         self._retarget = False
         trend = getattr(self, "_trend_on", False)  # (absent in older pickles)
         choosing = trend and getattr(self, "trend_window", None) is not None
-        if choosing and self._n and not retarget and getattr(self, "_aug", None) is None:
+        if choosing and self._n and not retarget and self._aug is None:
             # (not scored: observations told with a new output transform, whose scale the
-            # predictions were not made on; and a constant liar's copy's lies, holding
-            # ``_aug``: they say nothing of which forest predicts better)
+            # predictions were not made on; and a constant liar's copy's lies: they say
+            # nothing of which forest predicts better)
             self._record_errors(X[-n_new:], new)
         if self._n == 0:
             self._set_transform(y)
+            t = self._transform(y)
             if choosing:
                 self._plain = copy.deepcopy(self.forest)  # unfitted: the same random stream
-                self._plain.fit(X, self._transform(y))
-            self.forest.fit(X, self._targets(X, y, trend))
+                self._plain.fit(X, t)
+            self.forest.fit(X, self._targets(X, t, trend))
         else:
             # another transform, a new best loss, twice the data or a loss too large for the
             # current scaling: re-derive the transform
@@ -276,16 +276,19 @@ class MondrianModel(Model):
                 (new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2])
             if rederive:
                 self._set_transform(y)
+            everything = rederive or trend  # every target changes (with the trend: its residual)
+            t = self._transform(y) if everything else None
+            t_new = t[-n_new:] if everything else self._transform(new)
             if choosing:  # the forest without the trend, as it would be without one
-                self._plain.partial_fit(X[-n_new:], self._transform(new))
+                self._plain.partial_fit(X[-n_new:], t_new)
                 if rederive:
-                    self._plain.refit_targets(self._transform(y))
-            if rederive or trend:  # every target changes (with the trend: its residual)
-                targets = self._targets(X, y, trend)
+                    self._plain.refit_targets(t)
+            if everything:
+                targets = self._targets(X, t, trend)
                 self.forest.partial_fit(X[-n_new:], targets[-n_new:])
                 self.forest.refit_targets(targets)
             else:
-                self.forest.partial_fit(X[-n_new:], self._transform(new))
+                self.forest.partial_fit(X[-n_new:], t_new)
         self._n = X.shape[0]
         if choosing:
             recent = np.asarray(self._errors[-self.trend_window:]).reshape(-1, 2)
@@ -301,6 +304,7 @@ class MondrianModel(Model):
         with_trend = self.forest.predict(X_new) + self._trend_at(X_new)
         without = self._plain.predict(X_new)
         self._errors.extend(zip(np.abs(t - with_trend).tolist(), np.abs(t - without).tolist()))
+        del self._errors[:-self.trend_window]  # only the last trend_window are compared
 
     def _predicting(self):
         """``(forest, with_trend)``: the forest the predictions come from."""
@@ -308,10 +312,9 @@ class MondrianModel(Model):
             return self._plain, False
         return self.forest, True
 
-    def _targets(self, X, y, trend: bool) -> np.ndarray:
-        """What the forest holds for all observations: the transformed losses, or with the
-        trend (refitted here) their residuals."""
-        t = self._transform(y)
+    def _targets(self, X, t, trend: bool) -> np.ndarray:
+        """What the forest holds for all observations, given their transformed losses ``t``:
+        ``t``, or with the trend (refitted here) its residuals."""
         if not trend:
             return t
         A = self._trend_design(X)

@@ -12,10 +12,10 @@ it the negated values, and everything the user sees stays in the values' own uni
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import warnings
 
 from .candidates import make_candidates
+from .checks import check_int
 from .liveness import HOST, owner_host
 from .models import Model
 from .proposal import Proposer, seed_sequence
@@ -308,12 +308,8 @@ class Optimizer:
         Raises :class:`StudyExhausted` when a finite candidate set is used up.
         """
         single = n is None
-        if not single and (not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1):
-            raise ValueError(f"n must be a positive integer or None, got {n!r}.")
-        if max_trials is not None and (not isinstance(max_trials, numbers.Integral)
-                                       or isinstance(max_trials, bool) or max_trials < 0):
-            raise ValueError(f"max_trials must be a non-negative integer or None, got "
-                             f"{max_trials!r}.")
+        check_int(n, "n", or_none=True)
+        check_int(max_trials, "max_trials", minimum=0, or_none=True)
         study = self.study
 
         def make() -> list[Trial]:

@@ -15,10 +15,11 @@ from typing import Sequence
 
 import numpy as np
 
+from .checks import check_int
 from .dependence import partial_dependence
 from .importance import Importance, functional_anova
 from .space import Categorical, Ordinal
-from .surface import check_count, response_surface, search_sample
+from .surface import response_surface, search_sample
 
 __all__ = ["plot_convergence", "plot_evaluations", "plot_objective", "plot_importance"]
 
@@ -208,9 +209,9 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
         if bad or not names or len(set(names)) != len(names):
             raise ValueError(f"dimensions must be distinct names of the space {space.names}, "
                              f"got {dimensions!r}.")
-    n_points = check_count(n_points, "n_points", 2)
-    n_points_pair = check_count(n_points_pair, "n_points_pair", 2)
-    n_samples = check_count(n_samples, "n_samples")
+    n_points = check_int(n_points, "n_points", 2)
+    n_points_pair = check_int(n_points_pair, "n_points_pair", 2)
+    n_samples = check_int(n_samples, "n_samples")
     f = response_surface(result, model, random_state)
     sample = search_sample(space, n_samples, np.random.default_rng(random_state))
     dims = [space.dimensions[n] for n in names]
@@ -333,7 +334,7 @@ def plot_importance(result, model=None, pairs: bool = False, method: str = "auto
         f = response_surface(result, model, random_state)
         imp = functional_anova(f, result.space, pairs=pairs, method=method,
                                n_samples=n_samples, random_state=random_state)
-    max_pairs = check_count(max_pairs, "max_pairs", 0)
+    max_pairs = check_int(max_pairs, "max_pairs", 0)
     main = sorted(imp.main.items(), key=lambda kv: -kv[1])
     inter = sorted(imp.pairs.items(), key=lambda kv: -kv[1])[:max_pairs]
     labels = [n for n, _ in main] + [f"{a} × {b}" for (a, b), _ in inter]

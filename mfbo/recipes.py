@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping
 
 from acquisitions import make_acquisition
 
+from .checks import check_int, is_int
 from .models import BARTModel, EstimatorModel, Model, MondrianModel, RandomModel, \
     SMACForestModel, missing_method
 
@@ -31,8 +32,6 @@ __all__ = ["Recipe", "PerDimension", "RECIPES", "get_recipe", "recipe_for",
            "register_surrogate", "recipe_overrides", "make_model", "default_n_initial"]
 
 
-def _positive_int(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool) and v >= 1
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,7 @@ class PerDimension:
     factor: int
 
     def __post_init__(self):
-        if not _positive_int(self.factor):
+        if not is_int(self.factor):
             raise ValueError(f"factor must be a positive integer, got {self.factor!r}.")
 
     def __call__(self, n_dims: int) -> int:
@@ -181,30 +180,29 @@ class Recipe:
                                  f"{self.plateau_kappa!r}.")
             object.__setattr__(self, "plateau_kappa", float(self.plateau_kappa))
         _check_initial_design(self.initial_design)
-        if not (_positive_int(self.n_initial) or callable(self.n_initial)):
+        if not (is_int(self.n_initial) or callable(self.n_initial)):
             raise ValueError(f"n_initial must be a positive integer or a rule n_dims -> size, "
                              f"got {self.n_initial!r}.")
         r = self.random_interleave
         if isinstance(r, bool) or not isinstance(r, numbers.Real) or not 0 <= r <= 1:
             raise ValueError(f"random_interleave must be a probability in [0, 1], got {r!r}.")
-        if not _positive_int(self.n_random_candidates):
+        if not is_int(self.n_random_candidates):
             raise ValueError(f"n_random_candidates must be a positive integer, got "
                              f"{self.n_random_candidates!r}.")
         for name in ("local_search", "parzen_when_converged", "local_linear"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}.")
         _check_stopping_rule(self.patience, self.min_improvement, self.search_patience, "")
-        if not _positive_int(self.parzen_candidates):
+        if not is_int(self.parzen_candidates):
             raise ValueError(f"parzen_candidates must be a positive integer, got "
                              f"{self.parzen_candidates!r}.")
         for name in ("local_model_every", "plateau_escape", "parzen_every"):
             e = getattr(self, name)
-            if isinstance(e, bool) or not isinstance(e, numbers.Integral) or e < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {e!r}.")
+            check_int(e, name, minimum=0)
         if self.neighbourhood not in ("one-exchange", "joint"):
             raise ValueError(f"neighbourhood must be 'one-exchange' or 'joint', got "
                              f"{self.neighbourhood!r}.")
-        if self.joint_move_dims is not None and not _positive_int(self.joint_move_dims):
+        if self.joint_move_dims is not None and not is_int(self.joint_move_dims):
             raise ValueError(f"joint_move_dims must be a positive integer or None, got "
                              f"{self.joint_move_dims!r}.")
 
@@ -225,7 +223,7 @@ class Recipe:
     def initial_size(self, n_dims: int) -> int:
         """The initial design's size for a space of ``n_dims`` dimensions."""
         n = self.n_initial(n_dims) if callable(self.n_initial) else self.n_initial
-        if not _positive_int(n):
+        if not is_int(n):
             raise ValueError(f"n_initial rule {self.n_initial!r} gave {n!r} for {n_dims} "
                              f"dimensions, not a positive integer.")
         return int(n)
@@ -274,14 +272,13 @@ def _check_stopping_rule(patience, min_improvement, search_patience, prefix: str
     optimizer's dict, nothing for a recipe's fields)."""
     def name(key):
         return f"{prefix}[{key!r}]" if prefix else key
-    if not _positive_int(patience):
+    if not is_int(patience):
         raise ValueError(f"{name('patience')} must be a positive integer, got {patience!r}.")
     r = min_improvement
     if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r < math.inf:
         raise ValueError(f"{name('min_improvement')} must be a finite number >= 0, got {r!r}.")
     k = search_patience
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
-        raise ValueError(f"{name('search_patience')} must be an integer >= 0, got {k!r}.")
+    check_int(k, name("search_patience"), minimum=0)
 
 
 class _EstimatorFactory:
@@ -431,9 +428,9 @@ def recipe_overrides(acquisition=None, kappa=None, xi=None, initial_design=None,
     result with ``dataclasses.replace(recipe, **changes)``."""
     if initial_design is not None:
         _check_initial_design(initial_design)
-    if n_initial is not None and not _positive_int(n_initial):
+    if n_initial is not None and not is_int(n_initial):
         raise ValueError(f"n_initial must be a positive integer or None, got {n_initial!r}.")
-    if n_random_candidates is not None and not _positive_int(n_random_candidates):
+    if n_random_candidates is not None and not is_int(n_random_candidates):
         raise ValueError(f"n_random_candidates must be a positive integer or None, got "
                          f"{n_random_candidates!r}.")
     changes: dict[str, Any] = {}

@@ -10,7 +10,6 @@ integer uniform in ``log(x)`` then rounded).
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Callable
 
 import numpy as np
@@ -18,23 +17,18 @@ from scipy.stats import qmc
 
 from acquisitions import snap
 
+from .checks import check_int
 from .models import Model
 from .space import Real, Space
 
 __all__ = ["MeanFunction", "fit_forest", "mean_function", "response_surface", "search_sample",
-           "to_search_points", "check_count", "evaluate"]
+           "to_search_points", "evaluate"]
 
 #: ``f(U) -> mean`` for unit-cube rows ``U`` of shape ``(n, D)``
 MeanFunction = Callable[[np.ndarray], np.ndarray]
 
 #: rows per call of a mean function (bounds the memory of large partial-dependence grids)
 CHUNK = 1 << 16
-
-
-def check_count(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 def fit_forest(result, random_state=0, n_estimators: int = 10):
@@ -55,7 +49,7 @@ def fit_forest(result, random_state=0, n_estimators: int = 10):
     X = space.to_unit([t.params for t in done])
     y = np.array([t.value for t in done], dtype=float)
     forest = MondrianForestRegressor(
-        n_estimators=check_count(n_estimators, "n_estimators"), min_samples_split=2,
+        n_estimators=check_int(n_estimators, "n_estimators"), min_samples_split=2,
         feature_bounds=[[0.0, 1.0]] * len(space), random_state=random_state)
     return forest.fit(X, y)
 

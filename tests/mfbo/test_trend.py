@@ -286,7 +286,7 @@ def test_a_new_output_transform_is_not_scored_on_the_old_scale(target):
     rng = np.random.default_rng(13)
     X = rng.random((24, 2))
     y = np.round(X[:, 0] + 0.5 * X[:, 1], 1)  # losses that repeat
-    m = MondrianModel(2, 0, trend=True, trend_window=10, repeat_y_transform=target)
+    m = MondrianModel(2, 0, trend=True, trend_window=30, repeat_y_transform=target)
     for i in range(1, 25):
         if i == 12:
             m.on_repeated_loss()
@@ -294,6 +294,18 @@ def test_a_new_output_transform_is_not_scored_on_the_old_scale(target):
     # every observation after the first but the one told with the new transform is scored
     assert len(m._errors) == 22 and m.y_transform == (None if target == "raw" else target)
     assert np.all(np.isfinite(m._errors)) and np.all(np.isfinite(m.predict(X)[0]))
+
+
+def test_only_the_compared_errors_are_kept():
+    rng = np.random.default_rng(14)
+    X = rng.random((40, 2))
+    y = X.sum(axis=1)
+    short, long = (MondrianModel(2, 0, trend=True, trend_window=w) for w in (5, 100))
+    for i in range(1, 41):
+        short.observe(X[:i], y[:i], 1)
+        long.observe(X[:i], y[:i], 1)
+        assert short._errors == long._errors[-5:]
+    assert len(short._errors) == 5 and len(long._errors) == 39
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "10"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import numbers
 import threading
 from typing import Any
 
@@ -14,6 +13,7 @@ from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import IntersectionSearchSpace
 from optuna.trial import FrozenTrial, TrialState
 
+from ...checks import check_int
 from ...optimizer import Optimizer, StudyExhausted
 from ...space import Real, Space
 from .distributions import Codec
@@ -239,13 +239,8 @@ class MondrianSampler(BaseSampler):
     def __init__(self, *, seed: int | None = None, n_startup_trials: int | None = None,
                  surrogate: Any = "mondrian", independent_sampler: BaseSampler | None = None,
                  warn_independent_sampling: bool = True, **optimizer_options):
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
-                                 or seed < 0):
-            raise ValueError(f"seed must be None or a non-negative int, got {seed!r}.")
-        if n_startup_trials is not None and (isinstance(n_startup_trials, bool) or not isinstance(
-                n_startup_trials, numbers.Integral) or n_startup_trials < 0):
-            raise ValueError(f"n_startup_trials must be None or a non-negative int, got "
-                             f"{n_startup_trials!r}.")
+        check_int(seed, "seed", minimum=0, or_none=True)
+        check_int(n_startup_trials, "n_startup_trials", minimum=0, or_none=True)
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise TypeError(f"independent_sampler must be an optuna sampler or None, got "
                             f"{independent_sampler!r}.")
