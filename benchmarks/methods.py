@@ -210,6 +210,16 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "{'trend': True, 'trend_window': None})",
            _mfbo("mondrian", "ucb", kappa=1.0,
                  surrogate_options={"trend": True, "trend_window": None})),
+    Method("mondrian-window5", "mfbo: online Mondrian forest, UCB kappa=1, the forests with "
+           "and without a linear trend in a space with an integer coordinate, the one that "
+           "predicted the last 5 observations better proposing (surrogate_options="
+           "{'trend_window': 5}; the default compares the last 10)",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend_window": 5})),
+    Method("mondrian-window20", "mfbo: online Mondrian forest, UCB kappa=1, the forests with "
+           "and without a linear trend in a space with an integer coordinate, the one that "
+           "predicted the last 20 observations better proposing (surrogate_options="
+           "{'trend_window': 20}; the default compares the last 10)",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend_window": 20})),
     Method("mondrian-trendchoiceall", "mfbo: online Mondrian forest, UCB kappa=1, the forests "
            "with and without a linear trend in every space, the one that predicted the last 10 "
            "observations better proposing (surrogate_options={'trend': True})",
