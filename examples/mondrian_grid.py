@@ -1,8 +1,9 @@
 """Mondrian grid: per-dimension lifetimes found by greedy exploration.
 
 Fits a Mondrian grid on data whose target ignores the third input, lets the greedy search
-(report §5.2) raise lifetimes one cut at a time with incremental model updates, and prints
-the lifetimes found, the inputs selected, and a prediction with its uncertainty.
+(Balog & Teh, 2015, Section 5.2) raise lifetimes one cut at a time with incremental model
+updates, and prints the lifetimes found, the inputs selected, and a prediction with its
+uncertainty.
 
     python examples/mondrian_grid.py
 """

@@ -106,8 +106,8 @@ def test_out_of_sample_kernel_is_unbiased_for_laplace_in_both_modes():
 
 
 def test_cell_count_matches_expectation_on_a_box():
-    # E #cells = prod_d (1 + lambda a_d) for a Mondrian on a box (spec §1.1); many rows on a
-    # grid make the data-restricted partition close to the box's
+    # E #cells = prod_d (1 + lambda a_d) for a Mondrian on a box (Balog et al., 2016,
+    # Section 2.1); many rows on a grid make the data-restricted partition close to the box's
     g = np.linspace(0, 1, 60)
     X = np.array(np.meshgrid(g, g)).reshape(2, -1).T
     mk = MondrianKernel(n_trees=400, lifetime=2.0, random_state=0).fit(X)
