@@ -32,8 +32,6 @@ __all__ = ["Recipe", "PerDimension", "RECIPES", "get_recipe", "recipe_for",
            "register_surrogate", "recipe_overrides", "make_model", "default_n_initial"]
 
 
-
-
 @dataclass(frozen=True)
 class PerDimension:
     """Initial-design size rule: ``factor`` points per dimension of the space."""
@@ -41,8 +39,7 @@ class PerDimension:
     factor: int
 
     def __post_init__(self):
-        if not is_int(self.factor):
-            raise ValueError(f"factor must be a positive integer, got {self.factor!r}.")
+        check_int(self.factor, "factor")
 
     def __call__(self, n_dims: int) -> int:
         return self.factor * n_dims
@@ -186,25 +183,19 @@ class Recipe:
         r = self.random_interleave
         if isinstance(r, bool) or not isinstance(r, numbers.Real) or not 0 <= r <= 1:
             raise ValueError(f"random_interleave must be a probability in [0, 1], got {r!r}.")
-        if not is_int(self.n_random_candidates):
-            raise ValueError(f"n_random_candidates must be a positive integer, got "
-                             f"{self.n_random_candidates!r}.")
+        check_int(self.n_random_candidates, "n_random_candidates")
         for name in ("local_search", "parzen_when_converged", "local_linear"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}.")
         _check_stopping_rule(self.patience, self.min_improvement, self.search_patience, "")
-        if not is_int(self.parzen_candidates):
-            raise ValueError(f"parzen_candidates must be a positive integer, got "
-                             f"{self.parzen_candidates!r}.")
+        check_int(self.parzen_candidates, "parzen_candidates")
         for name in ("local_model_every", "plateau_escape", "parzen_every"):
             e = getattr(self, name)
             check_int(e, name, minimum=0)
         if self.neighbourhood not in ("one-exchange", "joint"):
             raise ValueError(f"neighbourhood must be 'one-exchange' or 'joint', got "
                              f"{self.neighbourhood!r}.")
-        if self.joint_move_dims is not None and not is_int(self.joint_move_dims):
-            raise ValueError(f"joint_move_dims must be a positive integer or None, got "
-                             f"{self.joint_move_dims!r}.")
+        check_int(self.joint_move_dims, "joint_move_dims", or_none=True)
 
     def __getstate__(self):
         # a mappingproxy cannot be pickled: the options travel as a dict
@@ -272,8 +263,7 @@ def _check_stopping_rule(patience, min_improvement, search_patience, prefix: str
     optimizer's dict, nothing for a recipe's fields)."""
     def name(key):
         return f"{prefix}[{key!r}]" if prefix else key
-    if not is_int(patience):
-        raise ValueError(f"{name('patience')} must be a positive integer, got {patience!r}.")
+    check_int(patience, name("patience"))
     r = min_improvement
     if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r < math.inf:
         raise ValueError(f"{name('min_improvement')} must be a finite number >= 0, got {r!r}.")
@@ -428,11 +418,8 @@ def recipe_overrides(acquisition=None, kappa=None, xi=None, initial_design=None,
     result with ``dataclasses.replace(recipe, **changes)``."""
     if initial_design is not None:
         _check_initial_design(initial_design)
-    if n_initial is not None and not is_int(n_initial):
-        raise ValueError(f"n_initial must be a positive integer or None, got {n_initial!r}.")
-    if n_random_candidates is not None and not is_int(n_random_candidates):
-        raise ValueError(f"n_random_candidates must be a positive integer or None, got "
-                         f"{n_random_candidates!r}.")
+    check_int(n_initial, "n_initial", or_none=True)
+    check_int(n_random_candidates, "n_random_candidates", or_none=True)
     changes: dict[str, Any] = {}
     if isinstance(local_search, Mapping):
         unknown = set(local_search) - {"patience", "min_improvement", "search_patience"}
