@@ -23,6 +23,10 @@ mfbo's own methods (always available):
 * ``mondrian-repeatraw``: ``mondrian`` whose forest models the raw losses instead of their
   logs once any loss has repeated exactly (``repeat_y_transform="raw"``): identical to
   ``mondrian`` wherever no loss repeats;
+* ``mondrian-localint``: ``mondrian`` whose local quadratic step also moves integer
+  coordinates of five levels or more (``local_integers=True``): identical to ``mondrian`` in
+  a space without such an integer, and wherever there are too few observations for that
+  larger quadratic;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -243,6 +247,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "step where there are too few observations for the local quadratic "
            "(local_linear=False; the default before it was added)",
            _mondrian_with(local_linear=False)),
+    Method("mondrian-localint", "mfbo: online Mondrian forest, UCB kappa=1, the local "
+           "quadratic step moving the integer coordinates of five levels or more too, where "
+           "there are enough observations for it (local_integers=True)",
+           _mondrian_with(local_integers=True)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

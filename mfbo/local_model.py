@@ -17,13 +17,28 @@ import numpy as np
 
 from .models import LOG_SHIFT
 
-__all__ = ["quadratic_step", "linear_step", "FULL_QUADRATIC_MAX_DIMS"]
+__all__ = ["quadratic_step", "linear_step", "ordinal_as_continuous", "FULL_QUADRATIC_MAX_DIMS",
+           "MIN_ORDINAL_LEVELS"]
 
 #: up to this many continuous dimensions the quadratic has all cross terms; beyond, only
 #: squares (a full quadratic in 20 dimensions needs 231 observations)
 FULL_QUADRATIC_MAX_DIMS = 5
+#: an integer coordinate of at least this many levels can join the local quadratic
+#: (:func:`ordinal_as_continuous`)
+MIN_ORDINAL_LEVELS = 5
 #: random points of the trust box at which a non-convex quadratic is minimised
 _N_SEARCH = 2048
+
+
+def ordinal_as_continuous(levels) -> np.ndarray:
+    """``levels`` with every ordered coordinate of at least :data:`MIN_ORDINAL_LEVELS` levels
+    marked continuous (0), so that :func:`quadratic_step` moves it too; the caller snaps
+    the step back to the levels.  An integer that counts something (a thickness in
+    sixteenths, a number of neighbours) often has a curved loss like a real, which the
+    forest alone only follows level by level."""
+    out = np.array(levels, dtype=np.int64, copy=True)
+    out[out >= MIN_ORDINAL_LEVELS] = 0
+    return out
 
 
 def _features(Z: np.ndarray, full: bool) -> np.ndarray:

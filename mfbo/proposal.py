@@ -19,7 +19,7 @@ import numpy as np
 from acquisitions import make_acquisition, maximize_over_candidates, maximize_random_local, snap
 
 from .candidates import CandidateSet
-from .local_model import linear_step, quadratic_step
+from .local_model import linear_step, ordinal_as_continuous, quadratic_step
 from .models import Model
 from .parzen import good_region_sample
 from .recipes import Recipe
@@ -205,7 +205,14 @@ class Proposer:
         if self.candidates is not None or study.pending or \
                 not self._due(self.recipe.local_model_every, number):
             return None, False
-        u = quadratic_step(study.obs.X, study.obs.y, self.space.levels, rng)
+        u = None
+        levels = self.space.levels
+        if self.recipe.local_integers:
+            wider = ordinal_as_continuous(levels)
+            if not np.array_equal(wider, levels):
+                u = quadratic_step(study.obs.X, study.obs.y, wider, rng)
+        if u is None:
+            u = quadratic_step(study.obs.X, study.obs.y, levels, rng)
         if u is None and self.recipe.local_linear:
             u = linear_step(study.obs.X, study.obs.y, self.space.levels)
         if u is None:

@@ -104,6 +104,12 @@ class Recipe:
         (:func:`mfbo.local_model.linear_step`: to the corner of the trust box its slope
         descends to), once there are enough for that (4 (1 + c) for c continuous
         coordinates, against 4 p for the quadratic's p coefficients).
+    local_integers : bool, default=False
+        Let the local quadratic step move the integer coordinates of at least five levels
+        too (:func:`mfbo.local_model.ordinal_as_continuous`; the step is snapped back to
+        the levels), where there are enough observations for that larger quadratic; until
+        then, or if its fit is degenerate, the quadratic of the continuous coordinates
+        alone as without it.  In a space without such an integer nothing changes.
     plateau_escape : int, default=0
         After every this many consecutive evaluations since the initial design whose loss
         repeats, exactly, a loss already observed, the next proposal is uniformly random
@@ -159,6 +165,7 @@ class Recipe:
     parzen_every: int = 0
     parzen_candidates: int = 200
     parzen_when_converged: bool = False
+    local_integers: bool = False
 
     def __post_init__(self):
         if not callable(self.model):
@@ -184,7 +191,8 @@ class Recipe:
         if isinstance(r, bool) or not isinstance(r, numbers.Real) or not 0 <= r <= 1:
             raise ValueError(f"random_interleave must be a probability in [0, 1], got {r!r}.")
         check_int(self.n_random_candidates, "n_random_candidates")
-        for name in ("local_search", "parzen_when_converged", "local_linear"):
+        for name in ("local_search", "parzen_when_converged", "local_linear",
+                     "local_integers"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}.")
         _check_stopping_rule(self.patience, self.min_improvement, self.search_patience, "")

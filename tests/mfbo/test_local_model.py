@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import mfbo
+from acquisitions import snap
 from mfbo.local_model import FULL_QUADRATIC_MAX_DIMS, linear_step, quadratic_step
 from tests.support import quad, run_trials
 
@@ -196,3 +197,65 @@ def test_the_linear_steps_take_a_run_to_a_corner_the_forest_alone_misses():
             for s in range(3)]
     assert max(best[True]) == 0.0
     assert min(best[False]) > 0.1
+
+
+def test_ordinal_as_continuous_frees_integers_of_five_levels_or_more_only():
+    from mfbo.local_model import MIN_ORDINAL_LEVELS, ordinal_as_continuous
+    levels = np.array([0, 2, MIN_ORDINAL_LEVELS - 1, MIN_ORDINAL_LEVELS, 21, -3, -7])
+    out = ordinal_as_continuous(levels)
+    assert out.tolist() == [0, 2, MIN_ORDINAL_LEVELS - 1, 0, 0, -3, -7]
+    assert levels.tolist()[3] == MIN_ORDINAL_LEVELS  # the caller's levels are not changed
+
+
+def test_a_quadratic_with_the_integers_moves_them_towards_the_bowls_centre():
+    # a bowl in one real and one integer of 21 levels (-10..10) centred at (0.37, 3): the
+    # quadratic of the real alone keeps the incumbent's integer, the wider one moves it
+    from mfbo.local_model import ordinal_as_continuous
+    space = mfbo.Space({"x": mfbo.Real(0.0, 1.0), "z": mfbo.Integer(-10, 10)})
+    rng = np.random.default_rng(5)
+    rows = [{"x": float(x), "z": int(z)} for x, z in
+            zip(rng.uniform(0.2, 0.6, 60), rng.integers(-4, 2, 60))]
+    U = space.to_unit(rows)
+    y = np.array([(r["x"] - 0.37) ** 2 + 0.01 * (r["z"] - 3) ** 2 for r in rows])
+    levels = space.levels
+    best = rows[int(np.argmin(y))]
+    narrow = space.from_unit(quadratic_step(U, y, levels, np.random.default_rng(0))[None])[0]
+    wide_u = quadratic_step(U, y, ordinal_as_continuous(levels), np.random.default_rng(0))
+    wide = space.from_unit(snap(wide_u[None], levels))[0]
+    assert narrow["z"] == best["z"]
+    assert abs(wide["z"] - 3) < abs(best["z"] - 3)
+
+
+def _int_bowl(x, z1, z2):
+    return (x - 0.3) ** 2 + 0.02 * ((z1 - 4) ** 2 + (z2 + 2) ** 2)
+
+
+def test_local_integers_is_the_plain_recipe_until_its_quadratic_can_be_fitted():
+    # one real and two integers: the wider quadratic (10 coefficients) needs 40 observations,
+    # the real's alone (3) needs 12; before 40 the runs are identical, after they part
+    space = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "z1": mfbo.Integer(-10, 10),
+                        "z2": mfbo.Integer(-10, 10)})
+    base = dataclasses.replace(mfbo.get_recipe("mondrian"), plateau_escape=0)
+    runs = [run_trials(mfbo.Optimizer(space, surrogate=dataclasses.replace(
+        base, local_integers=on), random_state=2), _int_bowl, 60) for on in (False, True)]
+    params = [[t.params for t in r.trials] for r in runs]
+    assert params[0][:40] == params[1][:40]
+    assert params[0] != params[1]
+
+
+def test_local_integers_changes_nothing_without_an_integer_of_five_levels():
+    space = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0),
+                        "k": mfbo.Integer(1, 4), "c": mfbo.Categorical(["a", "b", "c"])})
+
+    def f(x, y, k, c):
+        return quad(x, y) + 0.1 * k + (c == "b")
+    runs = [run_trials(mfbo.Optimizer(space, surrogate=dataclasses.replace(
+        mfbo.get_recipe("mondrian"), local_integers=on), random_state=3), f, 45)
+        for on in (False, True)]
+    assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
+
+
+@pytest.mark.parametrize("bad", [1, None, "yes"])
+def test_recipe_refuses_a_bad_local_integers(bad):
+    with pytest.raises(TypeError, match="local_integers"):
+        dataclasses.replace(mfbo.get_recipe("mondrian"), local_integers=bad)
