@@ -214,10 +214,10 @@ class Proposer:
         if u is None:
             u = quadratic_step(study.obs.X, study.obs.y, levels, rng)
         if u is None and self.recipe.local_linear:
-            u = linear_step(study.obs.X, study.obs.y, self.space.levels)
+            u = linear_step(study.obs.X, study.obs.y, levels)
         if u is None:
             return None, False
-        u = snap(u, self.space.levels)
+        u = snap(u, levels)
         return (u, False) if self._is_new(study, u, study.asked.X) else (None, True)
 
     def _is_new(self, study: Study, u: np.ndarray, known: np.ndarray) -> bool:

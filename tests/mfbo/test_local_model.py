@@ -7,7 +7,8 @@ import pytest
 
 import mfbo
 from acquisitions import snap
-from mfbo.local_model import FULL_QUADRATIC_MAX_DIMS, linear_step, quadratic_step
+from mfbo.local_model import FULL_QUADRATIC_MAX_DIMS, MIN_ORDINAL_LEVELS, linear_step, \
+    ordinal_as_continuous, quadratic_step
 from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
@@ -200,7 +201,6 @@ def test_the_linear_steps_take_a_run_to_a_corner_the_forest_alone_misses():
 
 
 def test_ordinal_as_continuous_frees_integers_of_five_levels_or_more_only():
-    from mfbo.local_model import MIN_ORDINAL_LEVELS, ordinal_as_continuous
     levels = np.array([0, 2, MIN_ORDINAL_LEVELS - 1, MIN_ORDINAL_LEVELS, 21, -3, -7])
     out = ordinal_as_continuous(levels)
     assert out.tolist() == [0, 2, MIN_ORDINAL_LEVELS - 1, 0, 0, -3, -7]
@@ -210,7 +210,6 @@ def test_ordinal_as_continuous_frees_integers_of_five_levels_or_more_only():
 def test_a_quadratic_with_the_integers_moves_them_towards_the_bowls_centre():
     # a bowl in one real and one integer of 21 levels (-10..10) centred at (0.37, 3): the
     # quadratic of the real alone keeps the incumbent's integer, the wider one moves it
-    from mfbo.local_model import ordinal_as_continuous
     space = mfbo.Space({"x": mfbo.Real(0.0, 1.0), "z": mfbo.Integer(-10, 10)})
     rng = np.random.default_rng(5)
     rows = [{"x": float(x), "z": int(z)} for x, z in
