@@ -27,6 +27,10 @@ mfbo's own methods (always available):
   coordinates of five levels or more (``local_integers=True``): identical to ``mondrian`` in
   a space without such an integer, and wherever there are too few observations for that
   larger quadratic;
+* ``mondrian-iso``: ``mondrian`` whose local step, where there are too few observations for
+  the quadratic, first fits an isotropic quadratic over the continuous coordinates and the
+  integers of five levels or more, in a space with such an integer
+  (``local_isotropic="if-integers"``): identical to ``mondrian`` in a space without one;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -251,6 +255,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "quadratic step moving the integer coordinates of five levels or more too, where "
            "there are enough observations for it (local_integers=True)",
            _mondrian_with(local_integers=True)),
+    Method("mondrian-iso", "mfbo: online Mondrian forest, UCB kappa=1, an isotropic "
+           "quadratic step (one curvature, continuous and five-level-or-more integer "
+           "coordinates) where there are too few observations for the local quadratic, in a "
+           "space with such an integer (local_isotropic='if-integers')",
+           _mondrian_with(local_isotropic="if-integers")),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

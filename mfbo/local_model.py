@@ -6,9 +6,11 @@ the incumbent, one axis at a time, and a curved valley is followed in ever small
 :func:`quadratic_step` fits a quadratic by least squares to the observations nearest the
 incumbent (in the unit cube, continuous coordinates only) and returns the minimiser of that
 quadratic within the box they span: a trust-region step, as in derivative-free optimisers.
-Before there are enough observations for a quadratic, :func:`linear_step` fits a plane the
-same way and goes to the corner of the box it descends to; beyond the observations the
-forest's mean is flat too, so a loss lowest at a bound is followed there only by such a step.
+Before there are enough observations for a quadratic, :func:`isotropic_step` fits one with a
+single curvature shared by all coordinates (a bowl's overall shape, from about twice as many
+observations as coordinates), and :func:`linear_step` a plane that it follows to the corner
+of the box it descends to; beyond the observations the forest's mean is flat too, so a loss
+lowest at a bound is followed there only by such a step.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from .models import LOG_SHIFT
 
-__all__ = ["quadratic_step", "linear_step", "ordinal_as_continuous", "FULL_QUADRATIC_MAX_DIMS",
+__all__ = ["quadratic_step", "isotropic_step", "linear_step", "ordinal_as_continuous", "FULL_QUADRATIC_MAX_DIMS",
            "MIN_ORDINAL_LEVELS"]
 
 #: up to this many continuous dimensions the quadratic has all cross terms; beyond, only
@@ -158,6 +160,40 @@ def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generato
     Zc = np.vstack(cands)
     q = _features(Zc, full) @ coef
     return _moved(center, cont, radius, Zc[int(np.argmin(q))])
+
+
+def isotropic_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 1.0):
+    """The minimiser of an isotropic quadratic fitted around the best observation, or
+    ``None``: a trust-region step for when there are too few observations for
+    :func:`quadratic_step`.
+
+    As :func:`quadratic_step`, with ``a + b.z + k |z|^2``, one curvature ``k`` shared by the
+    ``c`` continuous coordinates (``p = c + 2`` coefficients), fitted to the ``2 p``
+    observations nearest the incumbent.  By default those may be all of them: with so few
+    coefficients the fit is a bowl's overall shape, whose slope and curvature point to the
+    bowl's centre from ``2 (c + 2)`` observations on (a full quadratic in ten coordinates
+    needs 66 coefficients, a diagonal one 21).  The quadratic is a sum of one-dimensional
+    ones, so its minimiser in the trust box is exact coordinate by coordinate: the clipped
+    vertex where the curvature is positive, else the better end of each range."""
+    U, y, cont = _continuous(U, y, levels)
+    fit = _local_fit(U, y, cont, cont.size + 2, min_fraction,
+                     lambda Z: np.hstack([np.ones((Z.shape[0], 1)), Z,
+                                          (Z * Z).sum(axis=1, keepdims=True)]))
+    if fit is None:
+        return None
+    center, radius, coef, lo, hi = fit
+    return _moved(center, cont, radius, _isotropic_minimiser(coef[1:-1], coef[-1], lo, hi))
+
+
+def _isotropic_minimiser(b: np.ndarray, k: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The minimiser of ``b.z + k |z|^2`` over the box ``[lo, hi]``: a sum of one-dimensional
+    quadratics, each minimised on its own range (the clipped vertex when ``k > 0``, else the
+    lower of the two ends; a coordinate with neither slope nor curvature stays at 0)."""
+    if k > 0:
+        return np.clip(-b / (2.0 * k), lo, hi)
+    ends = np.stack([lo, hi])
+    z = ends[np.argmin(b * ends + k * ends * ends, axis=0), np.arange(b.size)]
+    return np.where((b == 0) & (k == 0), 0.0, z)
 
 
 def linear_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 0.5):

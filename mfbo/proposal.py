@@ -19,7 +19,7 @@ import numpy as np
 from acquisitions import make_acquisition, maximize_over_candidates, maximize_random_local, snap
 
 from .candidates import CandidateSet
-from .local_model import linear_step, ordinal_as_continuous, quadratic_step
+from .local_model import isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
 from .models import Model
 from .parzen import good_region_sample
 from .recipes import Recipe
@@ -198,7 +198,7 @@ class Proposer:
 
     def _local_step(self, study: Study, number: int, rng):
         """``(unit, converged)``: the local quadratic model's proposal (or, where the
-        quadratic gives none, the recipe's linear one) when the recipe asks for one at
+        quadratic gives none, the recipe's isotropic or linear one) when the recipe asks for one at
         proposal ``number`` (sequential proposals in a continuous or mixed space
         only), else ``(None, converged)`` where ``converged`` says whether one was due but its
         minimiser is a point already asked."""
@@ -213,6 +213,10 @@ class Proposer:
                 u = quadratic_step(study.obs.X, study.obs.y, wider, rng)
         if u is None:
             u = quadratic_step(study.obs.X, study.obs.y, levels, rng)
+        if u is None and self.recipe.local_isotropic:
+            wider = ordinal_as_continuous(levels)
+            if self.recipe.local_isotropic is True or not np.array_equal(wider, levels):
+                u = isotropic_step(study.obs.X, study.obs.y, wider)
         if u is None and self.recipe.local_linear:
             u = linear_step(study.obs.X, study.obs.y, levels)
         if u is None:

@@ -110,6 +110,13 @@ class Recipe:
         the levels), where there are enough observations for that larger quadratic; until
         then, or if its fit is degenerate, the quadratic of the continuous coordinates
         alone as without it.  In a space without such an integer nothing changes.
+    local_isotropic : {False, True, "if-integers"}, default=False
+        When a local step is due but the quadratic gives none, first try an isotropic
+        quadratic, one curvature for all coordinates
+        (:func:`mfbo.local_model.isotropic_step`), over the continuous coordinates and the
+        integers of at least five levels (snapped back to the levels); it needs
+        ``2 (c + 2)`` observations for ``c`` such coordinates.  Then the linear step, if
+        ``local_linear``.  ``"if-integers"``: only in a space with such an integer.
     plateau_escape : int, default=0
         After every this many consecutive evaluations since the initial design whose loss
         repeats, exactly, a loss already observed, the next proposal is uniformly random
@@ -166,6 +173,7 @@ class Recipe:
     parzen_candidates: int = 200
     parzen_when_converged: bool = False
     local_integers: bool = False
+    local_isotropic: bool | str = False
 
     def __post_init__(self):
         if not callable(self.model):
@@ -195,6 +203,9 @@ class Recipe:
                      "local_integers"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}.")
+        if not (isinstance(self.local_isotropic, bool) or self.local_isotropic == "if-integers"):
+            raise TypeError(f"local_isotropic must be True, False or 'if-integers', got "
+                            f"{self.local_isotropic!r}.")
         _check_stopping_rule(self.patience, self.min_improvement, self.search_patience, "")
         check_int(self.parzen_candidates, "parzen_candidates")
         for name in ("local_model_every", "plateau_escape", "parzen_every"):

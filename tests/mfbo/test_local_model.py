@@ -7,8 +7,8 @@ import pytest
 
 import mfbo
 from acquisitions import snap
-from mfbo.local_model import FULL_QUADRATIC_MAX_DIMS, MIN_ORDINAL_LEVELS, linear_step, \
-    ordinal_as_continuous, quadratic_step
+from mfbo.local_model import FULL_QUADRATIC_MAX_DIMS, MIN_ORDINAL_LEVELS, \
+    _isotropic_minimiser, isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
 from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
@@ -258,3 +258,93 @@ def test_local_integers_changes_nothing_without_an_integer_of_five_levels():
 def test_recipe_refuses_a_bad_local_integers(bad):
     with pytest.raises(TypeError, match="local_integers"):
         dataclasses.replace(mfbo.get_recipe("mondrian"), local_integers=bad)
+
+
+# -- the isotropic quadratic: one curvature, from 2 (c + 2) observations ---------------------
+def test_the_isotropic_step_heads_for_a_round_bowls_centre_from_few_observations():
+    # ten coordinates: 12 coefficients, fitted here to all 24 observations (a full quadratic
+    # would need 66 coefficients, a diagonal one 21)
+    c = 10
+    rng = np.random.default_rng(4)
+    centre = 0.3 + 0.4 * rng.random(c)
+    U = rng.random((24, c))
+    y = np.sqrt(((U - centre) ** 2).sum(axis=1))  # a cone, as Ackley's far from its centre
+    u = isotropic_step(U, y, [0] * c)
+    gap = np.linalg.norm(U[np.argmin(y)] - centre)
+    assert np.linalg.norm(u - centre) < 0.5 * gap
+
+
+def test_no_isotropic_step_without_enough_observations_or_continuous_coordinates():
+    U, y = _bowl(3, 2 * (3 + 2), 0)
+    assert isotropic_step(U, y, [0, 0, 0]) is not None
+    assert isotropic_step(U[:-1], y[:-1], [0, 0, 0]) is None
+    assert isotropic_step(U, y, [0, 0, 0], min_fraction=0.5) is None
+    assert isotropic_step(U, y, [-2, 3, 4]) is None
+
+
+def test_the_isotropic_step_keeps_discrete_coordinates_and_stays_in_the_box():
+    U, y = _bowl(4, 40, 2)
+    U[:, 3] = np.where(U[:, 3] > 0.4, 0.75, 0.25)  # a two-level coordinate
+    b = U[np.argmin(y)]
+    u = isotropic_step(U, y, [0, 0, 0, -2])
+    assert u[3] == b[3]
+    assert np.all((u >= 0) & (u <= 1))
+    radius = np.sort(np.abs(U[:, :3] - b[:3]).max(axis=1))[2 * (3 + 2) - 1]
+    assert np.abs(u[:3] - b[:3]).max() <= radius + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_isotropic_minimiser_is_exact_coordinate_by_coordinate(seed):
+    # b.z + k |z|^2 is a sum of one-dimensional quadratics: brute force on each range
+    rng = np.random.default_rng(seed)
+    b, k = rng.normal(size=5), rng.normal()
+    lo, hi = -rng.random(5), rng.random(5)
+    z = _isotropic_minimiser(b, k, lo, hi)
+    assert np.all((z >= lo) & (z <= hi))
+    for i in range(5):
+        grid = np.linspace(lo[i], hi[i], 10_001)
+        assert b[i] * z[i] + k * z[i] ** 2 <= (b[i] * grid + k * grid ** 2).min() + 1e-12
+    assert _isotropic_minimiser(np.zeros(2), 0.0, -np.ones(2), np.ones(2)).tolist() == [0, 0]
+
+
+_ROUND = mfbo.Space({**{f"x{i}": mfbo.Real(-1.0, 1.0) for i in range(5)},
+                     "z1": mfbo.Integer(-10, 10), "z2": mfbo.Integer(-10, 10)})
+
+
+def _round_bowl(**p):
+    # centred at 0.4 in the reals and at 4 (0.4 of the range) in the integers
+    return float(np.sqrt(sum((p[f"x{i}"] - 0.4) ** 2 for i in range(5))
+                         + ((p["z1"] - 4) / 10) ** 2 + ((p["z2"] - 4) / 10) ** 2))
+
+
+def test_the_isotropic_steps_bring_a_run_closer_to_a_round_bowls_centre():
+    # five reals and two integers, 60 evaluations: the diagonal quadratic of the reals needs
+    # 44 observations (and keeps the integers), the isotropic one of all seven coordinates 18
+    best = {on: [] for on in (False, "if-integers")}
+    for seed in range(3):
+        for on in best:
+            opt = mfbo.Optimizer(_ROUND, surrogate=dataclasses.replace(
+                mfbo.get_recipe("mondrian"), local_isotropic=on), n_initial=10,
+                random_state=seed)
+            best[on].append(min(t.value for t in run_trials(opt, _round_bowl, 60).trials))
+    assert np.mean(best["if-integers"]) < 0.6 * np.mean(best[False])
+
+
+def test_local_isotropic_if_integers_changes_nothing_without_an_integer_of_five_levels():
+    space = mfbo.Space({**{f"x{i}": mfbo.Real(-1.0, 1.0) for i in range(6)},
+                        "k": mfbo.Integer(1, 4), "c": mfbo.Categorical(["a", "b", "c"])})
+
+    def f(k, c, **x):
+        return _round_bowl(**x, z1=4, z2=4) + 0.1 * k + (c == "b")
+    runs = {on: run_trials(mfbo.Optimizer(space, surrogate=dataclasses.replace(
+        mfbo.get_recipe("mondrian"), local_isotropic=on), n_initial=10, random_state=3), f, 40)
+        for on in (False, "if-integers", True)}
+    params = {on: [t.params for t in r.trials] for on, r in runs.items()}
+    assert params[False] == params["if-integers"]
+    assert params[False] != params[True]  # True takes the isotropic step in any space
+
+
+@pytest.mark.parametrize("bad", [1, None, "yes"])
+def test_recipe_refuses_a_bad_local_isotropic(bad):
+    with pytest.raises(TypeError, match="local_isotropic"):
+        dataclasses.replace(mfbo.get_recipe("mondrian"), local_isotropic=bad)
