@@ -58,8 +58,8 @@ def test_suites_have_disjoint_dev_and_test_splits():
     assert "sklearn-DT-breast_cancer-acc" in tune.dev and "sklearn-kNN-diabetes-mse" in tune.dev
     assert "sklearn-MLP-sgd-california-mae" in tune.test
     assert "sklearn-DT-magic04-acc" in tune.dev and "sklearn-RF-cpu_act-mae" in tune.dev
-    assert set(SUITES["mixed"].dev) == {"mixed-ackley-7d", "pressure-vessel",
-                                        "mixed-pipeline-breast_cancer"}
+    assert set(SUITES["mixed"].dev) == {"mixed-ackley-7d", "mixed-ackley-10d",
+                                        "pressure-vessel", "mixed-pipeline-breast_cancer"}
     assert set(SUITES["mixed"].test) == {"mixed-ackley-12d", "speed-reducer",
                                          "mixed-pipeline-digits"}
     for suite in SUITES.values():
@@ -159,7 +159,7 @@ def test_magic04_and_cpu_act_are_subsampled_and_standardised():
 
 
 def test_known_optima_of_the_mixed_problems():
-    for name in ("mixed-ackley-7d", "mixed-ackley-12d"):
+    for name in ("mixed-ackley-7d", "mixed-ackley-10d", "mixed-ackley-12d"):
         p = get_problem(name)
         best = p.objective.optimum_params()
         assert p(**best) == pytest.approx(0.0, abs=1e-12)
