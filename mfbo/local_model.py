@@ -71,12 +71,12 @@ def _score_transform(y: np.ndarray) -> np.ndarray:
 
 
 def _local_fit(U: np.ndarray, y: np.ndarray, cont: np.ndarray, p: int, min_fraction: float,
-               features):
+               features, with_data: bool = False):
     """Least squares of ``features(Z)`` (``p`` columns) on the ``2 p`` observations nearest
     the best one, in coordinates ``Z`` scaled so that their box is [-1, 1] around it:
-    ``(center, radius, coef, lo, hi)`` with ``[lo, hi]`` that box within the unit cube, or
-    ``None`` (no continuous coordinate, too few observations, all at the centre, or a
-    degenerate fit)."""
+    ``(center, radius, coef, lo, hi)`` with ``[lo, hi]`` that box within the unit cube (and,
+    ``with_data``, the scaled coordinates and transformed losses fitted), or ``None`` (no
+    continuous coordinate, too few observations, all at the centre, or a degenerate fit)."""
     if cont.size == 0 or y.size == 0:
         return None
     m = 2 * p
@@ -104,7 +104,20 @@ def _local_fit(U: np.ndarray, y: np.ndarray, cont: np.ndarray, p: int, min_fract
         return None
     lo = np.maximum(-1.0, -center[cont] / radius)
     hi = np.minimum(1.0, (1.0 - center[cont]) / radius)
+    if with_data:
+        return center, radius, coef, lo, hi, Z, t
     return center, radius, coef, lo, hi
+
+
+def _loo_error(A: np.ndarray, t: np.ndarray) -> float:
+    """Mean squared leave-one-out residual of the least squares of ``t`` on ``A`` (the
+    hat-matrix shortcut; infinite where a point alone determines a coefficient)."""
+    Q, _ = np.linalg.qr(A)
+    h = (Q * Q).sum(axis=1)
+    r = t - Q @ (Q.T @ t)
+    if np.any(h > 1.0 - 1e-9):
+        return np.inf
+    return float(np.mean((r / (1.0 - h)) ** 2))
 
 
 def _continuous(U, y, levels):
@@ -162,7 +175,8 @@ def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generato
     return _moved(center, cont, radius, Zc[int(np.argmin(q))])
 
 
-def isotropic_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 1.0):
+def isotropic_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 1.0,
+                   if_curved: bool = False):
     """The minimiser of an isotropic quadratic fitted around the best observation, or
     ``None``: a trust-region step for when there are too few observations for
     :func:`quadratic_step`.
@@ -174,14 +188,23 @@ def isotropic_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 1
     bowl's centre from ``2 (c + 2)`` observations on (a full quadratic in ten coordinates
     needs 66 coefficients, a diagonal one 21).  The quadratic is a sum of one-dimensional
     ones, so its minimiser in the trust box is exact coordinate by coordinate: the clipped
-    vertex where the curvature is positive, else the better end of each range."""
+    vertex where the curvature is positive, else the better end of each range.
+    ``if_curved``: ``None`` also unless the curvature is positive and the quadratic predicts
+    the observations it was fitted to better than a plane, by leave-one-out error (a loss
+    lowest at a corner of the box is left to :func:`linear_step`)."""
     U, y, cont = _continuous(U, y, levels)
     fit = _local_fit(U, y, cont, cont.size + 2, min_fraction,
                      lambda Z: np.hstack([np.ones((Z.shape[0], 1)), Z,
-                                          (Z * Z).sum(axis=1, keepdims=True)]))
+                                          (Z * Z).sum(axis=1, keepdims=True)]),
+                     with_data=True)
     if fit is None:
         return None
-    center, radius, coef, lo, hi = fit
+    center, radius, coef, lo, hi, Z, t = fit
+    if if_curved:
+        plane = np.hstack([np.ones((Z.shape[0], 1)), Z])
+        bowl = np.hstack([plane, (Z * Z).sum(axis=1, keepdims=True)])
+        if not (coef[-1] > 0 and _loo_error(bowl, t) < _loo_error(plane, t)):
+            return None
     return _moved(center, cont, radius, _isotropic_minimiser(coef[1:-1], coef[-1], lo, hi))
 
 

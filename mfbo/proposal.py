@@ -216,7 +216,8 @@ class Proposer:
         if u is None and self.recipe.local_isotropic:
             wider = ordinal_as_continuous(levels)
             if self.recipe.local_isotropic is True or not np.array_equal(wider, levels):
-                u = isotropic_step(study.obs.X, study.obs.y, wider)
+                u = isotropic_step(study.obs.X, study.obs.y, wider,
+                                   if_curved=self.recipe.local_isotropic == "if-curved")
         if u is None and self.recipe.local_linear:
             u = linear_step(study.obs.X, study.obs.y, levels)
         if u is None:

@@ -110,13 +110,15 @@ class Recipe:
         the levels), where there are enough observations for that larger quadratic; until
         then, or if its fit is degenerate, the quadratic of the continuous coordinates
         alone as without it.  In a space without such an integer nothing changes.
-    local_isotropic : {False, True, "if-integers"}, default=False
+    local_isotropic : {False, True, "if-integers", "if-curved"}, default=False
         When a local step is due but the quadratic gives none, first try an isotropic
         quadratic, one curvature for all coordinates
         (:func:`mfbo.local_model.isotropic_step`), over the continuous coordinates and the
         integers of at least five levels (snapped back to the levels); it needs
         ``2 (c + 2)`` observations for ``c`` such coordinates.  Then the linear step, if
-        ``local_linear``.  ``"if-integers"``: only in a space with such an integer.
+        ``local_linear``.  ``"if-integers"``: only in a space with such an integer;
+        ``"if-curved"``: there, and only where the fitted curvature is positive and the
+        quadratic predicts its observations better than a plane (leave-one-out).
     plateau_escape : int, default=0
         After every this many consecutive evaluations since the initial design whose loss
         repeats, exactly, a loss already observed, the next proposal is uniformly random
@@ -203,9 +205,10 @@ class Recipe:
                      "local_integers"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}.")
-        if not (isinstance(self.local_isotropic, bool) or self.local_isotropic == "if-integers"):
-            raise TypeError(f"local_isotropic must be True, False or 'if-integers', got "
-                            f"{self.local_isotropic!r}.")
+        if not (isinstance(self.local_isotropic, bool)
+                or self.local_isotropic in ("if-integers", "if-curved")):
+            raise TypeError(f"local_isotropic must be True, False, 'if-integers' or "
+                            f"'if-curved', got {self.local_isotropic!r}.")
         _check_stopping_rule(self.patience, self.min_improvement, self.search_patience, "")
         check_int(self.parzen_candidates, "parzen_candidates")
         for name in ("local_model_every", "plateau_escape", "parzen_every"):
