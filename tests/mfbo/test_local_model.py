@@ -293,6 +293,19 @@ def test_the_isotropic_step_keeps_discrete_coordinates_and_stays_in_the_box():
     assert np.abs(u[:3] - b[:3]).max() <= radius + 1e-12
 
 
+def test_if_curved_the_isotropic_step_leaves_a_sloping_loss_to_the_plane():
+    # a loss falling linearly to a corner: a plane predicts it as well as any bowl, so no
+    # isotropic step; a round bowl's curvature is real, so there is one
+    c = 6
+    rng = np.random.default_rng(7)
+    U = rng.random((2 * (c + 2), c))
+    assert isotropic_step(U, U.sum(axis=1) + 1.0, [0] * c, if_curved=True) is None
+    assert isotropic_step(U, U.sum(axis=1) + 1.0, [0] * c) is not None
+    bowl = np.sqrt(((U - 0.45) ** 2).sum(axis=1))
+    u = isotropic_step(U, bowl, [0] * c, if_curved=True)
+    assert u is not None and np.array_equal(u, isotropic_step(U, bowl, [0] * c))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_isotropic_minimiser_is_exact_coordinate_by_coordinate(seed):
     # b.z + k |z|^2 is a sum of one-dimensional quadratics: brute force on each range
@@ -317,17 +330,18 @@ def _round_bowl(**p):
                          + ((p["z1"] - 4) / 10) ** 2 + ((p["z2"] - 4) / 10) ** 2))
 
 
-def test_the_isotropic_steps_bring_a_run_closer_to_a_round_bowls_centre():
+@pytest.mark.parametrize("rule", ["if-integers", "if-curved"])
+def test_the_isotropic_steps_bring_a_run_closer_to_a_round_bowls_centre(rule):
     # five reals and two integers, 60 evaluations: the diagonal quadratic of the reals needs
     # 44 observations (and keeps the integers), the isotropic one of all seven coordinates 18
-    best = {on: [] for on in (False, "if-integers")}
+    best = {on: [] for on in (False, rule)}
     for seed in range(3):
         for on in best:
             opt = mfbo.Optimizer(_ROUND, surrogate=dataclasses.replace(
                 mfbo.get_recipe("mondrian"), local_isotropic=on), n_initial=10,
                 random_state=seed)
             best[on].append(min(t.value for t in run_trials(opt, _round_bowl, 60).trials))
-    assert np.mean(best["if-integers"]) < 0.6 * np.mean(best[False])
+    assert np.mean(best[rule]) < 0.6 * np.mean(best[False])
 
 
 def test_local_isotropic_if_integers_changes_nothing_without_an_integer_of_five_levels():
@@ -338,9 +352,9 @@ def test_local_isotropic_if_integers_changes_nothing_without_an_integer_of_five_
         return _round_bowl(**x, z1=4, z2=4) + 0.1 * k + (c == "b")
     runs = {on: run_trials(mfbo.Optimizer(space, surrogate=dataclasses.replace(
         mfbo.get_recipe("mondrian"), local_isotropic=on), n_initial=10, random_state=3), f, 40)
-        for on in (False, "if-integers", True)}
+        for on in (False, "if-integers", "if-curved", True)}
     params = {on: [t.params for t in r.trials] for on, r in runs.items()}
-    assert params[False] == params["if-integers"]
+    assert params[False] == params["if-integers"] == params["if-curved"]
     assert params[False] != params[True]  # True takes the isotropic step in any space
 
 
