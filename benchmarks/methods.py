@@ -30,10 +30,12 @@ mfbo's own methods (always available):
 * ``mondrian-iso``: ``mondrian`` whose local step, where there are too few observations for
   the quadratic, first fits an isotropic quadratic over the continuous coordinates and the
   integers of five levels or more, in a space with such an integer
-  (``local_isotropic="if-integers"``): identical to ``mondrian`` in a space without one;
-* ``mondrian-isocurved``: ``mondrian-iso`` taking that step only where its curvature is
-  positive and it predicts the observations it was fitted to better than a plane
-  (leave-one-out; ``local_isotropic="if-curved"``);
+  (``local_isotropic="if-integers"``; the default takes it only where it is curved and
+  beats a plane): identical to ``mondrian`` in a space without one;
+* ``mondrian-noiso``: ``mondrian`` without the isotropic quadratic step
+  (``local_isotropic=False``, the default before it); ``mondrian`` takes it only where its
+  curvature is positive and it predicts the observations it was fitted to better than a
+  plane (``"if-curved"``), ``mondrian-iso`` wherever it can be fitted;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -263,10 +265,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "coordinates) where there are too few observations for the local quadratic, in a "
            "space with such an integer (local_isotropic='if-integers')",
            _mondrian_with(local_isotropic="if-integers")),
-    Method("mondrian-isocurved", "mfbo: as mondrian-iso, the isotropic step taken only where "
-           "its curvature is positive and it predicts its observations better than a plane "
-           "(leave-one-out; local_isotropic='if-curved')",
-           _mondrian_with(local_isotropic="if-curved")),
+    Method("mondrian-noiso", "mfbo: online Mondrian forest, UCB kappa=1, without the "
+           "isotropic quadratic step (local_isotropic=False; the default before it)",
+           _mondrian_with(local_isotropic=False)),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),
