@@ -19,8 +19,8 @@ import numpy as np
 
 from .models import LOG_SHIFT
 
-__all__ = ["quadratic_step", "isotropic_step", "linear_step", "ordinal_as_continuous", "FULL_QUADRATIC_MAX_DIMS",
-           "MIN_ORDINAL_LEVELS"]
+__all__ = ["quadratic_step", "isotropic_step", "linear_step", "ordinal_as_continuous",
+           "FULL_QUADRATIC_MAX_DIMS", "MIN_ORDINAL_LEVELS"]
 
 #: up to this many continuous dimensions the quadratic has all cross terms; beyond, only
 #: squares (a full quadratic in 20 dimensions needs 231 observations)

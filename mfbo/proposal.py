@@ -198,8 +198,8 @@ class Proposer:
 
     def _local_step(self, study: Study, number: int, rng):
         """``(unit, converged)``: the local quadratic model's proposal (or, where the
-        quadratic gives none, the recipe's isotropic or linear one) when the recipe asks for one at
-        proposal ``number`` (sequential proposals in a continuous or mixed space
+        quadratic gives none, the recipe's isotropic or linear one) when the recipe asks for
+        one at proposal ``number`` (sequential proposals in a continuous or mixed space
         only), else ``(None, converged)`` where ``converged`` says whether one was due but its
         minimiser is a point already asked."""
         if self.candidates is not None or study.pending or \
