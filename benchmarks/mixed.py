@@ -45,9 +45,9 @@ split:
     on the rows and folds of :mod:`benchmarks.sklearn_tune` (its 80 % split; ``digits``
     subsampled to 1,000 rows).  The minimum is unknown.  Budget 100.
 
-Dev / test split: one problem of each family on each side (two mixed Ackleys on dev), so a default tuned on dev meets the
-same kinds of dimension on test, in other sizes (Ackley), another design (engineering) or
-another data set (pipeline).
+Dev / test split: one problem of each family on each side (two mixed Ackleys on dev), so a
+default tuned on dev meets the same kinds of dimension on test, in other sizes (Ackley),
+another design (engineering) or another data set (pipeline).
 """
 
 from __future__ import annotations
