@@ -71,11 +71,11 @@ def _score_transform(y: np.ndarray) -> np.ndarray:
 
 
 def _local_fit(U: np.ndarray, y: np.ndarray, cont: np.ndarray, p: int, min_fraction: float,
-               features, with_data: bool = False):
+               features):
     """Least squares of ``features(Z)`` (``p`` columns) on the ``2 p`` observations nearest
     the best one, in coordinates ``Z`` scaled so that their box is [-1, 1] around it:
-    ``(center, radius, coef, lo, hi)`` with ``[lo, hi]`` that box within the unit cube (and,
-    ``with_data``, the scaled coordinates and transformed losses fitted), or ``None`` (no
+    ``(center, radius, coef, lo, hi, Z, t)`` with ``[lo, hi]`` that box within the unit cube
+    and ``Z``, ``t`` the scaled coordinates and transformed losses fitted, or ``None`` (no
     continuous coordinate, too few observations, all at the centre, or a degenerate fit)."""
     if cont.size == 0 or y.size == 0:
         return None
@@ -104,9 +104,17 @@ def _local_fit(U: np.ndarray, y: np.ndarray, cont: np.ndarray, p: int, min_fract
         return None
     lo = np.maximum(-1.0, -center[cont] / radius)
     hi = np.minimum(1.0, (1.0 - center[cont]) / radius)
-    if with_data:
-        return center, radius, coef, lo, hi, Z, t
-    return center, radius, coef, lo, hi
+    return center, radius, coef, lo, hi, Z, t
+
+
+def _plane(Z: np.ndarray) -> np.ndarray:
+    """A plane's design matrix: a constant and the coordinates."""
+    return np.hstack([np.ones((Z.shape[0], 1)), Z])
+
+
+def _isotropic(Z: np.ndarray) -> np.ndarray:
+    """An isotropic quadratic's design matrix: the plane's and the squared norm."""
+    return np.hstack([_plane(Z), (Z * Z).sum(axis=1, keepdims=True)])
 
 
 def _loo_error(A: np.ndarray, t: np.ndarray) -> float:
@@ -153,7 +161,7 @@ def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generato
     fit = _local_fit(U, y, cont, p, min_fraction, lambda Z: _features(Z, full))
     if fit is None:
         return None
-    center, radius, coef, lo, hi = fit
+    center, radius, coef, lo, hi, _, _ = fit
     # candidates: the clipped Newton point (if the quadratic is convex) and random points of
     # the trust box; the best by the fitted quadratic wins
     cands = [lo + (hi - lo) * rng.random((_N_SEARCH, c))]
@@ -193,17 +201,13 @@ def isotropic_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 1
     the observations it was fitted to better than a plane, by leave-one-out error (a loss
     lowest at a corner of the box is left to :func:`linear_step`)."""
     U, y, cont = _continuous(U, y, levels)
-    fit = _local_fit(U, y, cont, cont.size + 2, min_fraction,
-                     lambda Z: np.hstack([np.ones((Z.shape[0], 1)), Z,
-                                          (Z * Z).sum(axis=1, keepdims=True)]),
-                     with_data=True)
+    fit = _local_fit(U, y, cont, cont.size + 2, min_fraction, _isotropic)
     if fit is None:
         return None
     center, radius, coef, lo, hi, Z, t = fit
     if if_curved:
-        plane = np.hstack([np.ones((Z.shape[0], 1)), Z])
-        bowl = np.hstack([plane, (Z * Z).sum(axis=1, keepdims=True)])
-        if not (coef[-1] > 0 and _loo_error(bowl, t) < _loo_error(plane, t)):
+        bowl = _isotropic(Z)
+        if not (coef[-1] > 0 and _loo_error(bowl, t) < _loo_error(bowl[:, :-1], t)):
             return None
     return _moved(center, cont, radius, _isotropic_minimiser(coef[1:-1], coef[-1], lo, hi))
 
@@ -230,10 +234,9 @@ def linear_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 0.5)
     stays).  A loss lowest at a bound of its ranges (the smallest leaf size, no
     regularisation) is then followed to that bound, which a forest's flat mean cannot do."""
     U, y, cont = _continuous(U, y, levels)
-    fit = _local_fit(U, y, cont, 1 + cont.size, min_fraction,
-                     lambda Z: np.hstack([np.ones((Z.shape[0], 1)), Z]))
+    fit = _local_fit(U, y, cont, 1 + cont.size, min_fraction, _plane)
     if fit is None:
         return None
-    center, radius, coef, lo, hi = fit
+    center, radius, coef, lo, hi, _, _ = fit
     g = coef[1:]
     return _moved(center, cont, radius, np.where(g > 0, lo, np.where(g < 0, hi, 0.0)))

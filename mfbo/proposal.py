@@ -207,17 +207,16 @@ class Proposer:
             return None, False
         u = None
         levels = self.space.levels
-        if self.recipe.local_integers:
-            wider = ordinal_as_continuous(levels)
-            if not np.array_equal(wider, levels):
-                u = quadratic_step(study.obs.X, study.obs.y, wider, rng)
+        wider = ordinal_as_continuous(levels)  # integers of five levels or more freed
+        has_ordinal = not np.array_equal(wider, levels)
+        if self.recipe.local_integers and has_ordinal:
+            u = quadratic_step(study.obs.X, study.obs.y, wider, rng)
         if u is None:
             u = quadratic_step(study.obs.X, study.obs.y, levels, rng)
-        if u is None and self.recipe.local_isotropic:
-            wider = ordinal_as_continuous(levels)
-            if self.recipe.local_isotropic is True or not np.array_equal(wider, levels):
-                u = isotropic_step(study.obs.X, study.obs.y, wider,
-                                   if_curved=self.recipe.local_isotropic == "if-curved")
+        isotropic = self.recipe.local_isotropic
+        if u is None and (isotropic is True or (isotropic and has_ordinal)):
+            u = isotropic_step(study.obs.X, study.obs.y, wider,
+                               if_curved=isotropic == "if-curved")
         if u is None and self.recipe.local_linear:
             u = linear_step(study.obs.X, study.obs.y, levels)
         if u is None:
