@@ -55,8 +55,26 @@ def release(owner: str) -> None:
     _LIVE_OWNERS.discard(owner)
 
 
+def _parts(owner: str) -> tuple[str, str, str] | None:
+    """``(host, pid, start)`` of an owner token, read from the right (a host name may hold
+    colons: an IPv6 address, ``node:1``), or None for a token of no known form.  A token
+    ``host:pid:token`` of a study written before start times were recorded has ``start``
+    ``""``."""
+    parts = owner.rsplit(":", 3)
+    if len(parts) == 4 and parts[1].isdigit():
+        return parts[0], parts[1], parts[2]
+    parts = owner.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit():
+        return parts[0], parts[1], ""
+    return None
+
+
 def owner_host(owner: str | None) -> str | None:
-    return owner.split(":", 1)[0] if owner else None
+    """The host an owner token names (None for no owner)."""
+    if not owner:
+        return None
+    parts = _parts(owner)
+    return owner.split(":", 1)[0] if parts is None else parts[0]
 
 
 def owner_alive(owner: str | None, age: float | None = None,
@@ -71,14 +89,10 @@ def owner_alive(owner: str | None, age: float | None = None,
     alive."""
     if not owner:
         return False
-    parts = owner.split(":")
-    if len(parts) not in (3, 4):
+    parts = _parts(owner)
+    if parts is None:
         return False
-    host, pid = parts[0], parts[1]
-    try:
-        pid = int(pid)
-    except ValueError:
-        return False
+    host, pid, started = parts[0], int(parts[1]), parts[2]
     if host == HOST and pid == os.getpid():
         return owner in _LIVE_OWNERS
     if age is not None and grace_period is not None and age > grace_period:
@@ -87,5 +101,4 @@ def owner_alive(owner: str | None, age: float | None = None,
         return True
     if not _pid_alive(pid):
         return False
-    started = parts[2] if len(parts) == 4 else ""
     return not started or _process_start(pid) in ("", started)

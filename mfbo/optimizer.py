@@ -12,6 +12,8 @@ it the negated values, and everything the user sees stays in the values' own uni
 from __future__ import annotations
 
 import dataclasses
+import functools
+import threading
 import warnings
 
 from .candidates import make_candidates
@@ -26,6 +28,16 @@ from .study import Rows, Study, check_direction
 from .trial import Trial, finite, parse_outcome, public
 
 __all__ = ["Trial", "Optimizer", "StudyExhausted"]
+
+
+def _serialised(method):
+    """``method`` run under the optimizer's lock: one thread at a time reads or changes the
+    study and the surrogate."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
 
 
 class StudyExhausted(RuntimeError):
@@ -129,6 +141,7 @@ class Optimizer:
                  n_random_candidates=None, local_search=None, surrogate_options=None,
                  storage=None, study_name="default", min_distance=0.0,
                  neighbourhood=None, direction="minimize"):
+        self._lock = threading.RLock()
         check_direction(direction)
         space = as_space(space)
         changes = recipe_overrides(
@@ -159,6 +172,15 @@ class Optimizer:
             warnings.warn(f"study {study_name!r} has {len(elsewhere)} pending trial(s) asked on "
                           f"other hosts ({', '.join(hosts)}); they are taken to be still running "
                           f"and are not asked again.", UserWarning, stacklevel=2)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     # -- the parts and their settings ------------------------------------------------------------
     @property
@@ -237,9 +259,10 @@ class Optimizer:
 
     # -- public state -------------------------------------------------------------------------
     @property
+    @_serialised
     def trials(self) -> list[Trial]:
-        """Every trial, in id order (the study's own objects)."""
-        return self.study.trials
+        """Every trial, in id order (the study's own objects, in a new list)."""
+        return list(self.study.trials)
 
     @property
     def n_trials(self) -> int:
@@ -250,11 +273,13 @@ class Optimizer:
         return self.study.n_finished
 
     @property
+    @_serialised
     def pending(self) -> list[Trial]:
         """Copies of the trials asked and not yet told, in the order they were asked."""
         return self.study.copies(self.study.pending)
 
     @property
+    @_serialised
     def best_trial(self) -> Trial | None:
         """A copy of the complete trial with the best value: the smallest, or the largest with
         ``direction="maximize"`` (the first of ties)."""
@@ -262,18 +287,21 @@ class Optimizer:
         return None if best is None else public(best)
 
     @property
+    @_serialised
     def queued(self) -> list[dict]:
         """The configurations enqueued and not yet asked, in the order :meth:`ask` hands them
         out (copies)."""
         self.refresh()
         return self.study.queued
 
+    @_serialised
     def refresh(self) -> None:
         """Read what other processes appended to the journal."""
         self.study.refresh()
         self.proposer.observe(self.study)
 
     # -- enqueue ------------------------------------------------------------------------------
+    @_serialised
     def enqueue(self, params, *, skip_existing: bool = False) -> int:
         """Evaluate these configurations first: :meth:`ask` hands them out, in order, before
         any proposal of the surrogate.
@@ -296,6 +324,7 @@ class Optimizer:
         return self.study.enqueue(params, skip_existing=bool(skip_existing))
 
     # -- ask ----------------------------------------------------------------------------------
+    @_serialised
     def ask(self, n: int | None = None, max_trials: int | None = None):
         """Propose one trial (``n=None``) or a list of ``n`` trials for parallel workers.
 
@@ -341,6 +370,7 @@ class Optimizer:
         return out
 
     # -- tell ---------------------------------------------------------------------------------
+    @_serialised
     def tell(self, trial, value=None, *, error: str | None = None, start: float | None = None,
              end: float | None = None, worker: str | None = None) -> Trial:
         """Report the outcome of a trial.
@@ -366,6 +396,7 @@ class Optimizer:
         return public(told)
 
     # -- results ------------------------------------------------------------------------------
+    @_serialised
     def result(self):
         """A :class:`~mfbo.results.OptimizeResult` of the trials so far."""
         from .results import OptimizeResult
@@ -374,5 +405,6 @@ class Optimizer:
         return OptimizeResult(self.space, self.study.copies(self.study.trials),
                               direction=self.direction)
 
+    @_serialised
     def close(self) -> None:
         self.study.close()

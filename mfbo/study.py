@@ -41,6 +41,17 @@ GRACE_BEATS = 3
 HEARTBEAT_READ_EVERY = 1.0
 
 
+#: what replaying a damaged row can raise (a missing key, a value of the wrong type or too
+#: large for a float, a list where an object belongs)
+_DAMAGE = (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError)
+
+
+def _short(v, limit: int = 300) -> str:
+    """``str(v)`` cut to ``limit`` characters (a damaged row may hold a huge value)."""
+    text = str(v)
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
 class TrialFinished(ValueError):
     """The trial told has been told already: by this owner, or by the owner it was taken
     from when that owner's heartbeat had stopped (both evaluated it; the first value told is
@@ -176,7 +187,14 @@ class Study:
         self.storage: Storage = as_storage(storage)
         config = {**(config or {}), "direction": direction,
                   "n_candidates": None if self.candidates is None else len(self.candidates)}
-        stored = self.storage.open_study(study_name, self.space.to_json(), config)
+        try:
+            stored = self.storage.open_study(study_name, self.space.to_json(), config)
+        except RecursionError:
+            raise ValueError(f"study {study_name!r}: its stored space or settings are nested "
+                             f"too deeply to be read; the storage is damaged.") from None
+        if not isinstance(stored, dict):
+            raise ValueError(f"study {study_name!r}: its stored settings are not a JSON object "
+                             f"(got {_short(stored, 80)}); the storage is damaged.")
         if not recorded and stored.get("n_candidates") != config["n_candidates"]:
             raise ValueError(f"study {study_name!r} was created with n_candidates="
                              f"{stored.get('n_candidates')}, not {config['n_candidates']}.")
@@ -248,14 +266,28 @@ class Study:
         when ``study_name`` is not one of them.  A study that searched a candidate set is read with
         the row numbers its trials recorded (the rows themselves are not in the journal)."""
         storage = as_storage(storage)
-        record = storage.stored_study(study_name)
+        try:
+            record = storage.stored_study(study_name)
+        except RecursionError:
+            raise ValueError(f"study {study_name!r}: its stored space or settings are nested "
+                             f"too deeply to be read; the storage is damaged.") from None
         if record is None:
             names = storage.studies()
             raise ValueError(f"no study named {study_name!r} in this storage; it holds "
                              f"{names if names else 'no study'}.")
         space_json, config = record
+        if not isinstance(config, dict):
+            raise ValueError(f"study {study_name!r}: its stored settings are not a JSON object "
+                             f"(got {_short(config, 80)}); the storage is damaged.")
+        try:
+            if not isinstance(space_json, dict):
+                raise TypeError(f"not a JSON object: {_short(space_json, 80)}")
+            space = Space.from_json(space_json)
+        except _DAMAGE as exc:
+            raise ValueError(f"study {study_name!r}: its stored space cannot be read "
+                             f"({_short(exc)}); the storage is damaged.") from None
         cands = None if config.get("n_candidates") is None else "recorded"
-        study = cls(Space.from_json(space_json), storage, study_name, cands, on_failure,
+        study = cls(space, storage, study_name, cands, on_failure,
                     direction=config.get("direction", "minimize"))
         study.refresh()
         return study
@@ -312,12 +344,18 @@ class Study:
     # -- journal -------------------------------------------------------------------------------
     def refresh(self) -> None:
         """Replay the events appended since the last replay (by this or other processes)."""
-        for eid, kind, p in self.storage.read(self.study_name, self._last_event):
+        try:
+            events = self.storage.read(self.study_name, self._last_event)
+        except RecursionError:
+            raise ValueError(f"study {self.study_name!r}: a journal event after event "
+                             f"{self._last_event} is nested too deeply to be read; the journal "
+                             f"is damaged.") from None
+        for eid, kind, p in events:
             try:
                 self._apply(kind, p)
-            except (ValueError, TypeError, KeyError, IndexError) as exc:
+            except _DAMAGE as exc:
                 raise ValueError(f"study {self.study_name!r}: journal event {eid} ({kind!r}) is "
-                                 f"invalid: {exc}") from None
+                                 f"invalid: {_short(exc)}") from None
             self._last_event = eid
 
     @contextlib.contextmanager
@@ -473,7 +511,7 @@ class Study:
     def _trial_of(self, p: Mapping, pending: bool) -> Trial:
         i = p["id"]
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(self.trials):
-            raise ValueError(f"no trial with id {i!r}")
+            raise ValueError(f"no trial with id {_short(repr(i), 40)}")
         t = self.trials[i]
         if pending and t.state != "pending":
             raise ValueError(f"trial {i} was already told ({t.state})")
@@ -483,7 +521,8 @@ class Study:
         """The trial an ``ask`` event records, checked against the space and the study."""
         i = p["id"]
         if not isinstance(i, int) or isinstance(i, bool) or i != len(self.trials):
-            raise ValueError(f"trial id {i!r} out of order (expected {len(self.trials)})")
+            raise ValueError(f"trial id {_short(repr(i), 40)} out of order (expected "
+                             f"{len(self.trials)})")
         params = self.space.validate(p["params"])
         unit = np.asarray(p["unit"], dtype=float)
         if unit.shape != (len(self.space),) or not np.all((unit >= 0) & (unit <= 1)):

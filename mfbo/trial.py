@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -12,7 +13,9 @@ from typing import Mapping
 
 import numpy as np
 
-__all__ = ["Trial", "parse_outcome"]
+from .storage.base import to_json
+
+__all__ = ["Trial", "parse_outcome", "extra_fields"]
 
 
 @dataclass
@@ -66,25 +69,87 @@ def finite(v, what: str) -> float:
     return float(v)
 
 
+def _describe(value) -> str:
+    """A short description of a returned value for an error message (never its whole repr:
+    it may be huge)."""
+    if isinstance(value, Mapping):
+        keys = sorted(map(repr, value))
+        return f"a dict with keys {', '.join(keys[:8])}{', ...' if len(keys) > 8 else ''}"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)} values"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def _json_safe(obj, seen: tuple = ()):
+    """A copy of ``obj`` that JSON can encode: keys that are not strings become their
+    ``repr`` (unless JSON takes them: int, float, bool, None), a container met again inside
+    itself becomes ``"<circular reference>"``, anything else is left for the journal's encoder
+    (numpy values become numbers, other objects their ``repr``)."""
+    if isinstance(obj, (dict, list, tuple, set, frozenset)):
+        if any(obj is s for s in seen):
+            return "<circular reference>"
+        seen = seen + (obj,)
+    if isinstance(obj, Mapping):
+        out = {}
+        for k, v in obj.items():
+            key = k if isinstance(k, (str, int, float, bool)) or k is None else repr(k)
+            out[key] = _json_safe(v, seen)
+        return out
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [_json_safe(v, seen) for v in obj]
+    return obj
+
+
+def extra_fields(extra: Mapping) -> dict:
+    """The extra fields of an outcome as the journal records them: JSON's view of them (keys
+    strings, tuples lists, numpy values numbers, other objects their ``repr``), so the trial
+    told is the trial replayed; keys or references JSON cannot encode are replaced, never a
+    crash (see :func:`_json_safe`)."""
+    try:
+        text = to_json(dict(extra))
+    except (TypeError, ValueError, RecursionError):
+        text = to_json(_json_safe(dict(extra)))
+    return json.loads(text)
+
+
 def parse_outcome(value) -> tuple[str, float | None, dict, str | None]:
     """``(state, loss, extra, error)`` from what an objective returned.
 
-    A float (or numpy scalar) is the loss; a dict needs a ``"loss"`` key, the other keys are
-    kept as extra fields; an exception, ``None``, a non-finite loss or anything else is a
-    failed trial with the reason as error text."""
+    A float (an int, a numpy scalar or one-element array) is the value; a dict needs a
+    ``"loss"`` key holding it, the other keys are kept as extra fields.  An exception,
+    ``None``, or a non-finite value (NaN, inf, an int too large for a float) is a failed
+    trial with the reason as error text.  Anything else cannot be understood, and raises
+    (a ``ValueError`` for a dict without ``"loss"``, a ``TypeError`` for a tuple, a list, a
+    string or another object) before anything is recorded: a study of one objective takes
+    one number per trial."""
+    expected = "a number, or a dict whose 'loss' key holds one"
     extra: dict = {}
     if isinstance(value, BaseException):
         return "failed", None, extra, f"{type(value).__name__}: {value}"
+    if value is None:
+        return "failed", None, extra, "objective returned None"
     if isinstance(value, Mapping):
-        extra = {k: v for k, v in value.items() if k != "loss"}
         if "loss" not in value:
-            return "failed", None, extra, "objective returned a dict without a 'loss' key"
+            raise ValueError(f"value is {_describe(value)} but no 'loss' key; expected "
+                             f"{expected} (the other keys are kept as extra fields).")
+        extra = extra_fields({k: v for k, v in value.items() if k != "loss"})
+        if value["loss"] is None:
+            return "failed", None, extra, "objective returned None as its 'loss'"
         value = value["loss"]
     if isinstance(value, np.ndarray) and value.size == 1:
         value = value.reshape(()).item()
     if not is_number(value):
-        return "failed", None, extra, f"objective returned {value!r}, not a number"
-    v = float(value)
+        hint = (" (several objectives are not supported: return one number)"
+                if isinstance(value, (tuple, list, np.ndarray)) else "")
+        raise TypeError(f"value is {_describe(value)}; expected {expected}{hint}.")
+    try:
+        v = float(value)
+    except OverflowError:
+        return "failed", None, extra, (f"objective returned an integer too large for a float "
+                                       f"({value.bit_length()} bits)")
     if not math.isfinite(v):
         return "failed", None, extra, f"objective returned a non-finite loss ({v})"
     return "complete", v, extra, None

@@ -109,14 +109,15 @@ def test_constant_liar_does_not_touch_the_real_model():
 
 def test_failures_are_recorded_and_penalised():
     opt = Optimizer(SPACE, random_state=0, n_initial=3, n_random_candidates=256)
-    outcomes = [1.0, float("nan"), ValueError("boom"), {"loss": 0.5, "acc": 0.9}, {"acc": 1},
-                None, float("inf"), "text", np.float32(0.25)]
+    outcomes = [1.0, float("nan"), ValueError("boom"), {"loss": 0.5, "acc": 0.9},
+                {"loss": None, "acc": 1}, None, float("inf"), 10 ** 400, np.float32(0.25)]
     for out in outcomes:
         opt.tell(opt.ask(), out)
     states = [t.state for t in opt.trials]
     assert states == ["complete", "failed", "failed", "complete", "failed", "failed", "failed",
                       "failed", "complete"]
     assert "ValueError: boom" in opt.trials[2].error and "loss" in opt.trials[4].error
+    assert "too large for a float" in opt.trials[7].error
     assert opt.trials[3].extra == {"acc": 0.9} and opt.trials[4].extra == {"acc": 1}
     # the surrogate saw the 3 successes and 6 failures at the worst value so far (1.0)
     assert opt.model.forest.n_samples_seen_ == 9
@@ -125,6 +126,40 @@ def test_failures_are_recorded_and_penalised():
         ign.tell(ign.ask(), out)
     assert ign.model.forest.n_samples_seen_ == 3
     assert opt.best_trial.value == 0.25
+
+
+@pytest.mark.parametrize("value, exc, match", [
+    ({"score": 1.0}, ValueError, "no 'loss' key"),
+    ((1.0, 2.0), TypeError, "tuple of 2 values.*several objectives"),
+    ([1.0], TypeError, "list of 1 values"),
+    (np.array([1.0, 2.0]), TypeError, r"array of shape \(2,\)"),
+    ("text", TypeError, "'text'"),
+    (True, TypeError, "True"),
+    ({"loss": "1.0"}, TypeError, "'1.0'"),
+])
+def test_a_value_that_cannot_be_understood_is_refused_and_records_nothing(value, exc, match):
+    opt = run(Optimizer(SPACE, random_state=0, n_initial=3), quad, 4)
+    t = opt.ask()
+    events = len(opt.storage.read("default", 0))
+    with pytest.raises(exc, match=match):
+        opt.tell(t, value)
+    assert len(opt.storage.read("default", 0)) == events and opt.pending[0].id == t.id
+    opt.tell(t, 1.0)
+    assert opt.trials[t.id].state == "complete"
+
+
+def test_extra_fields_json_cannot_encode_are_kept_as_text(tmp_path):
+    # a tuple key and a circular reference used to crash tell (and every resume after it)
+    opt = Optimizer(SPACE, random_state=0, storage=tmp_path / "s.db")
+    loop = {"a": 1}
+    loop["me"] = loop
+    t = opt.ask()
+    told = opt.tell(t, {"loss": 1.0, "pair": {(1, 2): 3}, "loop": loop, "arr": np.arange(2)})
+    assert told.extra == {"pair": {"(1, 2)": 3}, "loop": {"a": 1, "me": "<circular reference>"},
+                          "arr": [0, 1]}
+    opt.close()
+    again = Optimizer(SPACE, random_state=0, storage=tmp_path / "s.db")
+    assert again.trials[0].extra == told.extra and again.trials[0].state == "complete"
 
 
 def test_tell_params_dict_and_bad_input_leaves_state_unchanged():

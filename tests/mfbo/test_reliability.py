@@ -203,6 +203,7 @@ def test_categorical_nan_is_one_choice():
 # -- journal replay checks every row -----------------------------------------------------------------
 
 def _study_with_rows(tmp_path, *rows):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     db = str(tmp_path / "j.db")
     opt = Optimizer(S, storage=db, random_state=0)
     for _ in range(3):
@@ -244,12 +245,41 @@ def _tell(i, value=1.0, state="complete"):
     ([("ask", [1, 2, 3])], "JSON object"),
     ([("frobnicate", {})], "unknown kind"),
     ([("ask", "{not json")], "not valid JSON"),
+    # an integer too large for a float, a 5,000-digit integer, a huge trial id
+    ([("ask", '{"id":3,"params":{"x":1%s,"y":2.0},"unit":[0.5,0.5],"candidate":null,'
+       '"owner":null,"time":0}' % ("0" * 400))], "too large"),
+    ([("tell", '{"id":2,"state":"complete","value":1%s,"extra":{},"error":null,"start":null,'
+       '"end":1,"worker":null}' % ("0" * 5000))], "not valid JSON"),
+    ([("ask", '{"id":1%s,"params":{"x":1,"y":2.0},"unit":[0.5,0.5],"candidate":null,'
+       '"owner":null,"time":0}' % ("0" * 400))], r"trial id 10+\.\.\. out of order"),
 ])
 def test_replay_refuses_bad_rows_naming_them(tmp_path, rows, match):
     db = _study_with_rows(tmp_path, *rows)
     with pytest.raises(ValueError, match=match) as info:
         Optimizer(S, storage=db)
     assert f"event {6 + len(rows)}" in str(info.value)
+
+
+def test_damaged_nesting_and_stored_settings_are_named(tmp_path):
+    # these used to escape as RecursionError, AttributeError or TypeError tracebacks
+    from mfbo.study import Study
+
+    db = _study_with_rows(tmp_path, ("ask", "[" * 100000 + "]" * 100000))
+    for opening in (lambda: Optimizer(S, storage=db), lambda: Study.open(db)):
+        with pytest.raises(ValueError, match="nested too deeply.*damaged"):
+            opening()
+    for column, text, match in [("config", "[1, 2]", "settings"), ("space", "[1, 2]", "space"),
+                                ("space", '{"x": [1]}', "space")]:
+        db = _study_with_rows(tmp_path / f"{column}{len(text)}")
+        conn = sqlite3.connect(db)
+        conn.execute(f"UPDATE studies SET {column} = ?", (text,))
+        conn.commit()
+        conn.close()
+        with pytest.raises(ValueError, match=f"stored {match}.*damaged"):
+            Study.open(db)
+        if column == "config":
+            with pytest.raises(ValueError, match="stored settings are not a JSON object"):
+                Optimizer(S, storage=db)
 
 
 def test_replay_order_check_survives_python_O(tmp_path, python_run):
@@ -414,3 +444,86 @@ def test_resuming_with_another_surrogate_warns(tmp_path):
     Optimizer(S, storage=db, surrogate="mondrian")
     with pytest.warns(UserWarning, match="surrogate='mondrian'.*surrogate='rf-smac'"):
         Optimizer(S, storage=db, surrogate="rf-smac")
+
+
+# -- threads sharing one optimizer ------------------------------------------------------------
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_threads_share_one_optimizer(tmp_path, python_run, durable):
+    # four threads asking and telling through one optimizer used to mix the surrogate's
+    # sample counts, write journal events out of order and crash the interpreter; it runs in
+    # a subprocess so that a crash fails this test instead of ending the test run
+    storage = repr(str(tmp_path / "t.db")) if durable else "None"
+    proc = python_run(f"""
+        import json, threading
+        import mfbo
+        S = {{"x": (-5.0, 10.0), "y": (0.0, 15.0), "z": (0.0, 1.0)}}
+        opt = mfbo.Optimizer(S, random_state=0, storage={storage}, n_initial=4)
+        errors = []
+
+        def work():
+            try:
+                for _ in range(12):
+                    t = opt.ask()
+                    opt.tell(t, (t.params["x"] - 1) ** 2 + t.params["y"] + t.params["z"])
+                batch = opt.ask(2)
+                for t in batch:
+                    opt.tell(t, 1.0)
+                opt.result()
+            except Exception as exc:
+                errors.append(repr(exc))
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        events = opt.storage.read("default", 0)
+        print(json.dumps({{"errors": errors, "n": opt.n_finished,
+                          "seen": opt.model.forest.n_samples_seen_,
+                          "events": [[k, p["id"]] for _, k, p in events]}}))
+    """, 600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["errors"] == [] and out["n"] == 4 * 14 and out["seen"] == 4 * 14
+    asks = [i for k, i in out["events"] if k == "ask"]
+    tells = [i for k, i in out["events"] if k == "tell"]
+    assert asks == list(range(56)) and sorted(tells) == asks  # each asked once, told once
+
+
+# -- host names with colons ---------------------------------------------------------------
+
+def test_owner_tokens_of_hosts_with_colons(monkeypatch):
+    from mfbo import liveness
+
+    for host in ("::1", "node:1", "fe80::1%eth0"):
+        monkeypatch.setattr(liveness, "HOST", host)
+        owner = liveness.new_owner()
+        assert liveness.owner_host(owner) == host
+        assert liveness.owner_alive(owner)  # this process's open owner
+        liveness.release(owner)
+        assert not liveness.owner_alive(owner)
+        parent = os.getppid()  # another live process of this host
+        assert liveness.owner_alive(f"{host}:{parent}:{liveness._process_start(parent)}:abc")
+        assert not liveness.owner_alive(f"{host}:{parent}:999999999:abc")  # a reused pid
+        assert liveness.owner_alive(f"other:{host}:{parent}::abc")  # another host, no beat
+    # ... and older tokens without a start time, and tokens of no known form
+    assert liveness.owner_host("box:12:abcdef") == "box"
+    assert not liveness.owner_alive("no-pid-here")
+
+
+def test_a_host_name_with_colons_does_not_make_every_owner_look_dead(tmp_path, python_run):
+    # MFBO_HOST="::1" used to make every owner look dead: the same pending trial was claimed
+    # again and again and minimize(n_workers=3) never returned
+    db = str(tmp_path / "h.db")
+    proc = python_run(f"""
+        import mfbo
+        from tests.support import quad, SPACE
+        mfbo.minimize(quad, SPACE, n_calls=9, n_workers=3, storage={db!r}, random_state=0,
+                      surrogate="random", progress_bar=False)
+        from mfbo import SQLiteStorage
+        events = SQLiteStorage({db!r}).read("default", 0)
+        print(sum(k == "claim" for _, k, _ in events), sum(k == "tell" for _, k, _ in events))
+    """, 300, MFBO_HOST="::1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["0", "9"]
