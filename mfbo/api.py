@@ -10,12 +10,13 @@ import numbers
 import pickle
 import time
 import warnings
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Iterable
 
 from .checks import check_int
 from .optimizer import Optimizer, StudyExhausted
-from .parallel import evaluate, make_executor
+from .parallel import Workers, evaluate, is_broken
 from .recipes import default_n_initial
 from .results import OptimizeResult
 from .space import as_space
@@ -37,13 +38,20 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
     ----------
     f : callable
         Called as ``f(**params)``; returns the value as a float, or a dict with a ``"loss"``
-        key holding it and any extra fields (kept in the results).  An exception, NaN or inf
-        is a failed trial: recorded with its error text, never a crash of the loop.
+        key holding it and any extra fields (kept in the results).  An exception, None, NaN
+        or inf is a failed trial: recorded with its error text, never a crash of the loop.  A
+        return that is no value (a dict without ``"loss"``, a tuple, a string...) is a failed
+        trial too, with a ``UserWarning`` the first time each type of such return is seen in
+        the call.  If every trial the call evaluated failed, a ``UserWarning`` says so at the
+        end, with the first error.
     space : dict or Space
         ``name -> Real/Integer/Categorical`` (``(low, high)`` means ``Real``).
     n_calls : int, default=50
         The study ends when it holds this many finished trials (a resumed study counts the
-        trials already in its storage).  With ``timeout`` it may end sooner.
+        trials already in its storage).  With ``timeout`` or a callback it may end sooner;
+        it also ends sooner, with a ``UserWarning``, when the optimizer has no proposal left
+        (:class:`~mfbo.StudyExhausted`: a finite space used up, or ``min_distance`` leaving
+        no room) or a broken ``executor`` given by the user stops it (see ``executor``).
     direction : {"minimize", "maximize"}, default="minimize"
         Minimise a loss or maximise a score; the result's values, ``best_value`` and figures
         are the values ``f`` returned either way (see :class:`~mfbo.Optimizer`).  A study
@@ -67,10 +75,23 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         resumes the study.
     n_workers : int, default=1
         Evaluations in flight at once.  With ``n_workers > 1`` and no ``executor`` a
-        ``ProcessPoolExecutor`` is used (``f`` must then be picklable, e.g. defined at module
-        level).
+        ``ProcessPoolExecutor`` of this call's own is used (``f`` must then be picklable, e.g.
+        defined at module level).  A worker process of it that dies (a crash in native code,
+        the OOM killer, ``os._exit``) breaks the whole pool and every evaluation in flight,
+        and which one killed it cannot be told: those trials (the same trials, none asked
+        anew) are evaluated again one at a time, each alone in a pool of one process, so one
+        that breaks that pool is known to have killed its worker.  It is recorded failed
+        ("its worker process died", with the exit code or signal), the others are told their
+        values, and the study goes on in a new pool of ``n_workers`` to ``n_calls``.  (An
+        evaluation that kills its worker thus runs twice.)
     executor : concurrent.futures.Executor, optional
-        Where evaluations run (e.g. ``distributed.Client(cluster).get_executor()``).
+        Where evaluations run (e.g. ``distributed.Client(cluster).get_executor()``).  It is
+        the caller's: never shut down, nor rebuilt when it breaks (``BrokenExecutor``, e.g.
+        ``BrokenProcessPool`` after a worker process died).  Then the trials in flight that
+        did not finish are recorded failed (which of them broke it cannot be told), no trial
+        is asked any more and the call returns the result so far with a ``UserWarning``:
+        nothing is lost, and with the same ``storage`` a call with a working executor resumes
+        the study.
     callbacks : iterable of callables, optional
         Each is called as ``cb(trial, optimizer)`` after every finished trial; returning True
         stops the study.
@@ -126,21 +147,30 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
             opt.close()
             raise
     deadline = None if timeout is None else started + float(timeout)
-    pool, owned = make_executor(int(n_workers), executor)
+    workers = Workers(int(n_workers), executor)
     bar = None
     if progress_bar:
         from tqdm.auto import tqdm
         bar = tqdm(total=n_calls, initial=min(opt.n_finished, n_calls), desc="mfbo",
                    unit="trial")
+    tally = _Tally()
     try:
-        _run(f, opt, n_calls, int(n_workers), pool, callbacks, bar, deadline)
+        why = _run(f, opt, n_calls, workers, callbacks, bar, deadline, tally)
     finally:
         if bar is not None:
             bar.close()
-        if owned:
-            pool.shutdown(wait=True, cancel_futures=True)
+        workers.shutdown()
         opt.close()
     result = opt.result()
+    if why is not None and opt.n_finished < n_calls:
+        n = opt.n_finished
+        warnings.warn(f"minimize stopped early: {why}; the study holds {n} finished "
+                      f"trial{'' if n == 1 else 's'} of n_calls={n_calls}.", UserWarning,
+                      stacklevel=2)
+    if tally.told and not tally.succeeded:
+        warnings.warn(f"no trial succeeded: all {tally.told} trial(s) this call evaluated "
+                      f"failed; the first error: {tally.first_error}", UserWarning,
+                      stacklevel=2)
     left = [t.id for t in result.trials if t.state == "pending"]
     if left and opt.n_finished < n_calls:
         warnings.warn(f"the study has {opt.n_finished} finished trials of n_calls={n_calls}; "
@@ -149,18 +179,88 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
     return result
 
 
-def _tell(opt, trial, res, bar):
-    """Tell ``res``; None when the trial had been told already by the owner it was taken
-    from (whose heartbeat had stopped while it still evaluated): its value is the one kept."""
+class _Tally:
+    """What one :func:`minimize` call told: how many trials, how many succeeded, the first
+    error, and the types of objective returns already warned about (each is warned about
+    once per call, not once per trial)."""
+
+    def __init__(self):
+        self.told = 0
+        self.succeeded = 0
+        self.first_error = None
+        self.refused_types = set()
+
+    def count(self, trial) -> None:
+        self.told += 1
+        if trial.state == "complete":
+            self.succeeded += 1
+        elif self.first_error is None:
+            self.first_error = trial.error
+
+    def refused(self, value, exc: Exception) -> None:
+        """Warn, once per type in this call, that the objective returned ``value``, which
+        :meth:`Optimizer.tell` refused with ``exc``.  The message names no trial: the
+        same return in every trial is one mistake."""
+        kind = type(value).__name__
+        if kind in self.refused_types:
+            return
+        self.refused_types.add(kind)
+        text = repr(value)
+        if len(text) > 60:
+            text = text[:57] + "..."
+        warnings.warn(f"the objective returned a {kind} ({text}); expected a number, or a "
+                      f"dict with a 'loss' key. Such trials are recorded failed (warned once "
+                      f"per type of return in a minimize call), with the error: {exc}",
+                      UserWarning, stacklevel=6)  # minimize's caller
+
+
+def _failure(error: str) -> dict:
+    """An outcome as :func:`~mfbo.parallel.evaluate` returns it, for an evaluation that gave
+    no outcome (its worker died, the executor broke)."""
+    return {"outcome": None, "error": error, "start": None, "end": None, "worker": None}
+
+
+def _outcome(fu) -> dict:
+    """The outcome of a finished future: its result, or a failure for its exception."""
     try:
-        t = opt.tell(trial, res["outcome"] if res["error"] is None else None,
-                     error=res["error"], start=res["start"], end=res["end"],
-                     worker=res["worker"])
+        return fu.result()
+    except Exception as exc:  # e.g. f or its return could not be pickled
+        return _failure(f"{type(exc).__name__}: {exc}")
+
+
+def _broke(fu) -> bool:
+    """Whether a future ended, or will end, because its executor broke (not done yet after
+    a break: it is in the broken pool's hands)."""
+    return not fu.done() or (not fu.cancelled() and is_broken(fu.exception()))
+
+
+def _tell(opt, trial, res, bar, tally=None):
+    """Tell ``res``; None when the trial had been told already by the owner it was taken
+    from (whose heartbeat had stopped while it still evaluated): its value is the one kept.
+
+    A return of the objective that :meth:`Optimizer.tell` refuses (no number, no dict with
+    a ``"loss"``) is told as a failed trial with the refusal as its error, and warned about
+    (:meth:`_Tally.refused`)."""
+    stamps = {"start": res["start"], "end": res["end"], "worker": res["worker"]}
+    try:
+        try:
+            t = opt.tell(trial, res["outcome"] if res["error"] is None else None,
+                         error=res["error"], **stamps)
+        except TrialFinished:
+            raise
+        except (TypeError, ValueError) as exc:
+            if res["error"] is not None:
+                raise  # not about the objective's return
+            if tally is not None:
+                tally.refused(res["outcome"], exc)
+            t = opt.tell(trial, None, error=str(exc), **stamps)
     except TrialFinished:
         warnings.warn(f"trial {trial.id} had been told already by the worker it was taken from "
                       f"(its heartbeat had stopped); the value told first is kept.",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=5)  # minimize's caller
         return None
+    if tally is not None:
+        tally.count(t)
     if bar is not None:
         best = opt.best_trial
         bar.update(1)
@@ -169,59 +269,153 @@ def _tell(opt, trial, res, bar):
     return t
 
 
-def _run(f, opt, n_calls, n_workers, pool, callbacks, bar, deadline=None):
+def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
     """Ask, evaluate and tell until the study holds ``n_calls`` trials, a callback stops it,
-    the candidates run out or ``time.monotonic()`` passes ``deadline``; every trial asked is
-    told before returning."""
-    in_flight = {}
+    the candidates run out, ``time.monotonic()`` passes ``deadline`` or an executor given by
+    the user breaks; every trial asked is told before returning.  Returns why it stopped
+    asking when that is worth a warning (no proposal left, a broken executor), else None.
+
+    When our process pool breaks, every evaluation in flight fails with it and the one whose
+    worker died cannot be told from the others: they become suspects, evaluated again one at
+    a time, each alone in a pool of one process, so that a pool broken then names its culprit
+    (told failed); the others are told their values, and the trials refused by the broken
+    pool are evaluated as usual afterwards."""
+    in_flight = {}      # trial id -> (trial, future or None in this process)
+    suspects = deque()  # in flight when our pool broke: evaluated again, one at a time
+    unsent = deque()    # asked, but the broken pool refused them: they never ran
+    alone = False       # whether in_flight is a suspect running alone
     stop = False
+    why = None
+
+    def finish(trial, res):
+        nonlocal stop
+        t = _tell(opt, trial, res, bar, tally)
+        if t is None:
+            return
+        for cb in callbacks:
+            if cb(t, opt) is True:
+                stop = True
+
     while True:
         opt.refresh()
-        while not stop and len(in_flight) < n_workers:
-            if deadline is not None and time.monotonic() >= deadline:
-                stop = True
-                break
-            try:
-                trial = opt.ask(max_trials=n_calls)
-            except StudyExhausted:
-                stop = True
-                break
-            if trial is None:
-                break
-            if pool is None:
-                in_flight[trial.id] = (trial, None)
-                break
-            in_flight[trial.id] = (trial, pool.submit(evaluate, f, trial.params))
-        if not in_flight:
+        broken = None  # the exception saying the executor broke
+        if suspects or alone:
+            if not in_flight:
+                trial = suspects.popleft()
+                alone = True
+                try:
+                    in_flight[trial.id] = (trial, workers.submit(f, trial.params, alone=True))
+                except Exception as exc:  # the pool broke after its last evaluation
+                    if not is_broken(exc):
+                        raise
+                    suspects.appendleft(trial)
+                    broken = exc
+        else:
+            # the trials refused by a broken pool go first, even after a stop: they were asked
+            while len(in_flight) < workers.n_workers and (unsent or not stop):
+                if unsent:
+                    trial = unsent.popleft()
+                else:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        stop = True
+                        break
+                    try:
+                        trial = opt.ask(max_trials=n_calls)
+                    except StudyExhausted as exc:
+                        stop = True
+                        why = f"the optimizer has no proposal left: {str(exc).rstrip('.')}"
+                        if opt.min_distance > 0:
+                            why += (f" (min_distance={opt.min_distance:g} leaves no "
+                                    f"configuration far enough from those asked)")
+                        break
+                    if trial is None:
+                        break
+                if workers.in_process:
+                    in_flight[trial.id] = (trial, None)
+                    break
+                try:
+                    in_flight[trial.id] = (trial, workers.submit(f, trial.params))
+                except Exception as exc:  # the pool broke since the last wait
+                    if not is_broken(exc):
+                        raise
+                    unsent.appendleft(trial)
+                    broken = exc
+                    break
+        if broken is None and not in_flight:
             if stop or opt.n_trials >= n_calls:
                 # other processes may still hold pending trials of a shared study: done here
-                return
+                return why
             continue
-        if pool is None:
+        if broken is None and workers.in_process:
             (trial, _), = in_flight.values()
             in_flight.clear()
-            finished = [(trial, evaluate(f, trial.params))]
-        else:
+            finish(trial, evaluate(f, trial.params))
+        elif broken is None:
             done, _ = wait([fu for _, fu in in_flight.values()], return_when=FIRST_COMPLETED)
-            finished = []
             for tid, (trial, fu) in list(in_flight.items()):
                 if fu in done:
+                    if _broke(fu):
+                        broken = fu.exception()  # stays in flight: handled below
+                        continue
                     del in_flight[tid]
-                    try:
-                        res = fu.result()
-                    except Exception as exc:  # the worker itself died or could not pickle f
-                        res = {"outcome": None, "error": f"{type(exc).__name__}: {exc}",
-                               "start": None, "end": None, "worker": None}
-                    finished.append((trial, res))
-        for trial, res in finished:
-            t = _tell(opt, trial, res, bar)
-            if t is None:
-                continue
-            for cb in callbacks:
-                if cb(t, opt) is True:
-                    stop = True
-        if stop and not in_flight:
-            return
+                    finish(trial, _outcome(fu))
+        if broken is not None:
+            if not workers.owned:
+                return _give_up(workers, in_flight, unsent, broken, finish)
+            _recover(workers, in_flight, suspects, alone, broken, finish)
+        if alone and not in_flight:
+            alone = bool(suspects)
+        if stop and not in_flight and not suspects and not unsent:
+            return why
+
+
+def _recover(workers, in_flight, suspects, alone, broken, finish):
+    """Discard our broken pool and sort the trials that were in flight in it: those that
+    finished before it broke are told; one running ``alone`` killed its worker (told
+    failed, with how its process ended); the others become ``suspects``."""
+    how = workers.discard(alone)  # after this every future of the broken pool is done
+    hit = []
+    for tid, (trial, fu) in sorted(in_flight.items()):
+        if _broke(fu):
+            hit.append(trial)
+        else:
+            finish(trial, _outcome(fu))
+    in_flight.clear()
+    if alone and hit:
+        # the only process of its pool died while evaluating it
+        (trial,) = hit
+        detail = f" ({how})" if how else ""
+        cause = broken.__cause__
+        cause = f"; {str(cause).strip()[-300:]}" if cause is not None else ""
+        finish(trial, _failure(
+            f"its worker process died{detail} while evaluating it (a crash in native code, "
+            f"the OOM killer, os._exit...): {type(broken).__name__}{cause}"))
+    else:
+        suspects.extend(hit)
+
+
+def _give_up(workers, in_flight, unsent, broken, finish) -> str:
+    """Tell the trials of a broken executor given by the user (it is not ours to rebuild):
+    those that finished their values, the others failed; returns why the study stops."""
+    wait([fu for _, fu in in_flight.values()])  # a broken executor fails them soon
+    what = f"{type(broken).__name__}: {broken}"
+    n_failed = 0
+    for tid, (trial, fu) in sorted(in_flight.items()):
+        if _broke(fu):
+            n_failed += 1
+            finish(trial, _failure(
+                f"the executor given as executor= broke while this trial was in flight "
+                f"({what}); which of the trials then in flight broke it cannot be told"))
+        else:
+            finish(trial, _outcome(fu))
+    in_flight.clear()
+    while unsent:
+        n_failed += 1
+        finish(unsent.popleft(), _failure(
+            f"not evaluated: the executor given as executor= is broken ({what})"))
+    return (f"the executor given as executor= is broken ({what}); it is not rebuilt, being "
+            f"yours: the {n_failed} trial(s) it did not finish were recorded failed. Pass a "
+            f"working executor to go on (with the same storage, the study resumes)")
 
 
 class Objective:

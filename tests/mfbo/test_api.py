@@ -131,3 +131,51 @@ def test_plots_keep_the_backend_and_place_any_categorical(tmp_path):
     mfbo.plot_convergence([r.best_so_far()], tmp_path / "c.png")
     assert matplotlib.get_backend() == before
     assert (tmp_path / "e.png").stat().st_size > 0
+
+
+def returns_score(x, y):
+    return {"score": x}
+
+
+def returns_pair(x, y):
+    return (x, y)
+
+
+def returns_text(x, y):
+    return str(x)
+
+
+@pytest.mark.parametrize("f", [returns_score, returns_pair, returns_text])
+def test_an_objective_return_tell_refuses_is_a_failed_trial_and_one_warning(f, recwarn):
+    r = mfbo.minimize(f, SPACE, n_calls=6, surrogate="random", random_state=0,
+                      progress_bar=False)
+    assert len(r.trials) == 6 and all(t.state == "failed" and t.error for t in r.trials)
+    assert r.best_value is None
+    messages = [str(w.message) for w in recwarn if issubclass(w.category, UserWarning)]
+    bad = [m for m in messages if "expected a number, or a dict with a 'loss' key" in m]
+    assert len(bad) == 1  # once per kind of return, not once per trial
+    assert type(f(0.5, 0.5)).__name__ in bad[0]
+    none = [m for m in messages if "no trial succeeded" in m]
+    assert len(none) == 1 and r.trials[0].error in none[0]
+
+
+def test_a_bad_return_in_worker_processes_is_a_failed_trial_too(tmp_path):
+    db = str(tmp_path / "s.db")
+    with pytest.warns(UserWarning, match="the objective returned a tuple"):
+        r = mfbo.minimize(returns_pair, SPACE, n_calls=4, n_workers=2, surrogate="random",
+                          random_state=0, progress_bar=False, storage=db)
+    assert len(r.trials) == 4 and r.n_failed == 4
+    assert mfbo.Study.open(db).n_finished == 4
+
+
+def test_some_failures_do_not_warn_that_no_trial_succeeded(recwarn):
+    mfbo.minimize(flaky, SPACE, n_calls=12, random_state=1, progress_bar=False, n_initial=8)
+    assert not [w for w in recwarn if "no trial succeeded" in str(w.message)]
+
+
+def test_running_out_of_proposals_warns_how_far_the_study_got():
+    with pytest.warns(UserWarning, match=r"stopped early.*every candidate.* finished trials? "
+                                         r"of n_calls=10"):
+        r = mfbo.minimize(lambda x: x, {"x": (0.0, 1.0)}, n_calls=10, min_distance=0.9,
+                          surrogate="random", random_state=0, progress_bar=False)
+    assert 1 <= len(r.trials) < 10
