@@ -306,7 +306,8 @@ class Optimizer:
         """Evaluate these configurations first: :meth:`ask` hands them out, in order, before
         any proposal of the surrogate.
 
-        ``params`` is a params dict or a list of them, each a complete configuration (a value
+        ``params`` is a params dict, a list of them or a DataFrame with one row per
+        configuration and a column per parameter, each a complete configuration (a value
         for every parameter of the space: partial ones are refused, since the initial design
         has no notion of completing them).  Every configuration is checked against the space
         first: a bad one raises a ``TypeError``/``ValueError`` naming its position and the

@@ -30,7 +30,7 @@ from .storage import InMemoryStorage, Storage, as_storage
 from .storage.base import retrying
 from .trial import Trial, finite, public
 
-__all__ = ["Study", "TrialFinished", "checked_configurations", "check_direction", "DIRECTIONS"]
+__all__ = ["Study", "TrialFinished", "CandidatesDiffer", "checked_configurations", "check_direction", "DIRECTIONS"]
 
 
 #: an owner is taken for dead only once it has missed this many of its own heartbeats (and
@@ -50,6 +50,11 @@ def _short(v, limit: int = 300) -> str:
     """``str(v)`` cut to ``limit`` characters (a damaged row may hold a huge value)."""
     text = str(v)
     return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
+class CandidatesDiffer(ValueError):
+    """The candidate set given to a stored study is not the one it was created with (other
+    rows, or the same rows in another order): its journal's row numbers do not fit them."""
 
 
 class TrialFinished(ValueError):
@@ -99,11 +104,14 @@ def check_direction(direction) -> str:
 
 
 def checked_configurations(space: Space, configs, what: str) -> list[dict]:
-    """``configs`` (one params dict or a sequence of them) validated against ``space``: the
+    """``configs`` (one params dict, a sequence of them or a DataFrame with a column per
+    parameter) validated against ``space``: the
     normalised copies, or a ``TypeError``/``ValueError`` naming ``what``, the configuration's
     position and the bad parameter.  Every parameter of the space needs a value."""
     if isinstance(configs, Mapping):
         configs = [configs]
+    elif hasattr(configs, "columns") and callable(getattr(configs, "to_dict", None)):
+        configs = configs.to_dict("records")  # a DataFrame: one configuration per row
     elif isinstance(configs, (str, bytes)) or not hasattr(configs, "__iter__"):
         raise TypeError(f"{what} must be a params dict or a list of them, got "
                         f"{type(configs).__name__}.")
@@ -353,6 +361,8 @@ class Study:
         for eid, kind, p in events:
             try:
                 self._apply(kind, p)
+            except CandidatesDiffer:
+                raise
             except _DAMAGE as exc:
                 raise ValueError(f"study {self.study_name!r}: journal event {eid} ({kind!r}) is "
                                  f"invalid: {_short(exc)}") from None
@@ -539,6 +549,16 @@ class Study:
                                    or isinstance(cand, bool)
                                    or not 0 <= cand < len(self.candidates)
                                    or not np.array_equal(self.candidates.U[cand], unit)):
+            where = None if self.candidates is None else self.candidates.index_of(unit)
+            if isinstance(cand, int) and self.candidates is not None:
+                # a well-formed row of another candidate set: the caller's, not the journal's
+                raise CandidatesDiffer(
+                    f"study {self.study_name!r}: trial {p['id']} was asked as candidate row "
+                    f"{cand}, which is " + (
+                        f"row {where} of the candidates given: they are the study's rows in "
+                        f"another order" if where is not None else
+                        "not among the candidates given: they differ from the study's") +
+                    "; pass the candidates the study was created with, in their order.")
             raise ValueError(f"candidate {cand!r} is not the candidate row of this point")
         if p["owner"] is not None and not isinstance(p["owner"], str):
             raise TypeError(f"owner must be a string, got {p['owner']!r}")

@@ -527,3 +527,33 @@ def test_a_host_name_with_colons_does_not_make_every_owner_look_dead(tmp_path, p
     """, 300, MFBO_HOST="::1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["0", "9"]
+
+
+# -- candidates in another order, configurations as a DataFrame -----------------------------------
+
+def test_reopening_with_candidates_in_another_order_names_it(tmp_path):
+    import pandas as pd
+
+    rows = pd.DataFrame({"x": np.linspace(-5, 10, 12), "y": np.linspace(0, 15, 12)})
+    db = str(tmp_path / "c.db")
+    opt = Optimizer(S, candidates=rows, storage=db, random_state=0, n_initial=2)
+    for _ in range(3):
+        t = opt.ask()
+        opt.tell(t, f(**t.params))
+    opt.close()
+    with pytest.raises(ValueError, match="same rows in another order|another order"):
+        Optimizer(S, candidates=rows.iloc[::-1], storage=db)
+    with pytest.raises(ValueError, match="differ from the study's"):
+        Optimizer(S, candidates=rows.assign(x=rows["x"] / 2), storage=db)
+    assert Optimizer(S, candidates=rows, storage=db).n_finished == 3
+
+
+def test_enqueue_takes_a_dataframe():
+    import pandas as pd
+
+    opt = Optimizer(S, random_state=0)
+    frame = pd.DataFrame({"x": [1.0, 2.0], "y": [3.0, 4.0]})
+    assert opt.enqueue(frame) == 2
+    assert [opt.ask().params for _ in range(2)] == [{"x": 1.0, "y": 3.0}, {"x": 2.0, "y": 4.0}]
+    with pytest.raises(ValueError, match=r"params\[0\].*'y'"):
+        opt.enqueue(pd.DataFrame({"x": [1.0]}))
