@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 
-from .base import (DEFAULT_GRACE_PERIOD, DEFAULT_HEARTBEAT_INTERVAL, Storage,
+from .base import (DEFAULT_GRACE_PERIOD, DEFAULT_HEARTBEAT_INTERVAL, Storage, StorageLocked,
                    StorageUnavailable, to_json)
 from .memory import InMemoryStorage
 from .sqlite import SQLiteStorage
 
-__all__ = ["Storage", "StorageUnavailable", "InMemoryStorage", "SQLiteStorage",
+__all__ = ["Storage", "StorageUnavailable", "StorageLocked", "InMemoryStorage", "SQLiteStorage",
            "SQLAlchemyStorage", "as_storage", "to_json", "DEFAULT_HEARTBEAT_INTERVAL",
            "DEFAULT_GRACE_PERIOD"]
 

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["Storage", "StorageUnavailable", "retrying", "to_json", "check_same_space", "check_heartbeat",
+__all__ = ["Storage", "StorageUnavailable", "StorageLocked", "retrying", "to_json", "check_same_space", "check_heartbeat",
            "DEFAULT_HEARTBEAT_INTERVAL", "DEFAULT_GRACE_PERIOD"]
 
 #: seconds between two heartbeats of an open optimizer
@@ -32,16 +32,29 @@ class StorageUnavailable(ConnectionError):
     Nothing of the transaction in progress was recorded; it may be tried again."""
 
 
+class StorageLocked(StorageUnavailable, TimeoutError):
+    """A study's lock was held by another process for longer than the storage waits (that
+    process is probably stopped or paused inside a transaction).  Nothing of the transaction
+    in progress was recorded; it may be tried again."""
+
+
 def retrying(fn, timeout: float):
     """``fn()``, called again while it raises :class:`StorageUnavailable`, for up to
-    ``timeout`` seconds (waits doubling from 0.05 s to 2 s); then the last error is raised."""
-    deadline = time.monotonic() + timeout
+    ``timeout`` seconds after the first failure (waits doubling from 0.05 s to 2 s); then the
+    last error is raised."""
+    # the time counts from the first failure, not from the first call: a process that was
+    # stopped or paused inside ``fn`` for longer than ``timeout`` still tries again once it
+    # goes on (its transaction was rolled back meanwhile)
+    deadline = None
     wait = 0.05
     while True:
         try:
             return fn()
         except StorageUnavailable:
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + timeout
+            if now >= deadline:
                 raise
         time.sleep(wait)
         wait = min(2.0, wait * 2)

@@ -3,7 +3,12 @@ semantics, several worker processes, a worker killed with SIGKILL, a server rest
 studies kept apart, heartbeat expiry, lock waits and commit order."""
 
 import json
+import os
 import pickle
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -15,7 +20,7 @@ from mfbo.study import Study
 
 from benchmarks import postgres_server
 from benchmarks.shared_workers import journal_check, kill_in_first_evaluation, start_worker
-from tests.support import SPACE, quad
+from tests.support import SPACE, checkout_env, quad
 
 REASON = postgres_server.unavailable()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no PostgreSQL server: {REASON}")
@@ -282,3 +287,127 @@ def test_a_server_restart_mid_study_loses_and_duplicates_nothing(server, url):
     check = journal_check(storage, "r")
     assert check == {"trials": 30, "finished": 30, "pending": 0, "told_twice": [],
                      "asked_twice": 0, "claims": 0, "contiguous": True}
+
+
+def _stopped(pid, timeout=30.0):
+    """Wait until process ``pid`` is stopped (state ``T`` in ``/proc``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] in "Tt":
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not stop")
+
+
+# a worker that stops itself (SIGSTOP) inside its first ask's transaction, after recording
+# the ask and before committing it, then, once continued, goes on as if nothing happened
+FROZEN_WORKER = textwrap.dedent("""
+    import json, os, signal, sys
+    from mfbo import Optimizer
+    from mfbo.storage.sql import SQLAlchemyStorage
+    storage = SQLAlchemyStorage(sys.argv[1], idle_in_transaction_timeout=1.0)
+    append, frozen = storage.append, []
+    def freezing_append(study, kind, payload):
+        seq = append(study, kind, payload)
+        if kind == "ask" and not frozen:
+            frozen.append(payload["id"])
+            print(json.dumps({"event": "frozen", "trial": payload["id"]}), flush=True)
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return seq
+    storage.append = freezing_append
+    opt = Optimizer({"x": (-1.0, 1.0), "y": (-1.0, 1.0)}, storage=storage, study_name="f",
+                    surrogate="random", random_state=0)
+    t = opt.ask()
+    opt.tell(t, 1.0)
+    print(json.dumps({"event": "told", "trial": t.id}), flush=True)
+    opt.close()
+""")
+
+
+def test_a_worker_frozen_inside_a_transaction_does_not_block_the_others(url):
+    storage = _storage(url)
+    opt = Optimizer(SPACE, storage=storage, study_name="f", surrogate="random", random_state=1)
+    proc = subprocess.Popen([sys.executable, "-c", FROZEN_WORKER, url], stdout=subprocess.PIPE,
+                            text=True, env=checkout_env())
+    try:
+        assert json.loads(proc.stdout.readline())["event"] == "frozen"
+        _stopped(proc.pid)
+        start = time.monotonic()
+        # waits for the study's lock until the server ends the frozen worker's session, which
+        # has sat idle in its transaction for 1 s
+        t = opt.ask()
+        opt.tell(t, quad(**t.params))
+        waited = time.monotonic() - start
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0
+    assert t.id == 0 and waited < 6
+    # the frozen worker found its transaction rolled back and asked again, after the other's
+    assert [json.loads(line)["trial"] for line in out.splitlines()] == [1]
+    check = journal_check(storage, "f")
+    assert check == {"trials": 2, "finished": 2, "pending": 0, "told_twice": [],
+                     "asked_twice": 0, "claims": 0, "contiguous": True}
+
+
+def test_session_limits_default_and_are_set_on_every_connection(url):
+    import sqlalchemy
+    storage = _storage(url)
+    assert (storage.idle_in_transaction_timeout, storage.lock_timeout) == (60.0, 120.0)
+    with storage.transaction("s"):
+        conn = storage._conn
+        assert conn.execute(sqlalchemy.text("SHOW idle_in_transaction_session_timeout")
+                            ).scalar() == "1min"
+        assert conn.execute(sqlalchemy.text("SHOW lock_timeout")).scalar() == "2min"
+    short = _storage(url, idle_in_transaction_timeout=0.25, lock_timeout=0.5, read_only=True)
+    with short.transaction("s"):
+        assert short._conn.execute(sqlalchemy.text("SHOW idle_in_transaction_session_timeout")
+                                   ).scalar() == "250ms"
+    for name, bad in (("idle_in_transaction_timeout", 0), ("lock_timeout", -1.0),
+                      ("lock_timeout", float("nan")), ("idle_in_transaction_timeout", "60")):
+        with pytest.raises(ValueError, match=name):
+            _storage(url, **{name: bad})
+
+
+def test_a_lock_held_too_long_is_retried_then_reported(url):
+    import sqlalchemy
+    from mfbo.storage import StorageLocked
+    from mfbo.storage.base import retrying
+    from mfbo.storage.sql import _lock_key
+    storage = _storage(url, lock_timeout=0.3)
+    storage.open_study("s", {"x": 1}, {})
+    # a session of another program, not bound by this storage's limits, holds the lock
+    holder = sqlalchemy.create_engine(url)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold():
+        with holder.begin() as conn:
+            conn.execute(sqlalchemy.text("SELECT pg_advisory_xact_lock(:k)"),
+                         {"k": _lock_key("s")})
+            locked.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    locked.wait(30)
+    try:
+        start = time.monotonic()
+        with pytest.raises(StorageLocked, match="study .s. .*locked.*lock_timeout=0.3 s"):
+            with storage.transaction("s"):
+                pass
+        assert 0.3 <= time.monotonic() - start < 3
+        # tried again, as a lost connection is, it gets the lock once the holder lets it go
+        threading.Timer(1.0, release.set).start()
+
+        def write():
+            with storage.transaction("s"):
+                return storage.append("s", "enqueue", {"n": 1})
+
+        start = time.monotonic()
+        assert retrying(write, 30) == 1
+        assert time.monotonic() - start >= 0.7 and storage.lock_waits >= 3
+    finally:
+        release.set()
+        thread.join()
+        holder.dispose()

@@ -154,9 +154,11 @@ def test_a_database_that_answers_locked_at_once_is_retried_until_it_opens(tmp_pa
 
 def test_a_lock_that_outlasts_the_timeout_or_another_error_is_a_clear_error(tmp_path,
                                                                             monkeypatch):
+    from mfbo.storage import StorageLocked
     calls = _failing_opens(monkeypatch, [sqlite3.OperationalError("database is locked")] * 1000)
     start = time.monotonic()
-    with pytest.raises(ValueError, match="not a readable mfbo study.*locked"):
+    with pytest.raises(StorageLocked, match="another process has held the write lock.*"
+                                            "timeout=0.3 s"):
         SQLiteStorage(str(tmp_path / "s.db"), timeout=0.3)
     assert 0.3 <= time.monotonic() - start < 10 and len(calls) > 1
     # any other error: at once, no retry
@@ -185,3 +187,83 @@ def test_a_study_waits_for_a_writer_that_holds_the_database(tmp_path):
     finally:
         release.join()
         holder.close()
+
+
+def _stopped(pid, timeout=30.0):
+    """Wait until process ``pid`` is stopped (state ``T`` in ``/proc``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] in "Tt":
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not stop")
+
+
+FROZEN_WRITER = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, {root!r})
+    from mfbo import SQLiteStorage
+    storage = SQLiteStorage({db!r})
+    with storage.transaction("default"):
+        storage.append("default", "enqueue", {{"number": 0, "params": {{"x": 0.5, "y": 0.5}},
+                                               "time": 0}})
+        print("locked", flush=True)
+        os.kill(os.getpid(), signal.SIGSTOP)
+""")
+
+
+def test_a_writer_frozen_in_a_transaction_is_a_clear_error_within_the_timeout(tmp_path):
+    from mfbo.storage import StorageLocked, StorageUnavailable
+    db = str(tmp_path / "frozen.db")
+    Optimizer(SPACE, storage=db).close()  # the study exists
+    assert SQLiteStorage(db).timeout == 60.0  # the default
+    script = tmp_path / "frozen.py"
+    script.write_text(FROZEN_WRITER.format(root=str(ROOT), db=db))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        _stopped(proc.pid)
+        start = time.monotonic()
+        with pytest.raises(StorageLocked) as info:
+            Optimizer(SPACE, storage=SQLiteStorage(db, timeout=0.5))
+        waited = time.monotonic() - start
+    finally:
+        proc.kill()  # a stopped process is killed as well
+        proc.send_signal(signal.SIGCONT) if proc.poll() is None else None
+        proc.wait()
+    assert 0.5 <= waited < 5
+    assert isinstance(info.value, StorageUnavailable) and isinstance(info.value, TimeoutError)
+    message = str(info.value)
+    assert db in message and "0.5 s" in message and "timeout" in message
+    assert f"process {proc.pid} (stopped)" in message and f"kill -CONT {proc.pid}" in message
+    # the frozen transaction died with its process: nothing of it recorded, the study goes on
+    opt = Optimizer(SPACE, storage=SQLiteStorage(db, timeout=5), random_state=0)
+    assert opt.study.queued == []
+    t = opt.ask()
+    opt.tell(t, quad(**t.params))
+    assert opt.n_finished == 1
+
+
+def test_retrying_counts_its_time_from_the_first_failure():
+    from mfbo.storage import StorageUnavailable
+    from mfbo.storage.base import retrying
+    calls = []
+
+    def attempt():
+        calls.append(time.monotonic())
+        if len(calls) == 1:
+            time.sleep(0.3)  # as a process stopped inside its transaction for longer
+            raise StorageUnavailable("the server ended the session")
+        return "done"
+
+    assert retrying(attempt, 0.2) == "done" and len(calls) == 2
+
+    def failing():
+        calls.append(time.monotonic())
+        raise StorageUnavailable("down")
+
+    calls.clear()
+    with pytest.raises(StorageUnavailable):
+        retrying(failing, 0)  # no time: tried once
+    assert len(calls) == 1
