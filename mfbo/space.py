@@ -97,17 +97,30 @@ class Real(Dimension):
         return isinstance(other, Real) and self.to_json() == other.to_json()
 
 
-#: an Integer may span at most this many values (integers beyond 2**53 are not all floats)
-MAX_INTEGER_VALUES = 2 ** 53
+#: an Integer of at most this many values is an ordinal coordinate of that many levels, whose
+#: level arithmetic in floats (:func:`acquisitions.snap`, the local search's neighbours) is
+#: exact up to this size; a wider one is a continuous coordinate rounded to an integer
+MAX_LEVELS = 2 ** 50
+
+
+def _nearest_multiple(u: float, width: int) -> int:
+    """``round(u * width)`` computed exactly (``u`` a float, ``width`` an int of any size;
+    halves round up): a float product would be rounded to 53 bits first."""
+    num, den = u.as_integer_ratio()
+    return (2 * num * width + den) // (2 * den)
 
 
 class Integer(Dimension):
     """An integer in ``[low, high]`` (both included).
 
-    Each integer is one level of an ordinal coordinate, so a finite space is enumerated
-    exactly and never proposed twice.  With ``log=True`` the coordinate is continuous in
-    ``log(x)`` and rounded to the nearest integer on the way out (small values are resolved
-    finer); repeats are then excluded by comparing parameters.
+    Up to :data:`MAX_LEVELS` values, each integer is one level of an ordinal coordinate, so a
+    finite space is enumerated exactly and never proposed twice.  A wider range is a
+    continuous coordinate ``u`` decoded as ``low + round(u * (high - low))``; with ``log=True``
+    the coordinate is continuous in ``log(x)`` and rounded to the nearest integer (small
+    values are resolved finer).  For these, repeats are excluded by comparing parameters.
+    Values are Python ints computed exactly, whatever the size of the bounds; a unit
+    coordinate tells apart about 2**53 values, so only then does every integer of a wider
+    range round-trip through it exactly.
     """
 
     def __init__(self, low: int, high: int, log: bool = False):
@@ -119,26 +132,35 @@ class Integer(Dimension):
             raise ValueError(f"Integer needs low < high, got low={low}, high={high}.")
         if log and self.low <= 0:
             raise ValueError(f"Integer(log=True) needs low > 0, got low={low}.")
-        if self.high - self.low >= MAX_INTEGER_VALUES:
-            raise ValueError(f"Integer({low}, {high}) has more than 2**53 values, which a "
-                             f"float coordinate cannot tell apart; use log=True or a Real.")
         self.log = bool(log)
-        self.levels = self.high - self.low + 1 if not self.log else 0
+        n_values = self.high - self.low + 1
+        self.levels = n_values if not self.log and n_values <= MAX_LEVELS else 0
 
-    # log-integers are continuous in log space and rounded on the way out
     def to_unit(self, values):
-        v = np.asarray(values, dtype=float)
+        # Python ints throughout: the values and bounds need not be floats exactly
+        ints = [int(v) for v in np.atleast_1d(np.asarray(values, dtype=object)).tolist()]
+        if self.levels:  # the centre (i + 0.5) / k of level i, correctly rounded
+            k = self.levels
+            return np.array([(2 * (v - self.low) + 1) / (2 * k) for v in ints], dtype=float)
         if self.log:
-            return (np.log(v) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
-        return (v - self.low + 0.5) / self.levels
+            lo, hi = math.log(self.low), math.log(self.high)
+            u = (np.log(np.array([float(v) for v in ints], dtype=float)) - lo) / (hi - lo)
+            return np.clip(u, 0.0, 1.0)  # (log's last bit must not leave the unit interval)
+        width = self.high - self.low
+        return np.array([(v - self.low) / width for v in ints], dtype=float)
 
     def from_unit(self, u):
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        if self.levels:
+            idx = np.minimum(np.floor(u * self.levels), self.levels - 1)
+            return [self.low + int(i) for i in np.atleast_1d(idx)]
         if self.log:
             v = np.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
-            return [int(min(max(round(x), self.low), self.high)) for x in np.atleast_1d(v)]
-        idx = np.minimum(np.floor(u * self.levels), self.levels - 1)
-        return [int(self.low + i) for i in np.atleast_1d(idx)]
+            # (exp is off by many integers near a high of 2**63: the top is exactly high)
+            return [self.high if t == 1.0 else min(max(int(round(x)), self.low), self.high)
+                    for t, x in zip(np.atleast_1d(u).tolist(), np.atleast_1d(v))]
+        width = self.high - self.low
+        return [self.low + _nearest_multiple(x, width) for x in np.atleast_1d(u).tolist()]
 
     def validate(self, name, value):
         if isinstance(value, (bool, np.bool_)):
@@ -373,7 +395,11 @@ class Space:
         X = np.asarray(X)
         if X.ndim != 2 or X.shape[1] != len(self):
             raise ValueError(f"candidates must have shape (n, {len(self)}), got {X.shape}.")
-        if any(isinstance(d, Categorical) for d in self.dimensions.values()) or X.dtype == object:
+        # floats hold every integer only up to 2**53: integers beyond go the exact way too
+        if X.dtype == object or any(
+                isinstance(d, Categorical) or
+                isinstance(d, Integer) and max(-d.low, d.high) > 2 ** 53
+                for d in self.dimensions.values()):
             return self.to_unit([dict(zip(self.names, r)) for r in X.tolist()])
         if X.dtype.kind == "b":
             raise TypeError("candidates must hold numbers, got booleans.")
