@@ -734,3 +734,36 @@ def test_missing_optuna_is_a_clear_import_error(python_run):
             print("ImportError:", exc)
         """, 120)
     assert "pip install" in proc.stdout and "optuna" in proc.stdout, proc.stderr[-2000:]
+
+
+EXTREME = {
+    "int_0_2**62": lambda t: t.suggest_int("n", 0, 2**62),
+    "int_log_1_2**62": lambda t: t.suggest_int("n", 1, 2**62, log=True),
+    "float_step_1e-17": lambda t: t.suggest_float("x", 0, 1, step=1e-17),
+    "int_step_3_0_2**62": lambda t: t.suggest_int("n", 0, 2**62, step=3),
+    "int_2**62+1_2**63-1": lambda t: t.suggest_int("n", 2**62 + 1, 2**63 - 1),
+    "float_step_1e-9": lambda t: t.suggest_float("x", -1e5, 1e5, step=1e-9),
+    "float_step_1e-12": lambda t: t.suggest_float("x", 0, 1, step=1e-12),
+}
+
+
+@pytest.mark.parametrize("suggest", EXTREME.values(), ids=EXTREME.keys())
+def test_ranges_beyond_the_floats_resolution_are_sampled_by_the_optimizer(suggest):
+    """Ranges of more integers or grid steps than floats tell apart: every value is one optuna
+    accepts (``_contains``, which checks it in floats) and the optimizer's own proposal."""
+    values = []
+
+    def objective(trial):
+        values.append(suggest(trial))
+        return abs(float(values[-1])) / 2**62
+
+    study = optuna.create_study(sampler=MondrianSampler(seed=0))
+    study.optimize(objective, n_trials=15)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 15
+    # (the first trial has no relative search space yet: optuna's RandomSampler draws it,
+    # and a value of it need not be one that optuna accepts)
+    for t, v in zip(study.trials[1:], values[1:]):
+        (name, d), = t.distributions.items()
+        check_value(v, d)
+        assert v == json.loads(t.system_attrs[f"{sampler_module.PROPOSAL_KEY}:0"])[name]
+    assert len(set(values)) == 15

@@ -10,6 +10,8 @@ any choice, however optuna compares it, is one level).  :func:`dimension_of` and
 
 from __future__ import annotations
 
+import math
+
 from optuna.distributions import (BaseDistribution, CategoricalDistribution, FloatDistribution,
                                   IntDistribution)
 
@@ -20,6 +22,11 @@ __all__ = ["Codec", "dimension_of", "distribution_of", "user_value", "MAX_GRID"]
 #: a stepped range of at most this many values becomes an :class:`~mfbo.Ordinal` of them in a
 #: user's space; a finer one becomes the plain range (values then need not lie on the steps)
 MAX_GRID = 10_000
+
+
+#: how far :meth:`Codec.decode` looks, in grid steps and in steps of the last bit, for a value
+#: that optuna accepts when the grid value itself is not one
+SEARCH_STEPS = 64
 
 
 def _grid_size(d) -> int:
@@ -35,6 +42,13 @@ class Codec:
     value ``low + k * step``; ``IntDistribution`` with step 1 an :class:`~mfbo.Integer` (``log``
     kept); ``CategoricalDistribution`` a :class:`~mfbo.Categorical` of the choices' indices.
     The distribution must not be single-valued (optuna never samples those).
+
+    Optuna accepts a relative sample only if its ``_contains`` does, which tests the value in
+    floats: the integers beyond 2**53 that are not floats, and the values of a grid finer
+    than the floats near them, fail it (optuna's own samplers then replace the value by an
+    independent sample).  A value is therefore decoded to the nearest one that passes,
+    searched among the neighbouring grid values and floats (:data:`SEARCH_STEPS` of each
+    either way); any ordinary range's values all pass as they are.
     """
 
     def __init__(self, distribution: BaseDistribution):
@@ -68,7 +82,11 @@ class Codec:
         if self.kind == "real":
             return float(internal)
         if self.kind == "grid":
-            return int(round((internal - d.low) / d.step))
+            if isinstance(d, IntDistribution):  # exactly, in ints: the nearest index
+                k = (2 * (int(internal) - d.low) + d.step) // (2 * d.step)
+            else:
+                k = int(round((internal - d.low) / d.step))
+            return min(max(k, 0), self.dimension.high)
         return int(internal)
 
     def decode(self, value):
@@ -77,12 +95,34 @@ class Codec:
         d = self.distribution
         if self.kind == "real":
             return float(min(max(value, d.low), d.high))
-        if self.kind == "grid":
-            v = d.low + int(value) * d.step
-            return min(v, d.high) if isinstance(d, IntDistribution) else float(min(v, d.high))
-        if self.kind == "int":
-            return int(value)
-        return d.choices[int(value)]
+        if self.kind == "choice":
+            return d.choices[int(value)]
+        k = int(value) if self.kind == "grid" else int(value) - d.low
+        v = self._grid_value(k)
+        if self._accepted(v):
+            return v
+        last = self.dimension.high if self.kind == "grid" else d.high - d.low
+        as_value = int if isinstance(d, IntDistribution) else float
+        below = above = float(v)
+        for j in range(1, SEARCH_STEPS + 1):
+            below, above = math.nextafter(below, -math.inf), math.nextafter(above, math.inf)
+            near = [self._grid_value(i) for i in (k - j, k + j) if 0 <= i <= last]
+            for w in near + [as_value(below), as_value(above)]:
+                if self._accepted(w):
+                    return w
+        return v  # (optuna will draw this parameter independently)
+
+    def _grid_value(self, k: int):
+        """The value of grid index ``k`` (``low + k * step``, at most ``high``), an int for an
+        ``IntDistribution`` that equals its float (as optuna stores it)."""
+        d = self.distribution
+        v = min(d.low + k * d.step, d.high)
+        return int(float(v)) if isinstance(d, IntDistribution) else float(v)
+
+    def _accepted(self, value) -> bool:
+        """Whether optuna takes ``value`` as a value of the distribution."""
+        d = self.distribution
+        return d._contains(d.to_internal_repr(value))
 
 
 def dimension_of(name: str, distribution: BaseDistribution) -> Dimension:
