@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import unicodedata
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -279,6 +280,26 @@ def _dimension(name, spec) -> Dimension:
                     f"high) tuple or a list of choices, got {spec!r}.")
 
 
+def check_name(name) -> str:
+    """``name`` if it can name a parameter, else a ``TypeError``/``ValueError`` naming it.
+
+    The objective is called as ``f(**params)``, so a name must be a Python identifier as
+    Python reads it in source: identifiers there are NFKC-normalised (``def f(file)`` is what
+    ``"\ufb01le"``, with the ligature, becomes), so a name that normalisation changes could
+    never be one of the objective's parameters.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"space names must be strings (Python identifiers), got {name!r}.")
+    if not name.isidentifier():
+        raise ValueError(f"space names must be valid Python identifiers, got {name!r}.")
+    normal = unicodedata.normalize("NFKC", name)
+    if normal != name:
+        raise ValueError(f"space name {name!r} is not as Python reads it in source: there it "
+                         f"is {normal!r} (NFKC-normalised), so f(**params) could not pass it to "
+                         f"a parameter of the objective; name it {normal!r}.")
+    return name
+
+
 class Space:
     """An ordered mapping ``name -> Dimension`` with the unit-cube encoding.
 
@@ -295,8 +316,7 @@ class Space:
             raise ValueError("space must have at least one dimension.")
         dims = {}
         for name, spec in dimensions.items():
-            if not isinstance(name, str) or not name.isidentifier():
-                raise ValueError(f"space names must be valid Python identifiers, got {name!r}.")
+            check_name(name)
             dims[name] = _dimension(name, spec)
         self.dimensions: dict[str, Dimension] = dims
         self.names = list(dims)

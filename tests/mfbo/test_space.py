@@ -166,3 +166,26 @@ def test_optimizer_on_integers_near_1e17_proposes_values_inside_the_range():
         assert 1 <= p["k"] <= 2**62 and type(p["k"]) is int
         opt.tell(t, float((p["n"] - 10**17 - 4) ** 2 + p["x"] + p["m"] / 2**62))
     assert opt.study.n_finished == 30
+
+
+@pytest.mark.parametrize("name", ["\ufb01le", "e\u0301t\u00e9", "\u210cx", "\uff41", "\u212b"])
+def test_names_that_python_normalises_are_refused(name):
+    """Python reads identifiers in source NFKC-normalised, so ``def f(file)`` has no parameter
+    named ``"\ufb01le"``: ``f(**params)`` could never be called with such a name."""
+    import unicodedata
+
+    normal = unicodedata.normalize("NFKC", name)
+    with pytest.raises(ValueError) as info:
+        Space({name: (0.0, 1.0)})
+    assert repr(name) in str(info.value) and repr(normal) in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["", 3, None, ("a",), "1a", "a-b"])
+def test_names_that_are_not_identifiers_are_refused(name):
+    with pytest.raises((TypeError, ValueError), match="identifier"):
+        Space({name: (0.0, 1.0)})
+
+
+def test_names_already_normal_are_kept():
+    s = Space({"\u00e9t\u00e9": (0.0, 1.0), "\u03bb": Integer(0, 3), "_x1": ["a"]})
+    assert s.names == ["\u00e9t\u00e9", "\u03bb", "_x1"]
