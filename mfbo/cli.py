@@ -6,11 +6,16 @@ to the ``argparse`` subparsers action and sets its default ``handler``, a functi
 ``handler(args) -> int`` (the exit code).  This keeps the layering: ``mfbo`` knows no
 subcommand, the ``benchmarks`` package registers ``bench`` and ``report``.  A plug-in that
 fails to load is reported as a warning and left out; the other commands keep working.
+
+Output into a pipe closed by its reader (``mfbo study export PATH --csv - | head -1``) ends
+the command quietly with exit code 1, as the Python documentation advises (see "Note on
+SIGPIPE" in the ``signal`` module's documentation).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from importlib.metadata import entry_points
@@ -45,14 +50,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the exit code of a command whose standard output was closed by its reader
+BROKEN_PIPE = 1
+
+
+def _stdout_to_devnull() -> None:
+    """Point standard output's file descriptor at the null device, so that the interpreter's
+    flush of what is still buffered, at exit, does not fail again (and print a traceback)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (captured, replaced)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return 0
-    return int(handler(args) or 0)
+    """Run the ``mfbo`` command with the arguments ``argv`` (None: ``sys.argv[1:]``);
+    returns its exit code."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help()
+            return 0
+        code = int(handler(args) or 0)
+        sys.stdout.flush()  # a closed pipe is found here when the output was short
+        return code
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return BROKEN_PIPE
 
 
 if __name__ == "__main__":

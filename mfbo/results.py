@@ -13,8 +13,34 @@ from .plots import plot_convergence, plot_evaluations, plot_importance, plot_obj
 from .study import check_direction
 from .surface import response_surface
 
-__all__ = ["OptimizeResult", "plot_convergence", "plot_evaluations", "plot_objective",
-           "plot_importance"]
+__all__ = ["OptimizeResult", "STUDY_COLUMNS", "unique_names", "plot_convergence",
+           "plot_evaluations", "plot_objective", "plot_importance"]
+
+#: the columns of :meth:`OptimizeResult.to_dataframe` that describe a trial rather than its
+#: parameters or extra fields; they always have these names
+STUDY_COLUMNS = ("id", "value", "state", "error", "asked_at", "start", "end", "duration",
+                 "worker")
+
+
+def unique_names(names, taken, prefix: str) -> dict:
+    """A distinct name for each of ``names`` (distinct themselves), none of them in ``taken``:
+    its own name when that is not in ``taken``, else ``prefix`` + its name, prefixed again
+    while that is taken already (by ``taken`` or by another of ``names``).  Names that keep
+    their own come first, so a name never depends on whether another one clashed; the result
+    depends only on ``names`` (and their order), ``taken`` and ``prefix``."""
+    names = list(names)
+    taken = set(taken)
+    chosen = {n: n for n in names if n not in taken}
+    taken.update(chosen.values())
+    for n in names:
+        if n in chosen:
+            continue
+        name = f"{prefix}{n}"
+        while name in taken:
+            name = prefix + name
+        chosen[n] = name
+        taken.add(name)
+    return {n: chosen[n] for n in names}
 
 
 def _check_path(path) -> None:
@@ -83,21 +109,44 @@ class OptimizeResult:
         best = running.accumulate(vals) if vals.size else vals
         return np.where(np.isinf(best), np.nan, best)
 
+    def column_names(self) -> tuple[dict, dict]:
+        """``(params, extra)``: the column of :meth:`to_dataframe` holding each parameter
+        (``{name: column}``, in the space's order) and each extra field (``{key: column}``,
+        in the order the trials first return them)."""
+        params = unique_names(self.space.names, STUDY_COLUMNS, "param_")
+        keys = dict.fromkeys(k for t in self.trials for k in (t.extra or {}))
+        extra = unique_names(keys, (*STUDY_COLUMNS, *params.values()), "extra_")
+        return params, extra
+
     def to_dataframe(self):
-        """One row per trial: id, every parameter, value, state, error, asked/start/end
-        times, duration, worker, and the extra fields returned by the objective."""
+        """One row per trial; the columns: ``id``, every parameter (in the space's order),
+        ``value``, ``state``, ``error``, ``asked_at``, ``start``, ``end``, ``duration``,
+        ``worker``, then every extra field the objective returned (in the order first met;
+        empty where a trial has not got it).
+
+        Every parameter and every extra field has a column of its own, and the column names
+        are distinct.  The trial's columns (:data:`STUDY_COLUMNS`) always have the names
+        above.  A parameter's column is its name (``df["x"]``) unless that is one of them:
+        then ``param_<name>`` (``param_value`` for a parameter named ``value``).  An extra
+        field's column is its key unless that is a trial's or a parameter's column: then
+        ``extra_<key>``.  A prefixed name that is taken too is prefixed again
+        (``param_param_value`` when the space also has a parameter ``param_value``); names
+        that do not clash are never changed.  :meth:`column_names` gives the columns.
+        """
         import pandas as pd
 
+        params, extra = self.column_names()
+        columns = ["id", *params.values(), "value", "state", "error", "asked_at", "start",
+                   "end", "duration", "worker", *extra.values()]
         rows = []
         for t in self.trials:
-            row = {"id": t.id, **{f"{n}": t.params.get(n) for n in self.space.names},
-                   "value": t.value, "state": t.state, "error": t.error,
+            row = {"id": t.id, "value": t.value, "state": t.state, "error": t.error,
                    "asked_at": t.asked_at, "start": t.start, "end": t.end,
                    "duration": t.duration, "worker": t.worker}
-            for k, v in (t.extra or {}).items():
-                row.setdefault(k if k not in row else f"extra_{k}", v)
+            row.update((column, t.params.get(n)) for n, column in params.items())
+            row.update((extra[k], v) for k, v in (t.extra or {}).items())
             rows.append(row)
-        return pd.DataFrame(rows)
+        return pd.DataFrame(rows, columns=columns)
 
     def to_optuna(self, study=None, *, storage=None, study_name: str | None = None):
         """The finished trials added to an optuna study (a new one with this result's

@@ -9,33 +9,75 @@
 (``postgresql://user@host/db``).  It is opened read-only (``read_only=True``), so it can be
 inspected while other processes run the study.  ``--study`` may be left out when the file
 holds one study.  User errors (a missing file, an unknown study) are one line on stderr and
-exit code 2.
+exit code 2.  JSON output is strict JSON: a non-finite number (a categorical choice NaN or
+inf) is ``null``.
+
+``show`` and ``best`` summarise a study in one pass over its journal, keeping counts and the
+best trial rather than every trial; an SQLite journal is read a page of events at a time, so
+their memory does not grow with the number of trials.  ``export`` replays every trial (it
+writes them all), from the same pages.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
 import json
+import math
+import numbers
 import os
+import sqlite3
 import sys
 
 from .results import OptimizeResult
+from .space import Space
 from .storage import SQLiteStorage, Storage, StorageUnavailable
 from .study import Study
 
-__all__ = ["register", "open_storage", "select_studies"]
+__all__ = ["register", "open_storage", "select_studies", "PagedSQLiteStorage", "StudySummary",
+           "strict_json"]
 
 SQLITE_PREFIX = "sqlite:///"
+
+#: events an SQLite journal is read (and decoded) at a time: a decoded event takes about
+#: 2 KB, so a page is a few megabytes however long the study
+PAGE = 2000
 
 
 class CommandError(Exception):
     """A user error: printed as ``mfbo study: error: <message>``, exit code 2."""
 
 
+class PagedSQLiteStorage(SQLiteStorage):
+    """An SQLite study file whose :meth:`read` decodes the journal a page of :data:`PAGE`
+    events at a time, as they are iterated.  ``SQLiteStorage.read`` returns the whole journal
+    decoded at once (about 3 KB a trial), more than a command that looks at each event once
+    needs; a :class:`~mfbo.study.Study` replays from the pages as it does from a list."""
+
+    def read(self, study, after):
+        """An iterator over ``(id, kind, payload)`` of the events of ``study`` with an id
+        greater than ``after``, in id order.  Each page starts after the last event of the one
+        before; as ids grow with the commit order, events committed meanwhile are read at the
+        end, none skipped or read twice."""
+        after = int(after)
+        while True:
+            with self._lock:
+                try:
+                    rows = self._connect().execute(
+                        "SELECT id, kind, payload FROM events WHERE study = ? AND id > ? "
+                        "ORDER BY id LIMIT ?", (study, after, PAGE)).fetchall()
+                except sqlite3.DatabaseError as exc:
+                    raise ValueError(f"storage {self.path!r} cannot be read ({exc}); the file "
+                                     f"is damaged.") from None
+            for i, kind, payload in rows:
+                yield int(i), kind, self._decode(payload, f"event {i}")
+            if len(rows) < PAGE:
+                return
+            after = int(rows[-1][0])
+
+
 def open_storage(path: str) -> Storage:
     """The study file ``path`` (or ``sqlite:///path``), or the PostgreSQL database a
-    ``postgresql://`` URL names, opened read-only."""
+    ``postgresql://`` URL names, opened read-only (a file as a :class:`PagedSQLiteStorage`)."""
     if "://" in path and not path.startswith(SQLITE_PREFIX):
         from .storage.sql import SQLAlchemyStorage
         try:
@@ -48,7 +90,7 @@ def open_storage(path: str) -> Storage:
     if os.path.isdir(file):
         raise CommandError(f"{file!r} is a directory, not a study file.")
     try:
-        return SQLiteStorage(file, read_only=True)
+        return PagedSQLiteStorage(file, read_only=True)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
 
@@ -70,67 +112,188 @@ def select_studies(storage: Storage, name: str | None, one: bool) -> list[str]:
     return names
 
 
-def _result(storage: Storage, name: str) -> tuple[Study, OptimizeResult]:
-    try:
-        study = Study.open(storage, name)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    study.close()
-    return study, OptimizeResult(study.space, study.copies(study.trials), study.direction)
+def _finite(obj):
+    """``obj`` with every non-finite number (NaN, inf) replaced by None, in nested dicts and
+    lists too."""
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, numbers.Real) and not isinstance(obj, numbers.Integral) \
+            and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def strict_json(obj) -> str:
+    """``obj`` as strict JSON text (what any JSON parser reads): a non-finite number is
+    ``null``, an object JSON has no form for its ``str``."""
+    return json.dumps(_finite(obj), default=str, allow_nan=False)
+
+
+class StudySummary:
+    """What ``show`` and ``best`` print of study ``name``, from one pass over its journal.
+
+    It keeps counts, the numbers of the queued configurations, the parameters of the trials
+    not yet told and the best trial, never a :class:`~mfbo.Trial` per trial.  The journal's
+    structure is checked as in a replay (trial ids in order, every ``tell`` of a pending
+    trial with a valid state and a finite value; see :class:`~mfbo.study.Study`), the best
+    trial's parameters against the space; a bad event is a :class:`CommandError` naming it.
+
+    Attributes
+    ----------
+    space : Space
+    config : dict
+        The settings recorded with the study (``surrogate``, ``direction``, ...).
+    direction : str
+    n_trials : int
+    states : dict
+        ``{"complete": n, "failed": n, "pending": n}``.
+    n_queued : int
+        Configurations enqueued and not yet asked.
+    best_id, best_value, best_params
+        The complete trial with the best value in the study's direction (the first of
+        ties), as :attr:`mfbo.Study.best`; None when no trial is complete.
+    """
+
+    def __init__(self, storage: Storage, name: str):
+        record = storage.stored_study(name)
+        if record is None:
+            raise CommandError(f"no study named {name!r} in {storage.path!r}.")
+        space_json, self.config = record
+        self.space = Space.from_json(space_json)
+        self.direction = self.config.get("direction", "minimize")
+        sign = 1.0 if self.direction == "minimize" else -1.0
+        counts = {"complete": 0, "failed": 0}
+        pending: dict[int, tuple[int, dict]] = {}  # id -> (its ask event, params)
+        queued: set[int] = set()
+        n_enqueued = 0
+        best = None  # (loss, id, value, ask event, params)
+        n = 0
+        try:
+            for eid, kind, p in storage.read(name, 0):
+                try:
+                    if not isinstance(p, dict):
+                        raise TypeError(f"payload must be a JSON object, got {p!r}")
+                    if kind == "ask":
+                        if _trial_id(p) != n:
+                            raise ValueError(f"trial id {p['id']!r} out of order (expected "
+                                             f"{n})")
+                        if not isinstance(p["params"], dict):
+                            raise TypeError(f"params must be a dict, got {p['params']!r}")
+                        pending[n] = (eid, p["params"])
+                        queued.discard(p.get("enqueued"))
+                        n += 1
+                    elif kind in ("tell", "claim"):
+                        i = _trial_id(p)
+                        if i not in pending:
+                            raise ValueError(f"no pending trial with id {i}")
+                        if kind == "tell":
+                            told = Study._checked_tell(p)  # the replay's own checks
+                            ask, params = pending.pop(i)
+                            counts[told["state"]] += 1
+                            loss = sign * told["value"] if told["state"] == "complete" else None
+                            if loss is not None and (best is None or (loss, i) < best[:2]):
+                                best = (loss, i, told["value"], ask, params)
+                    elif kind == "enqueue":
+                        if p["number"] != n_enqueued or isinstance(p["number"], bool):
+                            raise ValueError(f"enqueue number {p['number']!r} out of order "
+                                             f"(expected {n_enqueued})")
+                        queued.add(n_enqueued)
+                        n_enqueued += 1
+                    else:
+                        raise ValueError(f"unknown kind of event {kind!r}")
+                except (ValueError, TypeError, KeyError) as exc:
+                    raise CommandError(f"study {name!r}: journal event {eid} ({kind!r}) is "
+                                       f"invalid: {exc}") from None
+        except ValueError as exc:  # the storage could not be read
+            raise CommandError(str(exc)) from None
+        self.n_trials = n
+        self.states = {**counts, "pending": len(pending)}
+        self.n_queued = len(queued)
+        self.best_id = self.best_value = self.best_params = None
+        if best is not None:
+            _, self.best_id, self.best_value, ask, params = best
+            try:
+                self.best_params = self.space.validate(params)
+            except (ValueError, TypeError) as exc:
+                raise CommandError(f"study {name!r}: journal event {ask} ('ask') is invalid: "
+                                   f"{exc}") from None
+
+
+def _trial_id(payload: dict) -> int:
+    """The trial id of an event's payload (an int)."""
+    i = payload["id"]
+    if not isinstance(i, int) or isinstance(i, bool):
+        raise TypeError(f"trial id must be an integer, got {i!r}")
+    return i
 
 
 def _show(args) -> None:
     storage = open_storage(args.path)
     for i, name in enumerate(select_studies(storage, args.study, one=False)):
-        study, result = _result(storage, name)
-        states = collections.Counter(t.state for t in result.trials)
+        summary = StudySummary(storage, name)
         if i:
             print()
         print(f"study {name!r}")
-        print(f"  direction   {study.direction}")
-        print(f"  surrogate   {study.config.get('surrogate')}")
-        print(f"  parameters  {', '.join(study.space.names)}")
-        counts = ", ".join(f"{states.get(s, 0)} {s}" for s in ("complete", "failed", "pending"))
-        print(f"  trials      {len(result.trials)} ({counts})")
-        if study.queued:
-            print(f"  queued      {len(study.queued)} configuration(s) not yet asked")
-        if result.best_trial is None:
+        print(f"  direction   {summary.direction}")
+        print(f"  surrogate   {summary.config.get('surrogate')}")
+        print(f"  parameters  {', '.join(summary.space.names)}")
+        counts = ", ".join(f"{summary.states[s]} {s}" for s in ("complete", "failed", "pending"))
+        print(f"  trials      {summary.n_trials} ({counts})")
+        if summary.n_queued:
+            print(f"  queued      {summary.n_queued} configuration(s) not yet asked")
+        if summary.best_id is None:
             print("  best        none (no complete trial)")
         else:
-            print(f"  best value  {result.best_value:.10g} (trial {result.best_trial.id})")
-            print(f"  best params {json.dumps(result.best_params, default=str)}")
+            print(f"  best value  {summary.best_value:.10g} (trial {summary.best_id})")
+            print(f"  best params {strict_json(summary.best_params)}")
+
+
+def _check_csv(path: str) -> None:
+    """Refuse an ``--csv`` path that cannot be a file to write, before the study is read."""
+    if path == "-":
+        return
+    if os.path.isdir(path):
+        raise CommandError(f"--csv {path!r} is a directory; give the path of the CSV file to "
+                           f"write.")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise CommandError(f"directory {directory!r} of --csv does not exist.")
 
 
 def _export(args) -> None:
+    _check_csv(args.csv)
     storage = open_storage(args.path)
     (name,) = select_studies(storage, args.study, one=True)
-    study, result = _result(storage, name)
-    df = result.to_dataframe()
-    first = ["id", "state", "value", *study.space.names, "asked_at", "start", "end",
-             "duration", "worker", "error"]
-    if len(df):
-        df = df[first + [c for c in df.columns if c not in first]]
-    else:
-        import pandas as pd
-
-        df = pd.DataFrame(columns=first)
+    try:
+        study = Study.open(storage, name)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    study.close()
+    # the study's own trials, not copies: nothing else holds this study
+    result = OptimizeResult(study.space, study.trials, study.direction)
+    params, extra = result.column_names()
+    df = result.to_dataframe()[["id", "state", "value", *params.values(), "asked_at", "start",
+                                "end", "duration", "worker", "error", *extra.values()]]
     if args.csv == "-":
         df.to_csv(sys.stdout, index=False)
         return
-    directory = os.path.dirname(os.path.abspath(args.csv))
-    if not os.path.isdir(directory):
-        raise CommandError(f"directory {directory!r} of --csv does not exist.")
-    df.to_csv(args.csv, index=False)
+    try:
+        df.to_csv(args.csv, index=False)
+    except OSError as exc:
+        raise CommandError(f"--csv {args.csv!r} cannot be written: "
+                           f"{exc.strerror or exc}.") from None
     print(f"{len(df)} trials of study {name!r} written to {args.csv}")
 
 
 def _best(args) -> None:
     storage = open_storage(args.path)
     (name,) = select_studies(storage, args.study, one=True)
-    _, result = _result(storage, name)
-    if result.best_trial is None:
+    summary = StudySummary(storage, name)
+    if summary.best_id is None:
         raise CommandError(f"study {name!r} has no complete trial yet.")
-    print(json.dumps(result.best_params, default=str))
+    print(strict_json(summary.best_params))
 
 
 def _handler(action):

@@ -1,15 +1,20 @@
 """``mfbo study show|export|best``: a study file read without being changed."""
 
 import json
+import random
 import sqlite3
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
 
 import mfbo
+from mfbo import study_command
 from mfbo.cli import main
+from mfbo.storage import SQLiteStorage
 
-from tests.support import SPACE, quad, run_mfbo
+from tests.support import ROOT, SPACE, checkout_env, quad, run_mfbo
 
 
 def flaky(x, y):
@@ -90,7 +95,9 @@ def test_errors_are_one_line_and_exit_code_2(db, tmp_path, capsys):
              (["best", str(db)], "holds 3 studies.*--study"),
              (["best", str(db), "--study", "waiting"], "no complete trial"),
              (["export", str(db), "--study", "losses", "--csv",
-               str(tmp_path / "no" / "t.csv")], "does not exist")]
+               str(tmp_path / "no" / "t.csv")], "does not exist"),
+             (["export", str(db), "--study", "losses", "--csv", str(tmp_path)],
+              "--csv .* is a directory")]
     for argv, match in cases:
         assert main(["study", *argv]) == 2, argv
         err = capsys.readouterr().err
@@ -114,3 +121,163 @@ def test_the_command_is_registered():
     proc = run_mfbo("study", "--help", timeout=120)
     assert proc.returncode == 0 and "show" in proc.stdout and "export" in proc.stdout, \
         proc.stderr[-2000:]
+
+
+def _strict_json(text: str):
+    """``text`` parsed as JSON proper: NaN, Infinity and -Infinity are refused."""
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def write_study(path, n: int, name: str = "big", direction: str = "maximize") -> None:
+    """A study of ``n`` trials written straight into the journal (one transaction, no
+    optimizer): a few enqueued configurations (some asked, some still queued), trials told
+    out of order, failed ones, pending ones, claimed ones, and tied values."""
+    space = mfbo.Space({"x": (-1.0, 1.0), "k": (1, 100), "c": ["a", "b", "c"]})
+    rng = random.Random(0)
+    storage = SQLiteStorage(str(path))
+    storage.open_study(name, space.to_json(), {"surrogate": "mondrian", "direction": direction,
+                                               "n_candidates": None})
+    with storage.transaction(name):
+        queued = []
+        for number in range(5):
+            queued.append({"x": number / 10, "k": number + 1, "c": "b"})
+            storage.append(name, "enqueue", {"number": number, "params": queued[-1],
+                                             "time": 1.0})
+        untold = []
+        for i in range(n):
+            taken = {"enqueued": i} if i < 3 else {}
+            params = queued[i] if i < 3 else {"x": rng.uniform(-1, 1), "k": rng.randint(1, 100),
+                                              "c": rng.choice("abc")}
+            storage.append(name, "ask", {"id": i, "params": params,
+                                         "unit": space.to_unit([params])[0].tolist(),
+                                         "candidate": None, "owner": "o1", "time": 10.0 + i,
+                                         **taken})
+            untold.append(i)
+            if i % 13 == 5:
+                storage.append(name, "claim", {"id": i, "owner": "o2"})
+            while len(untold) > 4 or (i == n - 1 and len(untold) > 2):
+                j = untold.pop(rng.randrange(len(untold)))
+                if j % 11 == 10:
+                    continue  # stays pending
+                failed = j % 7 == 3
+                value = None if failed else round(rng.uniform(0, 5), 1)  # ties
+                storage.append(name, "tell", {
+                    "id": j, "state": "failed" if failed else "complete", "value": value,
+                    "extra": {"note": j}, "error": "RuntimeError: boom" if failed else None,
+                    "start": 10.0 + j, "end": 11.0 + j, "worker": "w"})
+    storage.close()
+
+
+def test_show_and_best_summarise_a_many_trial_study_read_a_page_at_a_time(tmp_path, capsys,
+                                                                         monkeypatch):
+    db = tmp_path / "big.db"
+    write_study(db, 3000)
+    write_study(db, 40, name="small", direction="minimize")
+    monkeypatch.setattr(study_command, "PAGE", 97)  # many pages, none aligned with a trial
+    expected = []
+    for name in ("big", "small"):
+        study = mfbo.Study.open(SQLiteStorage(str(db), read_only=True), name)
+        states = {s: sum(t.state == s for t in study.trials)
+                  for s in ("complete", "failed", "pending")}
+        assert min(states.values()) > 0 and len(study.queued) == 2
+        expected.append("\n".join([
+            f"study {name!r}",
+            f"  direction   {study.direction}",
+            "  surrogate   mondrian",
+            "  parameters  x, k, c",
+            f"  trials      {len(study.trials)} ({states['complete']} complete, "
+            f"{states['failed']} failed, {states['pending']} pending)",
+            "  queued      2 configuration(s) not yet asked",
+            f"  best value  {study.best.value:.10g} (trial {study.best.id})",
+            f"  best params {json.dumps(study.best.params)}"]))
+    assert main(["study", "show", str(db)]) == 0
+    assert capsys.readouterr().out == "\n\n".join(expected) + "\n"
+    big = mfbo.Study.open(SQLiteStorage(str(db), read_only=True), "big")
+    assert sum(t.value == big.best.value for t in big.trials) > 1  # the first of ties wins
+    assert main(["study", "best", str(db), "--study", "big"]) == 0
+    assert _strict_json(capsys.readouterr().out) == big.best.params
+    # export replays every trial from the same pages
+    out_csv = tmp_path / "big.csv"
+    assert main(["study", "export", str(db), "--study", "big", "--csv", str(out_csv)]) == 0
+    df = pd.read_csv(out_csv)
+    assert list(df["id"]) == [t.id for t in big.trials]
+    assert list(df["state"]) == [t.state for t in big.trials]
+    assert list(df["x"]) == [t.params["x"] for t in big.trials]
+    assert list(df["note"].fillna(-1)) == [t.extra.get("note", -1) for t in big.trials]
+
+
+def test_show_refuses_a_damaged_journal_naming_the_event(tmp_path, capsys):
+    db = tmp_path / "damaged.db"
+    write_study(db, 30)
+    con = sqlite3.connect(db)
+    with con:
+        eid = con.execute("SELECT min(id) FROM events WHERE kind = 'tell'").fetchone()[0]
+        con.execute("UPDATE events SET payload = json_set(payload, '$.state', 'won') "
+                    "WHERE id = ?", (eid,))
+    con.close()
+    for command in ("show", "best"):
+        assert main(["study", command, str(db)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1
+        assert f"journal event {eid} ('tell') is invalid" in err and "'won'" in err, err
+
+
+def test_export_keeps_parameters_and_extra_fields_named_like_its_columns(tmp_path, capsys):
+    db = str(tmp_path / "clash.db")
+    opt = mfbo.Optimizer({"value": (0.0, 1.0), "state": ["on", "off"], "x": (0.0, 1.0)},
+                         storage=db, study_name="clash")
+    for i in range(3):
+        opt.tell({"value": i / 4, "state": "on", "x": 0.5},
+                 {"loss": 10.0 + i, "value": f"v{i}", "x": f"x{i}", "error": f"e{i}"})
+    opt.close()
+    out_csv = tmp_path / "clash.csv"
+    assert main(["study", "export", db, "--csv", str(out_csv)]) == 0
+    header = out_csv.read_text().splitlines()[0].split(",")
+    assert header == ["id", "state", "value", "param_value", "param_state", "x", "asked_at",
+                      "start", "end", "duration", "worker", "error", "extra_value",
+                      "extra_x", "extra_error"]
+    df = pd.read_csv(out_csv)
+    assert list(df["value"]) == [10.0, 11.0, 12.0]
+    assert list(df["param_value"]) == [0.0, 0.25, 0.5]
+    assert list(df["param_state"]) == ["on"] * 3 and list(df["x"]) == [0.5] * 3
+    assert list(df["state"]) == ["complete"] * 3 and df["error"].isna().all()
+    assert list(df["extra_value"]) == ["v0", "v1", "v2"]
+    assert list(df["extra_x"]) == ["x0", "x1", "x2"]
+    assert list(df["extra_error"]) == ["e0", "e1", "e2"]
+
+
+def test_best_and_show_print_strict_json_for_non_finite_parameters(tmp_path, capsys):
+    db = str(tmp_path / "nan.db")
+    opt = mfbo.Optimizer({"c": mfbo.Categorical([float("nan"), float("-inf"), 1.0]),
+                          "x": (0.0, 1.0)}, storage=db)
+    opt.tell({"c": float("nan"), "x": 0.25}, 0.5)
+    opt.tell({"c": float("-inf"), "x": 0.5}, 1.5)
+    opt.close()
+    assert main(["study", "best", db]) == 0
+    assert _strict_json(capsys.readouterr().out) == {"c": None, "x": 0.25}
+    assert main(["study", "show", db]) == 0
+    (line,) = [s for s in capsys.readouterr().out.splitlines() if "best params" in s]
+    assert _strict_json(line.split("best params", 1)[1]) == {"c": None, "x": 0.25}
+
+
+def test_output_into_a_closed_pipe_ends_quietly_with_exit_code_1(tmp_path):
+    db = tmp_path / "big.db"
+    write_study(db, 3000)  # an export far longer than a pipe holds
+    # the reader keeps the first line of the export (`| head -1`), or none of the short
+    # output of best (the interpreter's final flush meets the closed pipe)
+    for command, lines in ((["export", str(db), "--csv", "-"], 1), (["best", str(db)], 0)):
+        proc = subprocess.Popen([sys.executable, "-m", "mfbo", "study", *command], cwd=ROOT,
+                                env=checkout_env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            if lines:
+                assert proc.stdout.readline().startswith("id,state,value,x,k,c,")
+            proc.stdout.close()
+            err = proc.stderr.read()
+            assert proc.wait(timeout=300) == 1, (command, err)
+        finally:
+            proc.kill()
+            proc.wait()
+        assert err == "", (command, err)

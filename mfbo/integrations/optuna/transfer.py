@@ -10,7 +10,9 @@ from optuna.search_space import intersection_search_space
 from optuna.trial import TrialState
 
 from ...optimizer import Optimizer
+from ...results import unique_names
 from ...space import Space, as_space
+from ...storage import to_json
 from .distributions import dimension_of, distribution_of, user_value
 from .outcomes import loss_sign, outcome, times
 
@@ -92,12 +94,23 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
     return opt
 
 
-def _jsonable(v) -> bool:
+#: the user attributes mfbo writes on every trial it adds to an optuna study
+MFBO_ATTRS = ("mfbo_trial_id", "mfbo_error")
+
+
+def _storable(v):
+    """``v`` if JSON (which optuna's storages keep user attributes in) can hold it, else its
+    JSON form as mfbo's journal writes it (numpy values numbers, other objects their
+    ``repr``), else its ``repr``."""
     try:
         json.dumps(v)
-    except (TypeError, ValueError):
-        return False
-    return True
+        return v
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return json.loads(to_json(v))
+    except (TypeError, ValueError, RecursionError):
+        return repr(v)
 
 
 def to_optuna(result, study=None, *, storage=None, study_name: str | None = None):
@@ -119,8 +132,12 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
     are left out.  Distributions: :class:`~mfbo.Real` is a ``FloatDistribution``,
     :class:`~mfbo.Integer` an ``IntDistribution`` (``log`` kept), :class:`~mfbo.Categorical`
     and :class:`~mfbo.Ordinal` a ``CategoricalDistribution``.  The user attributes hold the
-    mfbo trial id (``mfbo_trial_id``) and the extra fields the objective returned (those JSON
-    can store); start and end times are kept.  Returns the study.
+    mfbo trial id (``mfbo_trial_id``) and the extra fields the objective returned, each
+    under its own key unless that is one of mfbo's (``mfbo_trial_id``, ``mfbo_error``, which
+    always hold mfbo's values): then ``extra_<key>``, prefixed again while that is the key
+    of another extra field (the rule of :meth:`mfbo.OptimizeResult.to_dataframe`; one key
+    per field for the whole result).  A field JSON cannot store is kept as its text.  Start
+    and end times are kept.  Returns the study.
     """
     direction = getattr(result, "direction", "minimize")
     if study is None:
@@ -133,12 +150,14 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
     sign = loss_sign(study, "to_optuna") * (1.0 if direction == "minimize" else -1.0)
     space = result.space
     dists = {n: distribution_of(n, d) for n, d in space.dimensions.items()}
+    keys = unique_names(dict.fromkeys(k for t in result.trials for k in (t.extra or {})),
+                        MFBO_ATTRS, "extra_")
     frozen = []
     for t in result.trials:
         if t.state not in ("complete", "failed"):
             continue
-        attrs = {"mfbo_trial_id": t.id,
-                 **{k: v for k, v in (t.extra or {}).items() if _jsonable(v)}}
+        attrs = {keys[k]: _storable(v) for k, v in (t.extra or {}).items()}
+        attrs["mfbo_trial_id"] = t.id
         if t.state == "failed":
             attrs["mfbo_error"] = t.error
         ft = optuna.trial.create_trial(
