@@ -12,6 +12,7 @@ from scipy.special import gammaincinv, ndtri
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._core.rng import seed_states
+from .._core.scaling import target_exponent
 from .._core.validation import (check_choice, check_int, check_positive, check_target,
                                 check_X, feature_names, seed_sequence, set_feature_names)
 from . import _bart_core as core
@@ -103,7 +104,9 @@ class BARTRegressor(RegressorMixin, BaseEstimator):
         Mean wall time and mean CPU time of this process per sweep (the kernels run on one
         thread, so the CPU time is the wall time the sweep would take on an idle core).
     y_offset_, y_scale_ : float
-        Targets are modelled as ``(y - y_offset_) / y_scale_``, on ``[-0.5, 0.5]``.
+        Targets are modelled as ``(y - y_offset_) / y_scale_``, on ``[-0.5, 0.5]``
+        (``y_scale_`` is inf when the range of ``y`` exceeds float64; the map is then
+        applied to ``y`` divided by a power of two, exactly).
     sigma_mu_, lambda_ : float
         Leaf prior standard deviation and noise prior scale, on that scale.
     feature_names_in_ : ndarray of shape (n_features,)
@@ -111,6 +114,11 @@ class BARTRegressor(RegressorMixin, BaseEstimator):
 
     Notes
     -----
+    Targets of any finite magnitude are fitted: beyond about 2.6e120 the chain runs on them
+    divided by a power of two (exactly; the same chain) and the predictions are mapped back.
+    Quantities in units of ``y`` squared (``sigma2_samples_``, ``sigma2_trace_``) are then
+    inf where they exceed float64 (targets beyond about 1e154).
+
     ``predict(X, return_std=True)`` gives the posterior predictive of a new *observation*:
     mean over the kept draws of the sum of trees, and the square root of the draws' variance
     plus the mean noise variance; :meth:`predict_samples` gives the draws of the regression
@@ -165,11 +173,16 @@ class BARTRegressor(RegressorMixin, BaseEstimator):
         X = check_X(X, "X", estimator=self)
         y = check_target(y, X.shape[0], "y")
         N, D = X.shape
+        # targets beyond Y_LIMIT are mapped onto [-0.5, 0.5] from y / 2^k (exactly): their
+        # range, squares and sums of squares may overflow, the mapped targets are the same
+        k = target_exponent(y)
+        if k:
+            y = np.ldexp(y, -k)
         lo, hi = float(y.min()), float(y.max())
         scale = hi - lo if hi > lo else 1.0
         offset = 0.5 * (lo + hi)
         ys = (y - offset) / scale
-        s_hat = self._sigma_hat(p["sigma_hat"], X, ys, scale)
+        s_hat = self._sigma_hat(p["sigma_hat"], X, ys, scale, k)
         nu, q, M = p["nu"], p["q"], p["n_trees"]
         # P(sigma^2 <= s_hat^2) = q for sigma^2 = nu lam / chi^2_nu
         lam = s_hat ** 2 * 2.0 * gammaincinv(0.5 * nu, 1.0 - q) / nu  # chi^2_nu quantile
@@ -208,24 +221,43 @@ class BARTRegressor(RegressorMixin, BaseEstimator):
         # a valid fit: only now is the estimator changed
         set_feature_names(self, names)
         self.n_features_in_ = D
-        self.y_offset_, self.y_scale_ = offset, scale
         self.sigma_mu_, self.lambda_ = sigma_mu, lam
         self._draws = (o_left[:pos].copy(), o_feat[:pos].copy(), o_thr[:pos].copy(),
                        o_mu[:pos].copy(), offsets, S, M)
-        self.sigma2_samples_ = sigma2 * scale ** 2
         loglik, s2_trace, leaves, accept = traces
-        self.loglik_trace_ = loglik - N * math.log(scale)
-        self.sigma2_trace_ = s2_trace * scale ** 2
+        if k:
+            self._unscale_huge(k, N, offset, scale, sigma2, loglik, s2_trace)
+        else:
+            self.__dict__.pop("_huge", None)
+            self.y_offset_, self.y_scale_ = offset, scale
+            self.sigma2_samples_ = sigma2 * scale ** 2
+            self.loglik_trace_ = loglik - N * math.log(scale)
+            self.sigma2_trace_ = s2_trace * scale ** 2
         self.n_leaves_trace_ = leaves
         self.accept_trace_ = accept
         self.sweep_seconds_ = elapsed / max(total, 1)
         self.sweep_cpu_seconds_ = cpu / max(total, 1)
         return self
 
+    def _unscale_huge(self, k, N, offset, scale, sigma2, loglik, s2_trace):
+        """The fitted attributes of targets mapped from ``y / 2^k``, in the targets' units:
+        variances (units of ``y`` squared) beyond float64 are inf, and so is ``y_scale_`` when
+        the range of ``y`` is.  The map and noise draws in the units of ``y / 2^k`` are kept
+        for prediction."""
+        sigma2 = sigma2 * scale ** 2
+        self._huge = (k, offset, scale, sigma2)
+        with np.errstate(over="ignore"):
+            self.y_offset_ = float(np.ldexp(offset, k))
+            self.y_scale_ = float(np.ldexp(scale, k))
+            self.sigma2_samples_ = np.ldexp(sigma2, 2 * k)
+            self.sigma2_trace_ = np.ldexp(s2_trace * scale ** 2, 2 * k)
+        # the density of N targets y is 2^-kN that of y / 2^k
+        self.loglik_trace_ = loglik - N * (math.log(scale) + k * math.log(2.0))
+
     @staticmethod
-    def _sigma_hat(how, X, ys, scale) -> float:
+    def _sigma_hat(how, X, ys, scale, k=0) -> float:
         if not isinstance(how, str):
-            s = how / scale
+            s = (math.ldexp(how, -k) if k else how) / scale
         else:
             N, D = X.shape
             if how == "ols" and N > D + 1:
@@ -248,34 +280,54 @@ class BARTRegressor(RegressorMixin, BaseEstimator):
                                  f"'fit' with appropriate arguments before using this "
                                  f"estimator.")
 
-    def predict_samples(self, X) -> np.ndarray:
-        """Posterior draws of the regression function at ``X``, shape
-        ``(n_samples, n_points)`` (the noise not included)."""
+    def _samples(self, X):
+        """Posterior draws of the regression function at ``X`` and the noise variance draws,
+        in the units of ``y / 2^k``, and ``k`` (0 unless the targets exceeded Y_LIMIT)."""
         self._check_fitted()
         X = check_X(X, "X", self.n_features_in_, self)
         o_left, o_feat, o_thr, o_mu, offsets, S, M = self._draws
+        k, offset, scale, sigma2 = self.__dict__.get("_huge") or (
+            0, self.y_offset_, self.y_scale_, self.sigma2_samples_)
         out = np.empty((S, X.shape[0]))
         core.predict_draws(X, o_left, o_feat, o_thr, o_mu, offsets, S, M, out)
-        out *= self.y_scale_
-        out += self.y_offset_
-        return out
+        out *= scale
+        out += offset
+        return out, sigma2, k
+
+    def predict_samples(self, X) -> np.ndarray:
+        """Posterior draws of the regression function at ``X``, shape
+        ``(n_samples, n_points)`` (the noise not included; inf for a draw beyond float64)."""
+        f, _, k = self._samples(X)
+        if not k:
+            return f
+        with np.errstate(over="ignore"):
+            return np.ldexp(f, k)
 
     def predict(self, X, return_std: bool = False):
         """Posterior predictive mean, and with ``return_std`` the predictive standard deviation
         of a new observation (function uncertainty and noise)."""
-        f = self.predict_samples(X)
+        f, sigma2, k = self._samples(X)
         mean = f.mean(axis=0)
+        if k:  # the moments of the draws in the units of y / 2^k, mapped back
+            with np.errstate(over="ignore"):
+                if not return_std:
+                    return np.ldexp(mean, k)
+                return np.ldexp(mean, k), np.ldexp(np.sqrt(f.var(axis=0) + sigma2.mean()), k)
         if not return_std:
             return mean
-        return mean, np.sqrt(f.var(axis=0) + self.sigma2_samples_.mean())
+        return mean, np.sqrt(f.var(axis=0) + sigma2.mean())
 
     def predict_interval(self, X, coverage: float = 0.9):
         """Central interval of the posterior predictive of a new observation, ``(lower,
         upper)``: quantiles of the mixture over the kept draws of ``N(f_s(x), sigma_s^2)``."""
         if not (0.0 < float(coverage) < 1.0):
             raise ValueError(f"coverage must be in (0, 1), got {coverage}.")
-        f = self.predict_samples(X)
-        return mixture_interval(f, np.sqrt(self.sigma2_samples_), float(coverage))
+        f, sigma2, k = self._samples(X)
+        lower, upper = mixture_interval(f, np.sqrt(sigma2), float(coverage))
+        if not k:
+            return lower, upper
+        with np.errstate(over="ignore"):
+            return np.ldexp(lower, k), np.ldexp(upper, k)
 
 
 def mixture_interval(f: np.ndarray, sigma: np.ndarray, coverage: float):

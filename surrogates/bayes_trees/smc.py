@@ -12,6 +12,7 @@ over trees is approximated by sequential Monte Carlo that grows the trees top do
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,7 @@ from sklearn.utils.validation import column_or_1d
 
 from . import _smc_core as core
 from .._core.rng import seed_states
+from .._core.scaling import target_exponent
 from .._core.validation import (check_choice, check_int, check_positive, check_target,
                                 check_X, feature_names, seed_sequence, set_feature_names)
 
@@ -468,7 +470,8 @@ class SMCDecisionTreeRegressor(RegressorMixin, _BaseSMCTree):
     Attributes
     ----------
     y_mean_, y_scale_ : float
-        The standardisation of the targets.
+        The standardisation of the targets (computed without overflow for targets of any
+        finite magnitude).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features,)
         Only when fitted on a data frame with string column names.
@@ -509,6 +512,11 @@ class SMCDecisionTreeRegressor(RegressorMixin, _BaseSMCTree):
         from scipy.stats import chi2
 
         y = check_target(y, n_samples)
+        # targets beyond Y_LIMIT are standardised divided by 2^k (exactly): their sum and
+        # squares would overflow, the standardised targets are the same
+        k = target_exponent(y)
+        if k:
+            y = np.ldexp(y, -k)
         mean = float(y.mean())
         scale = float(y.std())
         if not scale > 0 or not np.isfinite(scale):
@@ -517,14 +525,30 @@ class SMCDecisionTreeRegressor(RegressorMixin, _BaseSMCTree):
         # P(sigma^2 < 1) = sigma_quantile for sigma^2 = nu lambda / chi2_nu
         lam = chi2.ppf(1.0 - params["sigma_quantile"], params["nu"]) / params["nu"]
         prior = (params["kappa"], 0.0, params["nu"], float(lam))
-        return z, 1, {"normal_prior": prior}, {"y_mean_": mean, "y_scale_": scale}
+        return z, 1, {"normal_prior": prior}, {"y_mean_": math.ldexp(mean, k),
+                                               "y_scale_": math.ldexp(scale, k), "_y_exp": k}
 
     def predict(self, X, return_std: bool = False):
         """Posterior predictive mean (and standard deviation with ``return_std``): the
         particle-weighted mixture of the leaves' Student-t predictive distributions."""
         moments = self._average(X)
+        k = self.__dict__.get("_y_exp", 0)
+        if k:
+            return self._unstandardise_huge(moments, k, return_std)
         mean = moments[:, 0] * self.y_scale_ + self.y_mean_
         if not return_std:
             return mean
         var = np.maximum(moments[:, 1] - moments[:, 0] ** 2, 0.0)
         return mean, np.sqrt(var) * self.y_scale_
+
+    def _unstandardise_huge(self, moments, k, return_std):
+        """``predict`` for targets standardised divided by ``2^k``: mapped back in those units
+        (a mean far from ``y_mean_`` in units of ``y_scale_`` may overflow on the way), then
+        multiplied by ``2^k``.  A standard deviation beyond float64 is inf."""
+        mean = moments[:, 0] * math.ldexp(self.y_scale_, -k) + math.ldexp(self.y_mean_, -k)
+        with np.errstate(over="ignore"):
+            mean = np.ldexp(mean, k)
+            if not return_std:
+                return mean
+            var = np.maximum(moments[:, 1] - moments[:, 0] ** 2, 0.0)
+            return mean, np.ldexp(np.sqrt(var) * math.ldexp(self.y_scale_, -k), k)

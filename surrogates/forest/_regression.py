@@ -197,7 +197,17 @@ def _logsumexp_add(lmax, lsum, w, m, v, yi, log_T):
     """Add the component ``w N(m, v)`` (of one tree among ``exp(log_T)``) evaluated at ``yi``
     to the streaming log-sum-exp state ``(lmax, lsum)``."""
     r = yi - m
-    lp = math.log(w) - log_T - 0.5 * (_LOG_2PI + math.log(v)) - 0.5 * r * r / v
+    q = 0.5 * r * r / v
+    if q == math.inf:
+        # r^2 overflowed (a target beyond about 1e154 from the mean): the standardised distance
+        # squares without overflow when the component is wide enough for its density to be
+        # held at all
+        z = r / math.sqrt(v)
+        q = 0.5 * z * z
+    lp = math.log(w) - log_T - 0.5 * (_LOG_2PI + math.log(v)) - q
+    if lp == -math.inf:
+        # a density below float64's range contributes nothing (and -inf - -inf would be NaN)
+        return lmax, lsum
     if lp > lmax:
         return lp, lsum * math.exp(lmax - lp) + 1.0
     return lmax, lsum + math.exp(lp - lmax)
@@ -282,7 +292,8 @@ def _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, m
         out_mean[i, t] = m
         out_var[i, t] = v
     if want_logpdf:
-        out_logpdf[i] = lmax + math.log(lsum)
+        # lsum is 0 only when every component's density is below float64's range
+        out_logpdf[i] = lmax + math.log(lsum) if lsum > 0.0 else -math.inf
 
 
 @njit(cache=True, inline="always")
@@ -472,7 +483,8 @@ def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, 
 
     ``out_mean[i, t]``, ``out_var[i, t]``: moments of tree t's mixture at ``Xq[i]``.
     If ``want_logpdf``: ``out_logpdf[i]`` = log density of ``yq[i]`` under the forest mixture
-    (the average of the trees' mixtures), accumulated with a streaming log-sum-exp.
+    (the average of the trees' mixtures), accumulated with a streaming log-sum-exp; -inf
+    where it is below float64's range (a target very many standard deviations away).
     """
     for i in prange(Xq.shape[0]):
         _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2,

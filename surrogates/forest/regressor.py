@@ -16,6 +16,7 @@ from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP,
                           predict_forest_moments_serial, predict_regression,
                           predict_regression_serial)
 from ._noise import bp_buffer, marginal_likelihood_hyperparameters
+from .._core.scaling import Y_LIMIT, target_exponent, unscale
 from .._core.tree import ROOT, TASK_REGRESSION, X_LIMIT, TargetsTooLarge, _SmallBatchKernel
 from .._core.validation import check_choice, check_positive, check_target
 
@@ -31,13 +32,6 @@ from .._core.validation import check_choice, check_positive, check_target
 SERIAL_BELOW = 2048
 PARALLEL_FROM = 256
 
-#: targets are divided by a power of two when their magnitude exceeds Y_LIMIT.  The node
-#: statistics hold squared deviations summed over points, and the predictive moments squared
-#: differences of means, which overflow float64 for targets beyond about 1e154; below 2^400
-#: (about 2.6e120) they stay finite for any number of points, and ordinary targets are never
-#: rescaled (their arithmetic is unchanged bit for bit).
-Y_LIMIT = 2.0 ** 400
-
 #: ``noise_var`` value that asks for the marginal-likelihood choice
 NOISE_ML = "ml"
 
@@ -52,13 +46,6 @@ def _check_noise_var(value):
                              f"{value!r}.")
         return value
     return check_positive(value, "noise_var")
-
-
-def _target_exponent(y: np.ndarray) -> int:
-    """``k`` such that ``y / 2^k`` is safe to store: 0 when ``max |y| <= Y_LIMIT``, otherwise
-    the exponent that brings ``max |y|`` into ``[0.5, 1)`` (dividing by ``2^k`` is exact)."""
-    top = float(np.max(np.abs(y))) if y.size else 0.0
-    return math.frexp(top)[1] if top > Y_LIMIT else 0
 
 
 class _PredictBatchKernel(_SmallBatchKernel):
@@ -222,9 +209,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         self._bp_key = None
         self._ml_key = None
 
-    # -- target scaling (only targets beyond Y_LIMIT are rescaled) -----------------------------
+    # -- target scaling (only targets beyond Y_LIMIT are rescaled, see _core.scaling) -----------
     def _fit_targets(self, y):
-        k = _target_exponent(y)
+        k = target_exponent(y)
         self._y_exp = k
         return np.ldexp(y, -k) if k else y
 
@@ -238,7 +225,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             # targets far larger than any before (everything else was valid and nothing was
             # changed): divide all stored targets by a further power of two, exactly, recompute
             # the node statistics (the partitions do not depend on the targets), then insert
-            k_new = max(k, _target_exponent(y))
+            k_new = max(k, target_exponent(y))
             s.set_targets(np.ldexp(s.y[:s.n_points], k - k_new))
             self._y_exp = k_new
             s.extend(X, y, self.feature_lower_, self.feature_scale_, X_LIMIT,
@@ -247,11 +234,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def _unscale(self, values, power=1):
         """Targets' ``values`` (``power=2``: their squares) back in the user's units; a
         variance of targets beyond about 1e154 is inf there."""
-        k = self.__dict__.get("_y_exp", 0)
-        if not k:
-            return values
-        with np.errstate(over="ignore"):
-            return np.ldexp(values, power * k)
+        return unscale(values, power * self.__dict__.get("_y_exp", 0))
 
     def _mode(self) -> int:
         check_choice(self.posterior, "posterior", {"empirical", "bp"})
@@ -294,7 +277,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             raise ValueError(f"Input y has {yy.shape[0]} targets, but the forest has seen {n} "
                              f"samples.")
         yy = check_target(y, n, "y")
-        k = _target_exponent(yy)
+        k = target_exponent(yy)
         self._store.set_targets(np.ldexp(yy, -k) if k else yy)
         self._y_exp = k
         self._after_update()
@@ -413,7 +396,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         return self._unscale(mean), self._unscale(np.sqrt(var))
 
     def predictive_log_pdf(self, X, y) -> np.ndarray:
-        """Log density of each ``y[i]`` under the full predictive mixture at ``X[i]``."""
+        """Log density of each ``y[i]`` under the full predictive mixture at ``X[i]``: finite
+        wherever float64 can hold it, ``-inf`` for a target so far from the prediction (about
+        1e154 predictive standard deviations) that its log density is below ``-1.8e308``."""
         Xs = self._checked_query(X)
         yy = check_target(y, Xs.shape[0], "y")
         k = self.__dict__.get("_y_exp", 0)
@@ -422,8 +407,15 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         return self._run(Xs, np.ldexp(yy, -k))[2] - k * math.log(2.0)
 
     def nlpd(self, X, y) -> float:
-        """Mean negative log predictive density of ``y`` given ``X`` (mixture density)."""
-        return float(-self.predictive_log_pdf(X, y).mean())
+        """Mean negative log predictive density of ``y`` given ``X`` (mixture density); inf
+        when a log density is -inf."""
+        lp = self.predictive_log_pdf(X, y)
+        with np.errstate(over="ignore"):
+            mean = lp.mean()
+        if mean == -np.inf and np.isfinite(lp).all():
+            # log densities near -1.8e308 overflow the plain sum, not their mean
+            mean = np.sum(lp / lp.shape[0])
+        return float(-mean)
 
     def predict_interval(self, X, coverage: float = 0.9):
         """Central Gaussian (moment-matched) prediction interval, ``(lower, upper)``.

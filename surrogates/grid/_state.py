@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from . import _core as core
+from .._core.scaling import target_exponent
 
 _NO_EVENT = -1      # activate/deactivate: nothing left to add/remove in this dimension
 _OVER_BUDGET = -2   # activate: the split would exceed max_cells
@@ -86,8 +87,8 @@ class _GridState:
     D: int                  # number of input dimensions
     N: int                  # number of training rows
     delta2: float           # ridge constant, sum form
-    y_mean: float           # training mean of the targets
-    y_c: np.ndarray         # (N,) centred training targets
+    y_mean: float           # training mean of the targets (divided by 2^y_exp)
+    y_c: np.ndarray         # (N,) centred training targets (divided by 2^y_exp)
     rank: np.ndarray        # (N, D) rank of each coordinate among its dimension's distinct values
     nd: np.ndarray          # (D,) number of distinct coordinates per dimension
     u_off: np.ndarray       # (D + 1,) where each dimension's distinct values start in u_flat
@@ -102,6 +103,9 @@ class _GridState:
     ev_m: list              # ... their grids,
     ev_g: list              # ... and their gaps
     model: bool             # keep the ridge model (False: the partition only)
+    # the targets are held divided by 2^y_exp (exactly; 0 unless beyond Y_LIMIT): the model's
+    # sums of squares would overflow; means, weights and residuals are in those units
+    y_exp: int = 0
 
     # -- the partition at ``lams``: set by _partition, changed by activate and deactivate ---
     lams: np.ndarray = field(init=False)     # (D,) current lifetimes
@@ -153,6 +157,9 @@ class _GridState:
             t1_d, ev = _gap_events(seed, M, d, uniq[d], W[d])
             t1[lb_off[d]:lb_off[d] + M * nd[d]] = t1_d.ravel()
             events.append(ev)
+        y_exp = target_exponent(y) if y is not None else 0
+        if y_exp:
+            y = np.ldexp(y, -y_exp)
         y_mean = float(y.mean()) if y is not None else 0.0
         st = cls(seed=seed, M=M, D=D, N=N, delta2=float(delta2), y_mean=y_mean,
                  y_c=(y - y_mean) if y is not None else np.zeros(N), rank=rank, nd=nd,
@@ -161,7 +168,7 @@ class _GridState:
                  rstart=[np.searchsorted(rank[order[d], d], np.arange(nd[d] + 1))
                          for d in range(D)],
                  t1=t1, ev_t=[e[0] for e in events], ev_m=[e[1] for e in events],
-                 ev_g=[e[2] for e in events], model=bool(model))
+                 ev_g=[e[2] for e in events], model=bool(model), y_exp=y_exp)
         st._partition(lams)
         st.refactor()
         return st
@@ -585,14 +592,28 @@ class _GridState:
 
     def ml_prior_var(self):
         """Maximum-marginal-likelihood prior variance ``s`` for the fixed ratio ``delta2``:
-        ``y ~ N(0, s (Phi Phi' + delta2 I))`` gives ``s = (rss / delta2 + |w|^2) / N``."""
+        ``y ~ N(0, s (Phi Phi' + delta2 I))`` gives ``s = (rss / delta2 + |w|^2) / N`` (in
+        the units of the stored targets squared)."""
         return max((self.rss / self.delta2 + self.wsq) / self.N, 1e-12)
 
-    def log_ml(self, prior_var):
+    def log_ml(self, prior_var, stored=False):
         """Log marginal likelihood of the centred targets (Balog et al., 2016, Section 4.2.1,
         with a prior variance ``s``), keeping the ``-(N - C)/2 log delta2`` term that the paper
-        folds into a constant: it depends on the lifetimes through ``C``."""
-        s, N, C = prior_var, self.N, self.C
-        return float(-(self.rss / self.delta2 + self.wsq) / (2.0 * s) - 0.5 * N * np.log(s)
-                     - 0.5 * self.logdet - 0.5 * (N - C) * np.log(self.delta2)
-                     - 0.5 * N * np.log(2.0 * np.pi))
+        folds into a constant: it depends on the lifetimes through ``C``.
+
+        ``prior_var`` is in the units of the targets squared, or with ``stored`` in those of
+        the stored targets (divided by ``4^y_exp``); the density is that of the targets
+        themselves either way (-inf where it is below float64's range)."""
+        s, N, C, k = prior_var, self.N, self.C, self.y_exp
+        if not k:
+            return float(-(self.rss / self.delta2 + self.wsq) / (2.0 * s) - 0.5 * N * np.log(s)
+                         - 0.5 * self.logdet - 0.5 * (N - C) * np.log(self.delta2)
+                         - 0.5 * N * np.log(2.0 * np.pi))
+        rest = (-0.5 * self.logdet - 0.5 * (N - C) * np.log(self.delta2)
+                - 0.5 * N * np.log(2.0 * np.pi))
+        quad = (self.rss / self.delta2 + self.wsq) / (2.0 * s)
+        if stored:  # the density of the targets is 2^-kN that of the stored ones
+            return float(-quad - 0.5 * N * np.log(s) + rest - N * k * np.log(2.0))
+        with np.errstate(over="ignore"):  # the targets' quadratic form: 4^k the stored one's
+            quad = np.ldexp(quad, 2 * k)
+        return float(-quad - 0.5 * N * np.log(s) + rest)

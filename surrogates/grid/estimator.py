@@ -22,8 +22,10 @@ from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core as core
+from .._core.scaling import unscale
 from .._core.validation import check_choice, check_int, check_positive, check_target, check_X, \
     feature_names, seed_sequence, set_feature_names
+from ..metrics import rmse
 from ._state import _GridState, _serial_blas
 
 __all__ = ["GridExploration", "MondrianGrid"]
@@ -156,6 +158,11 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
     matter: the cuts are a function of the seed and the training range alone, so the
     inductive and the transductive (train + validation) partitions agree on every shared
     point.
+
+    Targets of any finite magnitude are fitted: beyond about 2.6e120 the model holds them
+    divided by a power of two (exactly; the same model) and maps its results back.  A number
+    ``prior_var`` is in the targets' units squared, so with such targets the log marginal
+    likelihood may be below float64's range (-inf); ``"ml"`` follows the targets' scale.
     """
 
     def __init__(self, n_grids=10, lifetimes=1.0, delta2=0.01, prior_var=1.0, max_cells=5000,
@@ -248,21 +255,31 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
 
     @property
     def coef_(self) -> np.ndarray:
-        return self._st().w.copy()
+        st = self._st()
+        return unscale(st.w.copy(), st.y_exp)
 
     @property
     def intercept_(self) -> float:
-        return self._st().y_mean
+        st = self._st()
+        return unscale(st.y_mean, st.y_exp)
+
+    def _stored_prior_var(self, st) -> tuple[float, bool]:
+        """The prior variance in use and whether it is in the units of the stored targets
+        squared (the ``"ml"`` value, which follows the targets) rather than the targets'."""
+        if isinstance(self.prior_var, str):
+            return st.ml_prior_var(), True
+        return float(self.prior_var), False
 
     @property
     def prior_var_(self) -> float:
         st = self._st()
-        return st.ml_prior_var() if isinstance(self.prior_var, str) else float(self.prior_var)
+        s, stored = self._stored_prior_var(st)
+        return unscale(s, 2 * st.y_exp) if stored else s
 
     @property
     def log_marginal_likelihood_(self) -> float:
         st = self._st()
-        return st.log_ml(self.prior_var_)
+        return st.log_ml(*self._stored_prior_var(st))
 
     # -- features and prediction ------------------------------------------------------------
     def _positions(self, X):
@@ -297,9 +314,12 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
         ``y*``: ``s (delta2 (1 + phi' A^-1 phi) + u / M)`` where ``u`` counts the grids in which
         the row has no training cell (their weights keep the prior)."""
         st, pos = self._positions(X)
-        mean, var = st.predict_positions(pos, self.prior_var_, return_std)
+        s, stored = self._stored_prior_var(st)
+        mean, var = st.predict_positions(pos, s, return_std)
+        # the mean, and the variance of an "ml" prior, are in the units of the stored targets
+        mean = unscale(mean, st.y_exp)
         if return_std:
-            return mean, np.sqrt(var)
+            return mean, unscale(np.sqrt(var), st.y_exp if stored else 0)
         return mean
 
     def log_marginal_likelihood(self) -> float:
@@ -438,14 +458,15 @@ class MondrianGrid(RegressorMixin, TransformerMixin, BaseEstimator):
         sign = 1.0 if criterion == "val_rmse" else -1.0  # minimise sign * value
 
         def evaluate(s):
-            pv = s.ml_prior_var() if isinstance(self.prior_var, str) else float(self.prior_var)
-            lml = s.log_ml(pv)
+            pv, stored = self._stored_prior_var(s)
+            lml = s.log_ml(pv, stored)
+            k = s.y_exp
             if loc is not None:
                 mean, _ = s.predict_positions(s.query(loc), pv, False)
-                vr = float(np.sqrt(np.mean((mean - y_val) ** 2)))
+                vr = rmse(y_val, unscale(mean, k))
             else:
                 vr = np.nan
-            tr = float(np.sqrt(s.rss / s.N))
+            tr = unscale(float(np.sqrt(s.rss / s.N)), k)
             return (vr if criterion == "val_rmse" else lml), vr, tr, lml
 
         rng = np.random.default_rng(self._tie_seed)

@@ -12,6 +12,7 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.scaling import target_exponent, unscale
 from .._core.validation import (check_choice, check_int, check_positive, check_target,
                                 check_unchanged, check_X, feature_names, set_feature_names,
                                 seed_sequence)
@@ -89,6 +90,13 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         ``log p(y | X, lifetime)`` with the ``-(N - C)/2 log delta2`` term kept: Balog et al.
         (2016, Section 4.2.1) fold it into a constant, but it depends on the lifetime through
         ``C``, so comparing lifetimes needs it.
+
+    Notes
+    -----
+    Targets of any finite magnitude are fitted: beyond about 2.6e120 the model holds them
+    divided by a power of two (exactly; the same solution) and maps its results back.  A number
+    ``prior_variance`` is in the targets' units squared, so with such targets the log marginal
+    likelihood may be below float64's range (-inf); ``"auto"`` follows the targets' scale.
     """
 
     #: parameters applied by ``fit``; ``partial_fit`` refuses to go on after they changed
@@ -166,7 +174,11 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             _check_dense(N, "solver='dual'")
         self._map = cmap
         self._rows = np.asarray(rows_lab, np.int64).copy()
-        self._y = np.asarray(y, np.float64).copy()
+        y = np.asarray(y, np.float64)
+        # targets beyond Y_LIMIT are held divided by 2^k (exactly; see _core.scaling): their
+        # sums of squares would overflow, the solution in those units does not
+        k = self._y_exp = target_exponent(y)
+        self._y = np.ldexp(y, -k) if k else y.copy()
         self.delta2_ = delta2 if delta2 is not None else _resolve_delta2(self.delta2,
                                                                           self.alpha, N)
         C = cmap.n_cells
@@ -174,7 +186,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         if solver == "auto":
             solver = "primal" if C <= N else "dual"
         self.solver_ = solver
-        self.intercept_ = float(self._y.mean())
+        self.intercept_ = unscale(float(self._y.mean()), k)
         T = cmap.n_trees
         Flab = cmap.F[self._rows]
         d2 = self.delta2_
@@ -198,7 +210,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             self._alpha_sgd = d2 / N
             self._rng = _core_rng(sgd_ss)
             yc = np.zeros(cmap.F.shape[0])
-            yc[self._rows] = self._y - self.intercept_
+            yc[self._rows] = self._y - self._stored_intercept()
             self._t = core.sgd_epochs(cmap.F, self._rows, yc, self._w, self._alpha_sgd,
                                       float(self.eta0), float(self.power_t),
                                       int(self.sgd_epochs), 1.0, self._rng, True)
@@ -226,6 +238,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             _check_dense(self._rows.shape[0] + X.shape[0], "solver='dual'")
         cmap.extend(X)  # validates finiteness before touching anything
         new_rows = np.arange(n_old, n_old + X.shape[0])
+        yy = self._store_targets(yy)
         C = cmap.n_cells
         T = cmap.n_trees
         d2 = self.delta2_
@@ -265,17 +278,39 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             w[:C_old] = self._w
             self._w = w
             yc = np.zeros(cmap.F.shape[0])
-            yc[new_rows] = yy - self.intercept_
+            yc[new_rows] = yy - self._stored_intercept()
             self._t = core.sgd_epochs(cmap.F, new_rows, yc, self._w, self._alpha_sgd,
                                       float(self.eta0), float(self.power_t), 1, self._t,
                                       self._rng, False)
         self._rows = np.concatenate([self._rows, new_rows])
         self._y = np.concatenate([self._y, yy])
         if self.solver_ != "sgd":
-            self.intercept_ = float(self._y.mean())
+            self.intercept_ = unscale(float(self._y.mean()), self.__dict__.get("_y_exp", 0))
         self._stale = True
         self._solve()
         return self
+
+    # -- targets beyond Y_LIMIT, held divided by 2^_y_exp --------------------------------------
+    def _stored_intercept(self) -> float:
+        """``intercept_`` in the units of the stored targets."""
+        k = self.__dict__.get("_y_exp", 0)
+        return math.ldexp(self.intercept_, -k) if k else self.intercept_
+
+    def _store_targets(self, yy):
+        """New targets ``yy`` in the stored units.  Targets far larger than any before divide
+        everything held in target units by a further power of two first (exactly; nothing
+        else changes)."""
+        k = self.__dict__.get("_y_exp", 0)
+        k_new = max(k, target_exponent(yy))
+        if k_new != k:
+            shift = k - k_new
+            self._y = np.ldexp(self._y, shift)
+            if self.solver_ == "primal":
+                self._s = np.ldexp(self._s, shift)
+            elif self.solver_ == "sgd":
+                self._w = np.ldexp(self._w, shift)
+            self._y_exp = k_new
+        return np.ldexp(yy, -k_new) if k_new else yy
 
     # -- the solution -------------------------------------------------------------------------
     def _solve(self):
@@ -283,10 +318,11 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
             return
         cmap = self._map
         T = cmap.n_trees
-        yc = self._y - self.intercept_
+        ybar = self._stored_intercept()
+        yc = self._y - ybar
         self._cache = {}  # the explicit inverse for predictive variances, made on demand
         if self.solver_ == "primal":
-            b = self._s - self.intercept_ * self._nvec
+            b = self._s - ybar * self._nvec
             beta = scipy.linalg.solve_triangular(self._R, b, trans="T")
             self._coef = scipy.linalg.solve_triangular(self._R, beta)
             self._quad = (float(yc @ yc) - float(beta @ beta)) / self.delta2_
@@ -308,7 +344,7 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
     def coef_(self) -> np.ndarray:
         check_is_fitted(self, "_map")
         self._solve()
-        return self._coef
+        return unscale(self._coef, self.__dict__.get("_y_exp", 0))
 
     @property
     def n_cells_(self) -> int:
@@ -316,6 +352,8 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         return self._map.n_cells
 
     def _prior_var(self) -> float:
+        """The prior variance: ``"auto"``'s in the units of the stored targets squared, a
+        given one in the targets' units squared."""
         if isinstance(self.prior_variance, str):
             return self._quad / self._y.shape[0]
         return float(self.prior_variance)
@@ -332,7 +370,18 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         logdet = self._logdet
         if self.solver_ == "primal":  # det(K + d2 I) = det(A) d2^(N - C)
             logdet += (N - self._map.n_cells) * math.log(self.delta2_)
-        return float(-0.5 * self._quad / s2 - 0.5 * logdet - 0.5 * N * math.log(2 * math.pi * s2))
+        k = self.__dict__.get("_y_exp", 0)
+        if not k:
+            return float(-0.5 * self._quad / s2 - 0.5 * logdet
+                         - 0.5 * N * math.log(2 * math.pi * s2))
+        if isinstance(self.prior_variance, str):
+            # s2 follows the stored targets; the density of the targets is 2^-kN theirs
+            return float(-0.5 * self._quad / s2 - 0.5 * logdet
+                         - 0.5 * N * math.log(2 * math.pi * s2) - N * k * math.log(2.0))
+        # a given s2 is in the targets' units: their quadratic form is 4^k the stored one
+        # (below float64's range, -inf, for targets far larger than sqrt(s2))
+        return float(unscale(-0.5 * self._quad / s2, 2 * k) - 0.5 * logdet
+                     - 0.5 * N * math.log(2 * math.pi * s2))
 
     # -- prediction ---------------------------------------------------------------------------
     def _query(self, X):
@@ -346,7 +395,8 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         feat, val = self._query(X)
         self._solve()
         w = self._coef
-        mean = self.intercept_ + (val * w[feat]).sum(axis=1)
+        k = self.__dict__.get("_y_exp", 0)
+        mean = unscale(self._stored_intercept() + (val * w[feat]).sum(axis=1), k)
         if not return_std:
             return mean
         if self.solver_ == "sgd":
@@ -360,8 +410,14 @@ class MondrianKernelRidge(RegressorMixin, BaseEstimator):
         # with the prior's inverse 1/delta2 (their weights keep the prior)
         e_quad = quad + ((p - p * p) * diag).sum(axis=1) / T + (1.0 - p).sum(axis=1) / (T * d2)
         var_ext = (p * (1.0 - p) * w[feat] ** 2).sum(axis=1) / T
-        var = self._prior_var() * d2 * (1.0 + e_quad) + var_ext
-        return mean, np.sqrt(var)
+        prior = self._prior_var() * d2 * (1.0 + e_quad)
+        if k and not isinstance(self.prior_variance, str):
+            # a given prior variance is in the targets' units squared, the spread of the
+            # weights in those of the stored targets: added as standard deviations, so that
+            # neither is lost to overflow or underflow
+            return mean, np.hypot(np.sqrt(prior), unscale(np.sqrt(var_ext), k))
+        var = prior + var_ext
+        return mean, unscale(np.sqrt(var), k)
 
     def _inverse_terms(self, feat, val):
         """``A^-1[c, c]`` at each routed cell, and ``v^T A^-1 v`` for the value rows ``v``."""
