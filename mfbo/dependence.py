@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from surrogates._core.scaling import target_exponent, unscale
+
 from .checks import check_int
 from .space import Dimension, Space
 from .surface import CHUNK, MeanFunction, evaluate, search_sample
@@ -107,7 +109,9 @@ def partial_dependence(f: MeanFunction, space: Space, names, n_points: int = 40,
     for a in range(0, G.shape[0], step):
         U = np.repeat(sample[None, :, :], G[a:a + step].shape[0], axis=0)
         U[:, :, cols] = G[a:a + step, None, :]
-        means[a:a + step] = evaluate(f, U.reshape(-1, len(space))).reshape(
-            -1, n_samples).mean(axis=1)
+        v = evaluate(f, U.reshape(-1, len(space))).reshape(-1, n_samples)
+        # averaged divided by 2^k (exactly) where the sum of the values would overflow
+        k = target_exponent(v)
+        means[a:a + step] = unscale((np.ldexp(v, -k) if k else v).mean(axis=1), k)
     return PartialDependence(names, tuple(u for u, _ in grids), tuple(v for _, v in grids),
                              means.reshape(mesh[0].shape), n_samples)

@@ -41,6 +41,7 @@ from itertools import combinations
 import numpy as np
 
 from acquisitions import enumerate_grid, finite_size
+from surrogates._core.scaling import target_exponent, unscale
 
 from .checks import check_int
 from .space import Space
@@ -64,7 +65,9 @@ class Importance:
     pairs : dict
         ``(name_i, name_j) -> V_ij / V`` for every pair (empty unless asked for).
     variance : float
-        ``V``, the variance of the surface under the search measure.
+        ``V``, the variance of the surface under the search measure (inf where it exceeds
+        float64, for surfaces beyond about 1e154; the fractions are computed without
+        overflow, on the surface divided by a power of two).
     method : {"exact", "sobol"}
     n_evaluations : int
         Points at which the surface was evaluated.
@@ -119,17 +122,24 @@ def functional_anova(f: MeanFunction, space: Space, pairs: bool = False, method:
     return _sobol(f, space, pairs, n_samples, np.random.default_rng(random_state))
 
 
-def _fractions(space, V, main, pair, method, n_eval) -> Importance:
+def _fractions(space, V, main, pair, method, n_eval, k=0) -> Importance:
+    """The decomposition from the variances of a surface divided by ``2^k``."""
     scale = 1.0 / V if V > 0 else 0.0
     return Importance(main={n: float(v * scale) for n, v in zip(space.names, main)},
                       pairs={(space.names[i], space.names[j]): float(v * scale)
                              for (i, j), v in pair.items()},
-                      variance=float(V), method=method, n_evaluations=int(n_eval))
+                      variance=float(unscale(float(V), 2 * k)), method=method,
+                      n_evaluations=int(n_eval))
 
 
 def _exact(f, space, pairs) -> Importance:
     shape = tuple(abs(int(k)) for k in space.levels)
     F = evaluate(f, enumerate_grid(space.levels)).reshape(shape)
+    # a surface too large to square is decomposed divided by 2^k (exactly): the fractions are
+    # the same, its variance V 4^k
+    k = target_exponent(F)
+    if k:
+        F = np.ldexp(F, -k)
     D = len(shape)
     mu = F.mean()
     marg = [F.mean(axis=tuple(a for a in range(D) if a != i)) - mu for i in range(D)]
@@ -140,7 +150,7 @@ def _exact(f, space, pairs) -> Importance:
             m = F.mean(axis=tuple(a for a in range(D) if a not in (i, j))) - mu
             m = m - marg[i][:, None] - marg[j][None, :]
             pair[(i, j)] = float(np.mean(m * m))
-    return _fractions(space, float(F.var()), main, pair, "exact", F.size)
+    return _fractions(space, float(F.var()), main, pair, "exact", F.size, k)
 
 
 def _sobol(f, space, pairs, n, rng) -> Importance:
@@ -148,6 +158,10 @@ def _sobol(f, space, pairs, n, rng) -> Importance:
     AB = search_sample(space, n, rng, copies=2)
     A, B = AB[:, :D], AB[:, D:]
     fA, fB = evaluate(f, A), evaluate(f, B)
+    # a surface too large to square is decomposed divided by 2^k (exactly), as in _exact
+    k = max(target_exponent(fA), target_exponent(fB))
+    if k:
+        fA, fB = np.ldexp(fA, -k), np.ldexp(fB, -k)
     c = 0.5 * (fA.mean() + fB.mean())  # centring leaves the estimators unbiased, less noisy
     fA, fB = fA - c, fB - c
     V = float(np.var(np.concatenate([fA, fB])))
@@ -159,7 +173,10 @@ def _sobol(f, space, pairs, n, rng) -> Importance:
         M = A.copy()
         M[:, cols] = B[:, cols]
         n_eval += n
-        return float(np.mean(fB * (evaluate(f, M) - c - fA)))
+        fM = evaluate(f, M)
+        if k:
+            fM = np.ldexp(fM, -k)
+        return float(np.mean(fB * (fM - c - fA)))
 
     main = np.zeros(D)
     for d in varying:
@@ -169,4 +186,4 @@ def _sobol(f, space, pairs, n, rng) -> Importance:
         for i, j in combinations(range(D), 2):
             both = i in varying and j in varying
             pair[(i, j)] = closed([i, j]) - main[i] - main[j] if both else 0.0
-    return _fractions(space, V, main, pair, "sobol", n_eval)
+    return _fractions(space, V, main, pair, "sobol", n_eval, k)

@@ -11,6 +11,7 @@ log axes for log dimensions, choices and ordinal values as ticks.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -26,9 +27,45 @@ __all__ = ["plot_convergence", "plot_evaluations", "plot_objective", "plot_impor
 #: discrete dimensions with at most this many values get a marker per value
 MAX_MARKED_LEVELS = 20
 
+#: losses beyond this magnitude are drawn divided by a power of ten, which the axis names:
+#: matplotlib's limits and ticks take differences of the values, and the spread of several runs
+#: their squares, which overflow float64 near its maximum
+DISPLAY_LIMIT = 1e150
+
 
 def _trace(run) -> np.ndarray:
     return np.asarray(run.best_so_far() if hasattr(run, "best_so_far") else run, dtype=float)
+
+
+def _display_exponent(*values) -> int:
+    """The power of ten losses ``values`` (arrays) are drawn divided by: 0 unless the largest
+    finite one exceeds :data:`DISPLAY_LIMIT` in magnitude, else its decimal exponent."""
+    top = 0.0
+    for v in values:
+        v = np.abs(np.asarray(v, dtype=float))
+        top = max(top, float(np.max(v[np.isfinite(v)], initial=0.0)))
+    return int(np.floor(np.log10(top))) if top > DISPLAY_LIMIT else 0
+
+
+def _shown(values, exponent: int):
+    """``values`` as drawn: divided by ``10^exponent``."""
+    return np.asarray(values, dtype=float) / 10.0 ** exponent if exponent else values
+
+
+def _label(text: str, exponent: int) -> str:
+    return f"{text} (× 1e{exponent})" if exponent else text
+
+
+def _log10_gap(M: np.ndarray, optimum: float) -> np.ndarray:
+    """``log10(M - optimum)``, floored at -12, also where the difference overflows float64
+    (taken of the halves there)."""
+    with np.errstate(over="ignore"):
+        gap = M - optimum
+    over = np.isinf(gap) & np.isfinite(M)
+    if not over.any():
+        return np.log10(np.maximum(gap, 1e-12))
+    gap = np.where(over, 0.5 * M - 0.5 * optimum, gap)
+    return np.log10(np.maximum(gap, 1e-12)) + np.where(over, np.log10(2.0), 0.0)
 
 
 def plot_convergence(traces, path=None, labels: Sequence[str] | None = None,
@@ -65,16 +102,18 @@ def plot_convergence(traces, path=None, labels: Sequence[str] | None = None,
     if not traces or any(len(runs) == 0 for runs in traces.values()):
         raise ValueError("traces must hold at least one run per label.")
     fig, ax, owned = target_axes(ax, 5.5, 3.8)
+    traces = {label: [_trace(r) for r in runs] for label, runs in traces.items()}
+    gap = optimum is not None and log_gap
+    e = 0 if gap else _display_exponent(*[r for runs in traces.values() for r in runs],
+                                        [] if optimum is None else [optimum])
     for label, runs in traces.items():
-        runs = [_trace(r) for r in runs]
         L = max(len(r) for r in runs)
         M = np.full((len(runs), L), np.nan)
         for i, r in enumerate(runs):
             M[i, :len(r)] = r
             if len(r) < L and len(r):
                 M[i, len(r):] = r[-1]
-        if optimum is not None and log_gap:
-            M = np.log10(np.maximum(M - optimum, 1e-12))
+        M = _log10_gap(M, optimum) if gap else _shown(M, e)
         x = np.arange(1, L + 1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN before a first success
@@ -84,10 +123,9 @@ def plot_convergence(traces, path=None, labels: Sequence[str] | None = None,
                 se = np.nanstd(M, axis=0) / np.sqrt(np.sum(np.isfinite(M), axis=0).clip(1))
                 ax.fill_between(x, mean - se, mean + se, alpha=0.25, color=line.get_color())
     if optimum is not None and not log_gap:
-        ax.axhline(optimum, color="k", lw=0.8, ls="--", label="optimum")
+        ax.axhline(_shown(optimum, e), color="k", lw=0.8, ls="--", label="optimum")
     ax.set_xlabel("evaluation")
-    ax.set_ylabel("log10(best - optimum)" if (optimum is not None and log_gap)
-                  else "best loss so far")
+    ax.set_ylabel("log10(best - optimum)" if gap else _label("best loss so far", e))
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)
@@ -138,16 +176,18 @@ def plot_evaluations(result, path=None, title: str | None = None):
     fig = new_figure(3.2 * len(names), 3.0)
     axes = fig.subplots(1, len(names), squeeze=False)[0]
     best = result.best_trial
+    losses = [t.value for t in done]
+    e = _display_exponent(losses)
     for ax, n in zip(axes, names):
         dim = space.dimensions[n]
         xs = _positions(dim, [t.params[n] for t in done])
-        ax.scatter(xs, [t.value for t in done], c=range(len(done)), cmap="viridis", s=14)
+        ax.scatter(xs, _shown(losses, e), c=range(len(done)), cmap="viridis", s=14)
         if best is not None:
-            ax.scatter(_positions(dim, [best.params[n]]), [best.value], marker="*", s=120,
-                       c="red")
+            ax.scatter(_positions(dim, [best.params[n]]), _shown([best.value], e), marker="*",
+                       s=120, c="red")
         _format_axis(ax, "x", dim)
         ax.set_xlabel(n)
-    axes[0].set_ylabel("loss")
+    axes[0].set_ylabel(_label("loss", e))
     if title:
         fig.suptitle(title)
     return finish(fig, path)
@@ -226,6 +266,10 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
     two = {(i, j): partial_dependence(f, space, (names[j], names[i]), n_points_pair,
                                       sample=sample)
            for i in range(len(names)) for j in range(i)}  # row i, column j below the diagonal
+    e = _display_exponent(*[pd.mean for pd in one], *[pd.mean for pd in two.values()])
+    if e:
+        one = [replace(pd, mean=_shown(pd.mean, e)) for pd in one]
+        two = {key: replace(pd, mean=_shown(pd.mean, e)) for key, pd in two.items()}
     lo = min([pd.mean.min() for pd in two.values()], default=0.0)
     hi = max([pd.mean.max() for pd in two.values()], default=1.0)
     norm = Normalize(lo, hi if hi > lo else lo + 1.0)
@@ -244,7 +288,7 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
                 _diagonal(ax, dims[i], levels[i], one[i], seen[i], top[i])
                 if k > 1:
                     ax.yaxis.tick_right()
-                ax.set_ylabel("partial dependence" if k == 1 else "")
+                ax.set_ylabel(_label("partial dependence", e) if k == 1 else "")
             else:
                 mappable = _pair(ax, dims[j], dims[i], levels[j], levels[i], two[(i, j)],
                                  seen[j], seen[i], top[j], top[i], norm)
@@ -260,9 +304,9 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
                 ax.tick_params(labelbottom=False)
     if mappable is not None:  # in the empty panel at the top right
         cax = axes[0][k - 1].inset_axes([0.55, 0.05, 0.08, 0.9])
-        fig.colorbar(mappable, cax=cax, label="partial dependence")
-    fig.suptitle(title or f"partial dependence of the mean loss ({n_samples} samples "
-                          f"per point)")
+        fig.colorbar(mappable, cax=cax, label=_label("partial dependence", e))
+    fig.suptitle(title or f"partial dependence of the mean loss{_label('', e)} ({n_samples} "
+                          f"samples per point)")
     return finish(fig, path)
 
 

@@ -144,3 +144,36 @@ def test_bad_input_is_refused_with_the_argument_named():
     empty = mfbo.Optimizer(CUBE).result()
     with pytest.raises(ValueError, match="no complete trial"):
         empty.importance()
+
+
+@pytest.mark.parametrize("scale", [1e300, 1.7e308 / 12], ids=["1e300", "near max"])
+def test_huge_surfaces_have_the_fractions_of_ordinary_ones(scale):
+    """The fractions are scale-free: a surface times 1e300 (whose variance overflows float64)
+    has those of the surface itself, finite; its variance is inf, the nearest float64."""
+    def f(U):  # at most 12
+        return 10.0 * U[:, 0] + U[:, 1] + U[:, 0] * U[:, 2]
+
+    space = Space({"i": Integer(0, 5), "c": Categorical(["a", "b", "c"])})
+
+    def g(U):  # a finite space: the exact decomposition
+        return U[:, 0] * 3 + (U[:, 1] > 0.5) + U[:, 0] * U[:, 1]
+
+    for fun, sp in ((f, CUBE), (g, space)):
+        one = functional_anova(fun, sp, pairs=True, n_samples=512)
+        big = functional_anova(lambda U: scale * fun(U), sp, pairs=True, n_samples=512)
+        assert big.method == one.method
+        for name in one.main:
+            assert big.main[name] == pytest.approx(one.main[name], rel=1e-9, abs=1e-12)
+        for pair in one.pairs:
+            assert big.pairs[pair] == pytest.approx(one.pairs[pair], rel=1e-9, abs=1e-12)
+        assert big.variance == np.inf
+
+
+def test_importance_of_losses_near_the_float_maximum():
+    """Losses of +-1e308 (a forest fitted to them predicts finite means): finite fractions
+    that rank the dimensions as for ordinary losses."""
+    r = _random_trials(CUBE, lambda x0, x1, x2: 1e308 * (2 * x0 - 1) + 1e307 * x1, 100, 0)
+    imp = r.importance(n_samples=512)
+    assert all(np.isfinite(v) for v in imp.main.values())
+    assert imp.main["x0"] > imp.main["x1"] > imp.main["x2"]
+    assert imp.main["x0"] > 0.9

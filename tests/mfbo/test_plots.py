@@ -68,6 +68,78 @@ def test_path_also_writes_the_file(result, tmp_path):
     assert (tmp_path / "c.svg").read_text().lstrip().startswith("<?xml")
 
 
+
+@pytest.fixture(scope="module")
+def huge():
+    """A result whose losses span +-1e308 (the extremes of float64)."""
+    opt = mfbo.Optimizer(Space({"x": (0.0, 1.0), "c": Categorical(["a", "b"])}),
+                         surrogate="random", random_state=0)
+    for _ in range(25):
+        t = opt.ask()
+        opt.tell(t, 1e308 * (2 * t.params["x"] - 1) + 5e307 * (t.params["c"] == "b"))
+    return opt.result()
+
+
+def _exponent(values):
+    """The decimal exponent of the largest magnitude (307 or 308 here)."""
+    return int(np.floor(np.log10(np.abs(values).max())))
+
+
+def _finite_limits(fig):
+    for ax in fig.axes:
+        lo, hi = ax.get_ylim()
+        assert np.isfinite(lo) and np.isfinite(hi) and hi - lo < 100
+
+
+# matplotlib cannot place ticks on a range beyond float64 (+-1e308 spans 2e308): such losses
+# are drawn divided by a power of ten, which the axis names
+def test_convergence_of_losses_near_the_float_maximum(huge):
+    fig = huge.plot_convergence()
+    assert fig._repr_png_()[:8] == PNG
+    e = _exponent(huge.best_so_far())
+    assert fig.axes[0].get_ylabel() == f"best loss so far (× 1e{e})"
+    _finite_limits(fig)
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata() * 10.0 ** e,
+                               huge.best_so_far(), rtol=1e-12)
+    # several runs (mean and standard error: squares of the losses) and the optimum's line
+    runs = mfbo.plot_convergence({"a": [huge, huge.best_so_far() / 2]}, optimum=-1.7e308)
+    assert runs._repr_png_()[:8] == PNG
+    _finite_limits(runs)
+    # the gap to an optimum overflows float64 too
+    gap = mfbo.plot_convergence([huge], optimum=-1.7e308, log_gap=True)
+    assert gap._repr_png_()[:8] == PNG
+    line = gap.axes[0].lines[0].get_ydata()
+    assert np.all(np.isfinite(line)) and np.all(line > 307)
+    np.testing.assert_allclose(10 ** (line - 300), (huge.best_so_far() / 2 + 0.85e308) / 5e299,
+                               rtol=1e-9)
+
+
+def test_evaluations_of_losses_near_the_float_maximum(huge):
+    fig = huge.plot_evaluations()
+    assert fig._repr_png_()[:8] == PNG
+    assert fig.axes[0].get_ylabel() == f"loss (× 1e{_exponent(huge.func_vals)})"
+    _finite_limits(fig)
+
+
+def test_objective_of_losses_near_the_float_maximum(huge):
+    fig = huge.plot_objective(n_points=6, n_points_pair=4, n_samples=16)
+    assert fig._repr_png_()[:8] == PNG
+    assert "(× 1e30" in fig._suptitle.get_text()
+
+
+def test_importance_plot_of_losses_near_the_float_maximum(huge):
+    fig = huge.plot_importance(n_samples=64)
+    assert fig._repr_png_()[:8] == PNG
+    widths = [p.get_width() for p in fig.axes[0].patches]
+    assert widths and all(np.isfinite(w) and 0 <= w <= 1.01 for w in widths)
+
+
+def test_ordinary_losses_are_drawn_as_they_are(result):
+    fig = result.plot_convergence()
+    assert fig.axes[0].get_ylabel() == "best loss so far"
+    np.testing.assert_array_equal(fig.axes[0].lines[0].get_ydata(), result.best_so_far())
+    assert result.plot_evaluations().axes[0].get_ylabel() == "loss"
+
 def test_ax_draws_into_the_callers_axes(result, tmp_path):
     fig = Figure()
     left, right = fig.subplots(1, 2)
