@@ -37,6 +37,7 @@ from numba import njit, prange
 
 from .prefetch import prefetch
 from .rng import exponential, seed_states, uniform
+from .threads import parallel_kernel
 
 LEFT, RIGHT, PARENT, FEAT, HEAD, PAUSED = 0, 1, 2, 3, 4, 5
 THRESH, TAU = 0, 1
@@ -308,6 +309,7 @@ def _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
                 lifetime, min_samples_split, task)
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def fit_trees(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
               min_samples_split, task):
@@ -532,6 +534,7 @@ def extend_trees(start, end, X, y, inode, fnode, box, stats, pnext, meta, rng, l
                         min_samples_split, task)
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def extend_trees_parallel(start, end, X, y, inode, fnode, box, stats, pnext, meta, rng,
                           lifetime, min_samples_split, task):
@@ -547,6 +550,7 @@ def extend_trees_parallel(start, end, X, y, inode, fnode, box, stats, pnext, met
 # --------------------------------------------------------------------------------------
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def apply_trees(Xq, inode, fnode, meta):
     """Leaf reached by each query point in each tree (routing by the splits), ``(n, T)``."""
@@ -608,6 +612,7 @@ def preorder(inode, meta, t):
     return order[:c]
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def restat_regression(y, inode, pnext, stats, meta):
     """Recompute every node's regression statistics ``(n, mean, M2)`` from targets ``y``.

@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._core.prefetch import prefetch
+from .._core.threads import parallel_kernel
 from .._core.tree import (FEAT, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
                           branch_off, branch_off_probability, child_containing, preorder)
 
@@ -112,6 +113,7 @@ def _node_mean(t, j, inode, stats, d, gpar, out):
         out[k] = (out[k] - d * tab + d * tab_tot * gpar[k]) / c_tot
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def predict_proba_trees(Xq, inode, fnode, box, stats, meta, gamma, ref_variant, out):
     """Forest class probabilities ``out[i, k]``: the average of the trees' predictives, each
@@ -166,6 +168,7 @@ def predict_proba_trees(Xq, inode, fnode, box, stats, meta, gamma, ref_variant, 
 WALK_DTYPE = np.dtype([("thresh", np.float64), ("right", np.int32), ("feat", np.int32)])
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def build_cache(inode, fnode, stats, meta, gamma, walk, orig, tau, ntab, G):
     """Fill the prediction cache of every tree, nodes in pre-order position ``c``.
@@ -278,6 +281,7 @@ def _tree_proba_cached(t, Xq, i, walk, orig, tau, ntab, G, box, stats, gamma, re
             return
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def predict_proba_cached(Xq, walk, orig, tau, ntab, G, box, stats, meta, gamma, ref_variant,
                          out, block):

@@ -27,6 +27,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .._core.threads import parallel_kernel
 from .._core.tree import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
                           branch_off, branch_off_probability_outside, child_containing,
                           preorder)
@@ -65,6 +66,7 @@ def _V(tau, g1, g2):
     return g1 / (1.0 + math.exp(-g2 * tau))
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
     """Exact Gaussian belief propagation on every tree, written into ``bp``.
@@ -450,6 +452,7 @@ def _nodes_block(lo_q, hi_q, B, Xq, inode, fnode, box, stats, bp, meta, mode, s2
                         np.empty(depth_cap))
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def predict_forest_moments(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
                            out_mean, out_var, block):
@@ -476,6 +479,7 @@ def predict_forest_moments_serial(Xq, inode, fnode, box, stats, bp, meta, mode, 
                      s2, g1, g2, out_mean, out_var)
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2, g1,
                        g2, out_mean, out_var, out_logpdf):

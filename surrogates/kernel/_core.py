@@ -24,6 +24,7 @@ from numba import njit, prange
 
 from .._core.rng import splitmix64, uniform, unit_double
 from .._core.sparse import quad_form
+from .._core.threads import parallel_kernel
 from .._core.tree import (FEAT, HEAD, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH,
                           box_distance, preorder)
 
@@ -98,6 +99,7 @@ def _route_one(Xq, i, inode, fnode, box, meta, t, lifetime):
             j = inode[t, j, RIGHT]
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def route_expected(Xq, inode, fnode, box, meta, lifetime, feat_of_node, feat_out, p_out):
     """Cell id and probability ``p_join`` (that no extension splits the row off) per row and
@@ -111,6 +113,7 @@ def route_expected(Xq, inode, fnode, box, meta, lifetime, feat_of_node, feat_out
             p_out[i, t] = math.exp(-s)
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def route_sampled(Xq, inode, fnode, box, meta, lifetime, feat_of_node, seed, fresh_offset,
                   feat_out):
@@ -315,6 +318,7 @@ def gram_primal(F, w, C, out):
                 out[fa, F[n, b]] += v
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def shared_cells(Fa, Fb, out):
     """``out[i, k] = (1/M) #{t : Fa[i, t] == Fb[k, t]}`` (the Mondrian kernel; dense)."""
@@ -329,6 +333,7 @@ def shared_cells(Fa, Fb, out):
             out[i, k] = c / T
 
 
+@parallel_kernel
 @njit(cache=True, parallel=True)
 def quad_forms(feat, val, Ainv, out):
     """:func:`quad_form` of every row of ``feat`` / ``val``."""
