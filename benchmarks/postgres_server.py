@@ -104,8 +104,31 @@ class PostgresServer:
         self._run("pg_ctl", "-D", self.data, "-o", self.options, "-l", self.log, "-m", "fast",
                   "-w", "restart")
 
-    def url(self, database: str = "postgres") -> str:
-        return f"postgresql+psycopg://mfbo@127.0.0.1:{self.port}/{database}"
+    def url(self, database: str = "postgres", user: str = "mfbo",
+            password: str | None = None) -> str:
+        """The URL of ``database`` for ``user`` (default: the superuser ``mfbo``)."""
+        login = user if password is None else f"{user}:{password}"
+        return f"postgresql+psycopg://{login}@127.0.0.1:{self.port}/{database}"
+
+    def new_role(self, password: str | None = None) -> str:
+        """A new login role without privileges (its name).  With ``password`` the server asks
+        it for that password (SCRAM); every other role is still trusted."""
+        import sqlalchemy
+        name = "role_" + uuid.uuid4().hex[:12]
+        engine = sqlalchemy.create_engine(self.url(), isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text(f"CREATE ROLE {name} LOGIN" + (
+                "" if password is None else f" PASSWORD '{password}'")))
+        engine.dispose()
+        if password is not None:
+            # the first matching line of pg_hba.conf decides: this role's goes before trust
+            hba = os.path.join(self.data, "pg_hba.conf")
+            with open(hba, "r+") as fh:
+                lines = fh.read()
+                fh.seek(0)
+                fh.write(f"host all {name} 127.0.0.1/32 scram-sha-256\n" + lines)
+            self._run("pg_ctl", "-D", self.data, "reload")
+        return name
 
     def new_database(self) -> str:
         """The URL of a new, empty database of this server."""

@@ -41,6 +41,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import threading
 import time
 import uuid
@@ -81,9 +82,24 @@ _TABLES = (
     "interval DOUBLE PRECISION NOT NULL, PRIMARY KEY (study_id, owner))",
 )
 _NOW = "extract(epoch from clock_timestamp())"
-# SQLSTATEs: lock_not_available (lock_timeout passed), idle_in_transaction_session_timeout
+# SQLSTATEs: lock_not_available (lock_timeout passed), idle_in_transaction_session_timeout,
+# insufficient_privilege
 _LOCK_NOT_AVAILABLE = "55P03"
 _IDLE_IN_TRANSACTION = "25P03"
+_INSUFFICIENT_PRIVILEGE = "42501"
+# A refused login is reported by libpq as text only, without its SQLSTATE: the server's
+# (English) messages of the refusals that trying again cannot mend, told apart from a server
+# that is down, starting or full, which is worth waiting for
+_REFUSED_LOGINS = (
+    ("database", re.compile(r'database "(?P<name>[^"]*)" does not exist')),  # 3D000
+    ("role", re.compile(r'role "(?P<name>[^"]*)" does not exist')),  # 28000
+    ("password", re.compile(r'password authentication failed for user "(?P<name>[^"]*)"|'
+                            r'no password supplied')),  # 28P01
+    ("login", re.compile(r'role "(?P<name>[^"]*)" is not permitted to log in|'
+                         r'no pg_hba\.conf entry for|authentication failed for user '
+                         r'"(?P<user>[^"]*)"')),  # 28000
+    ("connect", re.compile(r'permission denied for database "(?P<name>[^"]*)"')),  # 42501
+)
 
 
 def _sqlstate(exc) -> str | None:
@@ -273,14 +289,73 @@ class SQLAlchemyStorage(Storage):
         finally:
             dbapi_connection.autocommit = autocommit
 
-    @staticmethod
-    def _unavailable(exc) -> bool:
+    def _unavailable(self, exc) -> bool:
         """Whether ``exc`` says the database could not be reached (worth trying again)."""
         from sqlalchemy import exc as sa_exc
+        if self._refused(exc) is not None:
+            return False
         if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
             return True
         return isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError)) and \
             not isinstance(exc, sa_exc.IntegrityError)
+
+    def _refused(self, exc) -> Exception | None:
+        """The error to raise in place of ``exc`` when the server refused the login or a
+        privilege (a ``ValueError`` or ``PermissionError`` saying what to mend: trying again
+        would not help), else None."""
+        from sqlalchemy import exc as sa_exc
+        from sqlalchemy.engine import make_url
+        if not isinstance(exc, sa_exc.DBAPIError):
+            return None
+        said = str(exc.orig).strip()
+        url = make_url(self.url)
+        user = url.username or "(the default role)"
+        if _sqlstate(exc) == _INSUFFICIENT_PRIVILEGE:
+            said = said.splitlines()[0]
+            if self.read_only:
+                return PermissionError(
+                    f"storage {self.path!r}: role {user!r} may not read the studies of this "
+                    f"database ({said}); grant it SELECT on the mfbo_ tables.")
+            return PermissionError(
+                f"storage {self.path!r}: role {user!r} cannot write the study ({said}); open "
+                f"the storage with read_only=True to inspect it, or grant the role SELECT, "
+                f"INSERT, UPDATE and DELETE on the mfbo_ tables and USAGE on their sequence "
+                f"(and CREATE on the schema, for a database without them).")
+        if not isinstance(exc, sa_exc.OperationalError):
+            return None
+        said = said.replace("connection failed: ", "")
+        for kind, pattern in _REFUSED_LOGINS:
+            found = pattern.search(said)
+            if found is None:
+                continue
+            name = found.groupdict().get("name") or user
+            if kind == "database":
+                return ValueError(f"storage {self.path!r}: database {name!r} does not exist on "
+                                  f"that server; create it (CREATE DATABASE {name}) or correct "
+                                  f"the URL.")
+            if kind == "role":
+                return ValueError(f"storage {self.path!r}: role {name!r} does not exist on that "
+                                  f"server; create it (CREATE ROLE {name} LOGIN PASSWORD ...) "
+                                  f"or correct the user name of the URL.")
+            if kind == "password":
+                return ValueError(f"storage {self.path!r}: the server refused the password of "
+                                  f"role {user!r} (wrong, or none given); correct it in the URL "
+                                  f"or in the password file (~/.pgpass).")
+            if kind == "connect":
+                return PermissionError(f"storage {self.path!r}: role {user!r} may not connect "
+                                       f"to database {name!r}; grant it CONNECT on it.")
+            return ValueError(f"storage {self.path!r}: the server does not let role {user!r} "
+                              f"log in ({said.splitlines()[-1].strip()}).")
+        return None
+
+    def _translated(self, exc) -> Exception | None:
+        """What to raise in place of the database error ``exc``: a clear error for a refused
+        login or privilege, :class:`StorageUnavailable` for a database that cannot be reached,
+        None to raise ``exc`` itself."""
+        refused = self._refused(exc)
+        if refused is not None:
+            return refused
+        return self._unreachable(exc) if self._unavailable(exc) else None
 
     def _unreachable(self, exc) -> StorageUnavailable:
         if _sqlstate(exc) == _IDLE_IN_TRANSACTION:
@@ -300,8 +375,9 @@ class SQLAlchemyStorage(Storage):
             with self._get_engine().begin() as conn:
                 return fn(conn)
         except Exception as exc:
-            if self._unavailable(exc):
-                raise self._unreachable(exc) from exc
+            translated = self._translated(exc)
+            if translated is not None:
+                raise translated from exc
             raise
 
     def _retrying(self, fn):
@@ -401,8 +477,9 @@ class SQLAlchemyStorage(Storage):
                 conn = self._get_engine().connect()
                 trans = conn.begin()
             except Exception as exc:
-                if self._unavailable(exc):
-                    raise self._unreachable(exc) from exc
+                translated = self._translated(exc)
+                if translated is not None:
+                    raise translated from exc
                 raise
             self._conn, self._locked, self._written = conn, set(), None
             self._token = uuid.uuid4().hex
@@ -415,13 +492,17 @@ class SQLAlchemyStorage(Storage):
                 except BaseException as exc:
                     with contextlib.suppress(Exception):
                         trans.rollback()
-                    if isinstance(exc, Exception) and self._unavailable(exc):
-                        raise self._unreachable(exc) from exc
+                    translated = self._translated(exc) if isinstance(exc, Exception) else None
+                    if translated is not None:
+                        raise translated from exc
                     raise
                 try:
                     trans.commit()
                 except Exception as exc:
                     if not self._unavailable(exc):
+                        refused = self._refused(exc)
+                        if refused is not None:
+                            raise refused from exc
                         raise
                     if not self._committed():
                         raise self._unreachable(exc) from exc

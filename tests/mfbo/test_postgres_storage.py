@@ -411,3 +411,45 @@ def test_a_lock_held_too_long_is_retried_then_reported(url):
         release.set()
         thread.join()
         holder.dispose()
+
+
+def test_a_missing_database_role_or_password_is_a_clear_error_at_once(server):
+    from mfbo.storage.sql import SQLAlchemyStorage
+    role = server.new_role(password="right")
+    cases = [(server.url("no_such_db", password="secret"), "database 'no_such_db' does not exist"),
+             (server.url("postgres", "no_such_role", "secret"), "role 'no_such_role' does not exist"),
+             (server.url("postgres", role, "secret"), f"password of role '{role}'")]
+    for url, message in cases:
+        start = time.monotonic()
+        with pytest.raises(ValueError, match=message) as info:
+            SQLAlchemyStorage(url)  # the default retry_timeout: not tried again
+        assert time.monotonic() - start < 3
+        assert "secret" not in str(info.value) and "***" in str(info.value)
+    # the right password logs in (then the role, without privileges, may not create tables)
+    with pytest.raises(PermissionError, match=f"role '{role}' cannot write"):
+        SQLAlchemyStorage(server.url(server.new_database().rsplit("/", 1)[1], role, "right"))
+
+
+def test_a_role_that_may_only_read_gets_a_permission_error_and_reads_read_only(server, url):
+    import sqlalchemy
+    opt = Optimizer(SPACE, storage=url, random_state=0)
+    t = opt.ask()
+    opt.tell(t, 1.0)
+    opt.close()
+    reader = server.new_role()
+    engine = sqlalchemy.create_engine(url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(sqlalchemy.text(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader}"))
+    engine.dispose()
+    reader_url = server.url(url.rsplit("/", 1)[1], reader)
+    with pytest.raises(PermissionError, match=f"role '{reader}' cannot write.*read_only=True"):
+        Optimizer(SPACE, storage=reader_url, random_state=0)  # its first heartbeat
+    storage = _storage(reader_url)
+    with pytest.raises(PermissionError, match="cannot write.*mfbo_events"):
+        storage.append("default", "enqueue", {"number": 0, "params": {}, "time": 0})
+    study = Study.open(_storage(reader_url, read_only=True), "default")
+    assert study.n_finished == 1
+    # a database without the tables: the role cannot create them
+    empty = server.url(server.new_database().rsplit("/", 1)[1], reader)
+    with pytest.raises(PermissionError, match=f"role '{reader}' cannot write"):
+        _storage(empty)
