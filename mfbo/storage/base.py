@@ -77,10 +77,44 @@ def to_json(obj: Any) -> str:
     return json.dumps(obj, default=_plain, allow_nan=True, separators=(",", ":"))
 
 
+def _dimension_text(spec) -> str:
+    """A dimension's JSON form as the constructor that makes it (``Real(0.0, 1.0)``), or as
+    JSON where it is not one this version knows."""
+    try:
+        from ..space import Space
+        (dimension,) = Space.from_json({"d": spec}).dimensions.values()
+        return repr(dimension)
+    except Exception:  # noqa: BLE001 - only for a message
+        return to_json(spec)
+
+
+def _names(kind: str, names: list) -> str:
+    return f"{kind} dimension{'s' if len(names) > 1 else ''} {names}"
+
+
 def check_same_space(name: str, stored, space) -> None:
-    if json.loads(to_json(stored)) != json.loads(to_json(space)):
-        raise ValueError(f"study {name!r} already exists in this storage with a different space: "
-                         f"stored {stored}, given {space}. Use another study_name or storage.")
+    """Refuse ``space`` (JSON form) for study ``name`` unless it is the ``stored`` one, the
+    same dimensions in the same order (the journal's unit points are in that order); the
+    ``ValueError`` names each difference."""
+    stored, given = json.loads(to_json(stored)), json.loads(to_json(space))
+    if stored == given and list(stored) == list(given):
+        return
+    missing = [n for n in stored if n not in given]
+    extra = [n for n in given if n not in stored]
+    differences = [_names("missing", missing)] if missing else []
+    if extra:
+        differences.append(_names("extra", extra))
+    differences += [f"dimension {n!r}: stored {_dimension_text(stored[n])}, given "
+                    f"{_dimension_text(given[n])}" for n in stored
+                    if n in given and stored[n] != given[n]]
+    order = [n for n in stored if n in given], [n for n in given if n in stored]
+    if order[0] != order[1]:
+        differences.append(f"{'same' if not differences else 'common'} dimensions in another "
+                           f"order: stored {order[0]}, given {order[1]}")
+    raise ValueError(f"study {name!r} already exists in this storage with a different space: "
+                     f"{'; '.join(differences)}.  Give the space it was created with "
+                     f"(Study.open reads it from the storage), or use another study_name or "
+                     f"storage.")
 
 
 def check_heartbeat(interval, grace) -> tuple[float, float]:

@@ -453,3 +453,8 @@ def test_a_role_that_may_only_read_gets_a_permission_error_and_reads_read_only(s
     empty = server.url(server.new_database().rsplit("/", 1)[1], reader)
     with pytest.raises(PermissionError, match=f"role '{reader}' cannot write"):
         _storage(empty)
+
+
+def test_another_space_is_named_precisely(url):
+    from tests.mfbo.test_storage import check_other_spaces_are_named
+    check_other_spaces_are_named(url)

@@ -267,3 +267,37 @@ def test_retrying_counts_its_time_from_the_first_failure():
     with pytest.raises(StorageUnavailable):
         retrying(failing, 0)  # no time: tried once
     assert len(calls) == 1
+
+
+#: spaces that differ from ``{"a": (0.0, 1.0), "b": (0, 10)}``, and how the refusal names it
+OTHER_SPACES = [
+    ({"b": (0, 10), "a": (0.0, 1.0)},
+     r"same dimensions in another order: stored \['a', 'b'\], given \['b', 'a'\]"),
+    ({"a": (0.0, 2.0), "b": (0, 10)},
+     r"dimension 'a': stored Real\(0.0, 1.0\), given Real\(0.0, 2.0\)"),
+    ({"a": (0.0, 1.0), "b": ["u", "v"]},
+     r"dimension 'b': stored Integer\(0, 10\), given Categorical\(\['u', 'v'\]\)"),
+    ({"a": (0.0, 1.0)}, r"missing dimension \['b'\]"),
+    ({"a": (0.0, 1.0), "b": (0, 10), "c": ["u", "v"], "d": (1, 2)},
+     r"extra dimensions \['c', 'd'\]"),
+    ({"b": (0, 10), "c": (0.0, 1.0)}, r"missing dimension \['a'\].*extra dimension \['c'\]"),
+]
+
+
+def check_other_spaces_are_named(storage):
+    """Reopening a study of ``storage`` with another space names the difference."""
+    opt = Optimizer({"a": (0.0, 1.0), "b": (0, 10)}, storage=storage, random_state=0)
+    for _ in range(3):
+        t = opt.ask()
+        opt.tell(t, 1.0)
+    opt.close()
+    for space, message in OTHER_SPACES:
+        with pytest.raises(ValueError, match="study 'default' already exists in this storage "
+                                             "with a different space: " + message):
+            Optimizer(space, storage=storage)
+    assert Optimizer({"a": (0.0, 1.0), "b": (0, 10)}, storage=storage).n_finished == 3
+
+
+def test_another_space_is_named_precisely(tmp_path):
+    check_other_spaces_are_named(str(tmp_path / "space.db"))
+    check_other_spaces_are_named(mfbo.storage.InMemoryStorage())
