@@ -7,9 +7,10 @@ round is large -- never one per point):
   250,000-point grids and the LDA/SVM tables), skipping rows already evaluated or pending.
 * :func:`maximize_random_local` scores random or Sobol points, then runs a local search (SMAC's
   one-exchange neighbourhood: Gaussian steps for continuous coordinates, neighbouring levels for
-  ordinal ones, any other level for categorical ones) from the best few random points and the
-  best evaluated points, stopping after ``patience`` rounds without improvement (and, with
-  ``search_patience``, all at once when the best of them stops improving).  A round
+  ordinal ones, any other level for categorical ones -- a random sample of
+  :data:`MAX_CHOICE_NEIGHBOURS` of them for one of many choices) from the best few random
+  points and the best evaluated points, stopping after ``patience`` rounds without improvement
+  (and, with ``search_patience``, all at once when the best of them stops improving).  A round
   has about ``12 D`` neighbours per search, of ``D`` coordinates each: they are made and
   scored in batches of bounded size, and only the best points seen are kept, so that memory
   grows linearly, not quadratically, with the dimension.
@@ -76,6 +77,11 @@ def _min_distances(P: np.ndarray, data: np.ndarray, block: int = 4096) -> np.nda
 
 #: each local-search round tries continuous steps of these multiples of ``step``
 STEP_SCALES = np.array([1.0, 0.1, 0.01])
+
+#: a categorical coordinate of more other choices than this contributes a random sample of
+#: this many of them as neighbours per round (a new sample each round), so that a round's cost
+#: does not grow with the number of choices (all 50,000 of a large one cost seconds a round)
+MAX_CHOICE_NEIGHBOURS = 64
 
 #: scores within this relative distance of the best score form the plateau of tied best points
 TIE_RTOL = 1e-9
@@ -240,6 +246,14 @@ def _neighbour_blocks(U: np.ndarray, levels: np.ndarray, rng: np.random.Generato
                 V = U[ok].copy()
                 V[:, d] = (lev[ok] + 0.5) / kk
                 yield from pieces(V, np.flatnonzero(ok))
+        elif kk - 1 > MAX_CHOICE_NEIGHBOURS:  # categorical of many choices: a sample of them
+            # the same random offsets for every row make distinct other choices for each
+            shifts = 1 + rng.choice(kk - 1, MAX_CHOICE_NEIGHBOURS, replace=False)
+            rows = np.arange(m)
+            for shift in shifts:
+                V = U.copy()
+                V[:, d] = ((cur + shift) % kk + 0.5) / kk
+                yield from pieces(V, rows)
         else:  # categorical: every other choice
             for lev in range(kk):
                 ok = cur != lev
@@ -258,7 +272,11 @@ def _neighbours(U: np.ndarray, levels: np.ndarray, rng: np.random.Generator, ste
     joint_dims)`` Gaussian steps per row, so that a search can follow a valley that is not
     axis-aligned.
     Continuous moves are made at every step size in ``steps``; discrete neighbours (which
-    do not depend on it) once.  :func:`_neighbour_blocks` makes the same points piecewise.
+    do not depend on it) once: the adjacent levels of an ordinal coordinate, every other
+    choice of a categorical one, or for one of more than ``MAX_CHOICE_NEIGHBOURS + 1``
+    choices, that many of the others drawn from ``rng`` (the same offsets from each row's
+    choice, so the draw does not depend on the rows).  :func:`_neighbour_blocks` makes the
+    same points piecewise.
     """
     blocks, owners = [], []
     for V, own in _neighbour_blocks(U, levels, rng, steps, n_cont, joint,

@@ -188,3 +188,42 @@ def test_search_patience_stops_all_searches_once_the_best_stops_rising():
 def test_search_patience_must_be_a_non_negative_integer(bad):
     with pytest.raises(ValueError, match="search_patience"):
         maximize_random_local(lambda U: U[:, 0], [0], n_random=8, search_patience=bad)
+
+
+def test_a_categorical_of_many_choices_has_a_bounded_sample_of_neighbours():
+    """A categorical coordinate of more than ``MAX_CHOICE_NEIGHBOURS + 1`` choices contributes
+    that many other choices per row and round, drawn from the search's generator; one of fewer
+    choices all of its other choices, as before."""
+    from acquisitions.maximizers import MAX_CHOICE_NEIGHBOURS, _neighbours
+
+    k = 50_000
+    U = snap(np.random.default_rng(1).random((4, 2)), np.array([-k, 0]))
+    V, own = _neighbours(U, np.array([-k, 0]), np.random.default_rng(0), 0.1, 4)
+    cat = V[:, 0] != U[own, 0]
+    assert np.all(V[cat, 1] == U[own[cat], 1])
+    for i in range(4):
+        others = V[cat & (own == i), 0]
+        assert others.size == MAX_CHOICE_NEIGHBOURS == np.unique(others).size
+        assert np.array_equal(snap(others[:, None], np.array([-k]))[:, 0], others)
+    again, _ = _neighbours(U, np.array([-k, 0]), np.random.default_rng(0), 0.1, 4)
+    assert np.array_equal(V, again)  # reproducible
+    other, _ = _neighbours(U, np.array([-k, 0]), np.random.default_rng(2), 0.1, 4)
+    assert not np.array_equal(V, other)  # a sample, not a fixed subset
+    few = MAX_CHOICE_NEIGHBOURS + 1
+    W, own = _neighbours(U, np.array([-few, 0]), np.random.default_rng(0), 0.1, 4)
+    for i in range(4):
+        assert np.unique(W[(W[:, 0] != U[i, 0]) & (own == i), 0]).size == few - 1
+
+
+def test_local_search_over_a_categorical_of_many_choices_scores_few_points():
+    """50,000 choices: a local search round scores a bounded sample of them, not all."""
+    rows = []
+
+    def score(U):
+        rows.append(U.shape[0])
+        return -np.abs(U[:, 0] - 0.123456) - (U[:, 1] - 0.5) ** 2
+
+    best = maximize_random_local(score, [-50_000, 0], n=1, rng=np.random.default_rng(0),
+                                 n_random=200, n_local=5, patience=3)
+    assert sum(rows) < 20_000
+    assert abs(best[0, 1] - 0.5) < 0.1
