@@ -28,6 +28,12 @@ from .study import Study
 
 __all__ = ["Proposer", "seed_sequence"]
 
+#: random points tried for a random proposal before the study counts as exhausted
+RANDOM_TRIES = 1000
+#: with ``min_distance``, the initial design looks at most this many times ``n_initial``
+#: points of its sequence for one far enough from the asked points
+DESIGN_SKIPS = 64
+
 
 def seed_sequence(random_state) -> np.random.SeedSequence:
     """The seed of a study from ``random_state`` (None, an int >= 0, a SeedSequence, or a
@@ -100,7 +106,9 @@ class Proposer:
         self.liar = liar
         self.min_distance = float(min_distance)
         self._entropy = entropy
-        self._init_U: np.ndarray | None = None
+        self._init_U: np.ndarray | None = None  # the initial design's sequence so far
+        #: why the last :meth:`propose` had nothing to propose (None after a proposal)
+        self.last_exhaustion_reason: str | None = None
         self._fed = 0  # observations the model has seen
         self._told_repeat = False  # whether the model knows that a loss has repeated
 
@@ -129,6 +137,7 @@ class Proposer:
         rng = self._rng(number)
         cands = self.candidates
         if cands is not None and not study.available.any():
+            self.last_exhaustion_reason = self._exhaustion_reason()
             return None, lied
         if number < self.n_initial:
             unit, cand = self._initial_point(study, number, rng)
@@ -142,18 +151,45 @@ class Proposer:
                 unit, cand, lied = self._acquire(
                     study, rng, lied, parzen=converged and self.recipe.parzen_when_converged)
         if unit is None:
+            self.last_exhaustion_reason = self._exhaustion_reason()
             return None, lied
+        self.last_exhaustion_reason = None
         params = cands.params(cand) if cand is not None else self.space.from_unit(unit)[0]
         # the unit point of record is that of the params (rounded / snapped)
         unit = cands.U[cand] if cand is not None else self.space.to_unit([params])[0]
         return (params, unit, cand), lied
 
-    def _initial_point(self, study: Study, number: int, rng):
-        if self._init_U is None:
+    def _exhaustion_reason(self) -> str:
+        """Why nothing is left to propose (the study is exhausted)."""
+        if self.candidates is not None:
+            return "every candidate has been evaluated or is pending."
+        if self.min_distance > 0:
+            return (f"no point at least min_distance={self.min_distance:g} (max-norm in the "
+                    f"unit cube) from every evaluated or pending point was found.")
+        return (f"no configuration that is neither evaluated nor pending was found among "
+                f"{RANDOM_TRIES} random points.")
+
+    def _design_points(self, count: int) -> np.ndarray:
+        """At least the first ``count`` points of the initial design's sequence (the design
+        is its first ``n_initial``): the recipe's kind of design, continued beyond
+        ``n_initial`` points where ``min_distance`` skips some (Sobol and random points by
+        their own sequence, Latin hypercubes by further ones of ``n_initial`` points)."""
+        if self._init_U is None or self._init_U.shape[0] < count:
+            # the same stream every time: a longer sequence begins with the shorter one
             init_rng = np.random.default_rng([*np.atleast_1d(self._entropy).tolist(), 2**32 - 1])
-            self._init_U = self.space.sample(self.n_initial, init_rng,
-                                             self.recipe.initial_design)
-        target = self._init_U[number]
+            kind = self.recipe.initial_design
+            if kind == "lhs":
+                blocks = -(-max(count, self.n_initial) // self.n_initial)
+                self._init_U = np.vstack([self.space.sample(self.n_initial, init_rng, kind)
+                                          for _ in range(blocks)])
+            else:
+                self._init_U = self.space.sample(max(count, self.n_initial), init_rng, kind)
+        return self._init_U
+
+    def _initial_point(self, study: Study, number: int, rng):
+        if self.min_distance > 0 and self.candidates is None:
+            return self._far_design_point(study, number, rng)
+        target = self._design_points(self.n_initial)[number]
         if self.candidates is not None:
             idx = np.flatnonzero(study.available)
             d = ((self.candidates.U[idx] - target) ** 2).sum(axis=1)
@@ -162,13 +198,30 @@ class Proposer:
             return self._random_point(study, rng)
         return target, None
 
+    def _far_design_point(self, study: Study, number: int, rng):
+        """Design point ``number``, or when it is within ``min_distance`` of an asked point
+        (or is one), the next point of the design's sequence that is not; a random point
+        that is not once :data:`DESIGN_SKIPS` ``* n_initial`` points have been looked at.
+        A point skipped by an earlier trial stays too close (asked points only accumulate),
+        and one taken by it is asked, so each trial looks from its own number on."""
+        known = study.asked.X
+        limit = DESIGN_SKIPS * self.n_initial
+        start = number
+        while start < limit:
+            U = self._design_points(min(limit, 2 * start + self.n_initial))
+            for u in U[start:]:
+                if self._is_new(study, u, known):
+                    return u, None
+            start = U.shape[0]
+        return self._random_point(study, rng)
+
     def _random_point(self, study: Study, rng):
         if self.candidates is not None:
             idx = np.flatnonzero(study.available)
             i = int(idx[rng.integers(idx.size)])
             return self.candidates.U[i], i
         known = study.asked.X
-        for _ in range(1000):
+        for _ in range(RANDOM_TRIES):
             u = snap(rng.random(len(self.space)), self.space.levels)
             if self._is_new(study, u, known):
                 return u, None
