@@ -26,8 +26,10 @@ class Heartbeat:
 
     def start(self) -> None:
         """Beat once now (so that the owner is known before it asks anything), then keep
-        beating from a daemon thread."""
-        if self._thread is not None or self.interval is None:
+        beating from a daemon thread; nothing for a storage opened read-only, which writes
+        nothing."""
+        if self._thread is not None or self.interval is None \
+                or getattr(self.storage, "read_only", False):
             return
         self.storage.beat(self.study, self.owner)
         self._thread = threading.Thread(target=self._run, name=f"mfbo-heartbeat-{self.owner}",

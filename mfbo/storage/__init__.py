@@ -34,14 +34,22 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def as_storage(storage, **options) -> Storage:
+def as_storage(storage, create: bool = True, **options) -> Storage:
     """The storage ``storage`` names.
 
     ``None`` → in memory; a path (``str``/``PathLike``, e.g. ``"study.db"``) or a
     ``sqlite:///path`` URL → :class:`SQLiteStorage`; a PostgreSQL URL
     (``postgresql://user@host/db``, any SQLAlchemy form of it) → :class:`SQLAlchemyStorage`;
     a :class:`Storage` is used as it is.  ``options`` (e.g. ``heartbeat_interval``,
-    ``grace_period``) go to the constructor of the backend a path or URL names."""
+    ``grace_period``) go to the constructor of the backend a path or URL names.
+
+    ``create`` (default True): a path or URL whose file or tables are missing is created.
+    ``create=False`` opens an existing study storage only, to inspect it: a missing file
+    raises ``FileNotFoundError`` ("no study file ..."), a file or database without mfbo's
+    tables ``ValueError``, and nothing is created; a :class:`Storage` or ``None`` is taken as
+    it is."""
+    if not isinstance(create, bool):
+        raise TypeError(f"create must be True or False, got {create!r}.")
     if storage is None or isinstance(storage, Storage):
         if options:
             raise TypeError(f"storage options {sorted(options)} apply to a path or URL, not "
@@ -51,6 +59,7 @@ def as_storage(storage, **options) -> Storage:
         path = os.fspath(storage)
         if isinstance(path, bytes):
             path = os.fsdecode(path)
+        options["create"] = create
         if path.startswith("sqlite:///"):
             return SQLiteStorage(path[len("sqlite:///"):], **options)
         scheme = path.split("://", 1)[0] if "://" in path else ""

@@ -180,6 +180,9 @@ class SQLAlchemyStorage(Storage):
         rolling the transaction back and freeing the study's lock for the other workers.  A
         proposal takes well under a second (a batch a few seconds); raise it if proposals take
         longer.  The worker whose session was ended tries its transaction again.
+    create : bool, default=True
+        Create mfbo's tables where the database has none.  ``False`` opens an existing study
+        storage only (to inspect a study): a database without them raises ``ValueError``.
     lock_timeout : float, default=120
         Seconds a transaction waits for its study's lock (or any other) before
         :class:`~mfbo.storage.base.StorageLocked` ends it, to be tried again for up to
@@ -199,7 +202,7 @@ class SQLAlchemyStorage(Storage):
                  grace_period: float = DEFAULT_GRACE_PERIOD,
                  retry_timeout: float = DEFAULT_RETRY_TIMEOUT, read_only: bool = False,
                  idle_in_transaction_timeout: float = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT,
-                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT, create: bool = True,
                  engine_options: dict | None = None):
         self.url = normalise_url(url)
         self.heartbeat_interval, self.grace_period = check_heartbeat(heartbeat_interval,
@@ -213,6 +216,7 @@ class SQLAlchemyStorage(Storage):
         self.idle_in_transaction_timeout = _seconds(idle_in_transaction_timeout,
                                                     "idle_in_transaction_timeout")
         self.lock_timeout = _seconds(lock_timeout, "lock_timeout")
+        self.create = bool(create)
         self.engine_options = dict(engine_options or {})
         self.lock_waits = 0
         self._lock = threading.RLock()
@@ -237,7 +241,8 @@ class SQLAlchemyStorage(Storage):
                 "grace_period": self.grace_period, "retry_timeout": self.retry_timeout,
                 "read_only": self.read_only,
                 "idle_in_transaction_timeout": self.idle_in_transaction_timeout,
-                "lock_timeout": self.lock_timeout, "engine_options": self.engine_options}
+                "lock_timeout": self.lock_timeout, "create": self.create,
+                "engine_options": self.engine_options}
 
     def __setstate__(self, state):
         self.__init__(**state)
@@ -389,8 +394,9 @@ class SQLAlchemyStorage(Storage):
         from sqlalchemy import text
         exists = conn.execute(text("SELECT to_regclass('mfbo_version') IS NOT NULL")).scalar()
         if not exists:
-            if self.read_only:
-                raise ValueError(f"storage {self.path!r} holds no mfbo study.")
+            if self.read_only or not self.create:
+                raise ValueError(f"storage {self.path!r} holds no mfbo study (no mfbo tables in "
+                                 f"that database).")
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
             for statement in _TABLES:
                 conn.execute(text(statement))

@@ -96,7 +96,7 @@ class SQLiteStorage(Storage):
     Parameters
     ----------
     path : str or path-like
-        The database file (created if missing), or a ``file:`` URI.
+        The database file (created if missing, unless ``create=False``), or a ``file:`` URI.
     timeout : float, default=60
         Seconds to wait for the write lock while another process holds it.  A transaction
         holds it for the time of one proposal (well under a second; a few seconds for a
@@ -111,12 +111,17 @@ class SQLiteStorage(Storage):
     grace_period : float, default=60
         Seconds without a heartbeat after which an owner's pending trials are asked again
         (an owner on this host whose process has ended is recognised at once).
+    create : bool, default=True
+        Create the file and its tables where they are missing.  ``False`` opens an existing
+        study file only (to inspect a study): a missing file raises ``FileNotFoundError``
+        ("no study file ..."), a database without mfbo's tables ``ValueError``; nothing is
+        created at a mistyped path.
     """
 
     def __init__(self, path: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT,
                  read_only: bool = False,
                  heartbeat_interval: float = DEFAULT_HEARTBEAT_INTERVAL,
-                 grace_period: float = DEFAULT_GRACE_PERIOD):
+                 grace_period: float = DEFAULT_GRACE_PERIOD, create: bool = True):
         self.path = os.fspath(path)
         if not isinstance(self.path, str) or not self.path or self.path == ":memory:":
             raise ValueError(f"storage must name a database file, got {path!r} (use "
@@ -130,6 +135,8 @@ class SQLiteStorage(Storage):
         self.timeout = float(timeout)
         #: open the study to read it only (also chosen when the file cannot be written)
         self.read_only = bool(read_only)
+        #: create the file and its tables where they are missing
+        self.create = bool(create)
         self._read_only_asked = self.read_only
         self._conn = None
         self._pid = None
@@ -149,12 +156,13 @@ class SQLiteStorage(Storage):
     def __getstate__(self):
         return {"path": self.path, "timeout": self.timeout, "read_only": self._read_only_asked,
                 "heartbeat_interval": self.heartbeat_interval,
-                "grace_period": self.grace_period}
+                "grace_period": self.grace_period, "create": self.create}
 
     def __setstate__(self, state):
         self.__init__(state["path"], state["timeout"], state.get("read_only", False),
                       state.get("heartbeat_interval", DEFAULT_HEARTBEAT_INTERVAL),
-                      state.get("grace_period", DEFAULT_GRACE_PERIOD))
+                      state.get("grace_period", DEFAULT_GRACE_PERIOD),
+                      state.get("create", True))
 
     def _file(self) -> str:
         """The database file's path (``file:`` URIs name it after the scheme)."""
@@ -166,6 +174,9 @@ class SQLiteStorage(Storage):
         if self._conn is not None and self._pid == os.getpid():
             return self._conn
         path = self._file()
+        if not self.create and not os.path.exists(path):
+            raise FileNotFoundError(f"no study file {self.path!r} (the storage was opened with "
+                                    f"create=False, to open an existing study only).")
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
             raise ValueError(f"storage directory {directory!r} does not exist.")
@@ -212,6 +223,11 @@ class SQLiteStorage(Storage):
                 raise ValueError(f"storage {self.path!r} was written by a newer mfbo (schema "
                                  f"version {version}, this one reads up to {SCHEMA_VERSION}); "
                                  f"upgrade mfbo to open it.")
+            if not self.create and conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'studies'"
+            ).fetchone() is None:
+                raise ValueError(f"storage {self.path!r} holds no mfbo study (it was opened "
+                                 f"with create=False, to open an existing study only).")
             if not self.read_only:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")

@@ -92,3 +92,26 @@ def test_a_sqlite_file_on_a_network_file_system_warns(tmp_path, monkeypatch):
     assert storage.studies() == []  # a warning, not an error
     monkeypatch.undo()
     assert filesystems.network_filesystem(str(tmp_path / "n.db")) is None  # a local disk
+
+
+def test_read_only_handles_write_no_heartbeat(tmp_path):
+    from mfbo.study import Study
+    db = str(tmp_path / "r.db")
+    opt = Optimizer(SPACE, storage=db, random_state=0)
+    t = opt.ask()
+    opt.tell(t, 1.0)
+
+    def rows():
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT * FROM heartbeats ORDER BY owner").fetchall()
+
+    before = rows()
+    reader = SQLiteStorage(db, read_only=True, heartbeat_interval=0.05, grace_period=0.2)
+    reader.beat("default", "far:1:1:reader")
+    reader.beat("default", "far:1:1:reader", alive=False)
+    study = Study.open(reader, "default")
+    assert study.n_finished == 1
+    time.sleep(0.2)
+    study.close()
+    assert rows() == before
+    opt.close()

@@ -458,3 +458,41 @@ def test_a_role_that_may_only_read_gets_a_permission_error_and_reads_read_only(s
 def test_another_space_is_named_precisely(url):
     from tests.mfbo.test_storage import check_other_spaces_are_named
     check_other_spaces_are_named(url)
+
+
+def test_create_false_opens_an_existing_study_database_only(url):
+    import sqlalchemy
+    from mfbo.storage import as_storage
+    with pytest.raises(ValueError, match="holds no mfbo study"):
+        as_storage(url, create=False)
+    engine = sqlalchemy.create_engine(url)
+    with engine.connect() as conn:  # nothing was created
+        assert conn.execute(sqlalchemy.text("SELECT to_regclass('mfbo_version')")).scalar() is None
+    engine.dispose()
+    Optimizer(SPACE, storage=url).close()
+    assert as_storage(url, create=False).studies() == ["default"]
+
+
+def test_read_only_handles_write_no_heartbeat(url):
+    import sqlalchemy
+    opt = Optimizer(SPACE, storage=url, random_state=0)
+    t = opt.ask()
+    opt.tell(t, 1.0)
+    engine = sqlalchemy.create_engine(url)
+
+    def rows():
+        with engine.connect() as conn:
+            return conn.execute(sqlalchemy.text("SELECT study_id, owner, time, interval FROM "
+                                                "mfbo_heartbeats ORDER BY owner")).fetchall()
+
+    before = rows()
+    reader = _storage(url, read_only=True, heartbeat_interval=0.05, grace_period=0.2)
+    reader.beat("default", "far:1:1:reader")
+    reader.beat("default", "far:1:1:reader", alive=False)
+    study = Study.open(reader, "default")
+    assert study.n_finished == 1
+    time.sleep(0.2)
+    study.close()
+    assert rows() == before
+    opt.close()
+    engine.dispose()

@@ -301,3 +301,35 @@ def check_other_spaces_are_named(storage):
 def test_another_space_is_named_precisely(tmp_path):
     check_other_spaces_are_named(str(tmp_path / "space.db"))
     check_other_spaces_are_named(mfbo.storage.InMemoryStorage())
+
+
+def test_create_false_opens_an_existing_study_file_only(tmp_path):
+    import re
+    from mfbo.storage import as_storage
+    missing = tmp_path / "typo.db"
+    opening = [lambda: SQLiteStorage(missing, create=False),
+               lambda: SQLiteStorage(missing, create=False, read_only=True),
+               lambda: as_storage(str(missing), create=False),
+               lambda: as_storage(f"sqlite:///{missing}", create=False)]
+    for open_it in opening:
+        with pytest.raises(FileNotFoundError, match=f"no study file {re.escape(repr(str(missing)))}"):
+            open_it()
+    with pytest.raises(FileNotFoundError, match="no study file"):
+        as_storage(str(tmp_path / "no-such-dir" / "s.db"), create=False)
+    assert list(tmp_path.iterdir()) == []  # nothing created
+    # a database that holds no study is not made into one
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    size = other.stat().st_size
+    with pytest.raises(ValueError, match="holds no mfbo study"):
+        as_storage(str(other), create=False)
+    assert other.stat().st_size == size and sorted(p.name for p in tmp_path.iterdir()) == \
+        ["other.db"]
+    # an existing study opens, and a Storage (or None) is taken as it is
+    db = str(tmp_path / "s.db")
+    Optimizer(SPACE, storage=db).close()
+    storage = as_storage(db, create=False)
+    assert isinstance(storage, SQLiteStorage) and storage.studies() == ["default"]
+    assert as_storage(storage, create=False) is storage
+    assert as_storage(None, create=False).studies() == []
