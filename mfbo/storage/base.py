@@ -17,7 +17,8 @@ from typing import Any, Iterator
 import numpy as np
 
 __all__ = ["Storage", "StorageUnavailable", "StorageLocked", "retrying", "to_json", "check_same_space", "check_heartbeat",
-           "DEFAULT_HEARTBEAT_INTERVAL", "DEFAULT_GRACE_PERIOD"]
+           "DEFAULT_HEARTBEAT_INTERVAL", "DEFAULT_GRACE_PERIOD", "HEARTBEAT_KEEP_GRACES",
+           "PendingOwners", "stale_owners"]
 
 #: seconds between two heartbeats of an open optimizer
 DEFAULT_HEARTBEAT_INTERVAL = 10.0
@@ -25,6 +26,27 @@ DEFAULT_HEARTBEAT_INTERVAL = 10.0
 #: missed heartbeats, so that a busy machine or a slow database does not lose a live worker's
 #: trial, while a dead worker's is handed out again within about a minute
 DEFAULT_GRACE_PERIOD = 60.0
+#: a heartbeat row whose owner holds no pending trial is deleted once the owner has closed, or
+#: has not beaten for this many grace periods (see :func:`stale_owners`)
+HEARTBEAT_KEEP_GRACES = 10
+
+# Pruning the heartbeats.  Every optimizer opened on a durable storage writes a row, so rows
+# would pile up with every run; a backend deletes some when it writes a beat (at most once a
+# grace period per study and handle, inside the same transaction).  A row is needed only to
+# judge its owner's pending trials, but its absence does not mean "dead": an owner of another
+# host without a row is taken to be alive (as in studies written before heartbeats), so
+# deleting the row of a silent remote owner that still holds a pending trial would keep that
+# trial from ever being asked again.  Hence a row is deleted only when both hold:
+#   * its owner holds no pending trial of the study (asked none, told them, or others claimed
+#     them), read from the journal's ask, claim and tell events (incrementally, by
+#     :class:`PendingOwners`, and under the study's lock, so no event is being written);
+#   * its owner closed, or its last beat is older than HEARTBEAT_KEEP_GRACES times the longer
+#     of the pruner's grace period and the owner's own interval: every reader judges it dead
+#     already (their limit is the longer of their grace period and 3 intervals), and a worker
+#     that is merely stopped has had ten grace periods to go on.
+# The beating owner's own row is never deleted.  A stopped owner whose row went and that goes
+# on writes its row again at its next beat; what is left unguarded is that owner asking a trial
+# and its host dying in the moment before that beat.
 
 
 class StorageUnavailable(ConnectionError):
@@ -117,6 +139,41 @@ def check_same_space(name: str, stored, space) -> None:
                      f"storage.")
 
 
+class PendingOwners:
+    """The owner of each pending trial of one study, kept up to date from the study's
+    ``ask``, ``claim`` and ``tell`` events, read incrementally (``last``: the id of the latest
+    event read)."""
+
+    KINDS = ("ask", "claim", "tell")
+
+    def __init__(self):
+        self.last = 0
+        self._owner: dict[int, str | None] = {}  # pending trial id -> its owner
+
+    def update(self, events) -> None:
+        """Take in ``(id, kind, payload)`` events newer than ``last``, in order; a malformed
+        one raises (``KeyError``/``TypeError``/``ValueError``), after the ones before it."""
+        for eid, kind, payload in events:
+            if kind in ("ask", "claim"):
+                self._owner[int(payload["id"])] = payload.get("owner")
+            elif kind == "tell":
+                self._owner.pop(int(payload["id"]), None)
+            self.last = eid
+
+    def holders(self) -> set:
+        """The owners that hold a pending trial."""
+        return set(self._owner.values())
+
+
+def stale_owners(rows, grace: float) -> list[str]:
+    """The owners among ``rows`` (``(owner, age, interval)``; age ``inf``: it closed) that
+    closed or whose last beat is older than :data:`HEARTBEAT_KEEP_GRACES` times the longer of
+    ``grace`` and their own interval: those whose rows may be deleted if they hold no pending
+    trial."""
+    return [owner for owner, age, interval in rows
+            if age > HEARTBEAT_KEEP_GRACES * max(grace, interval)]
+
+
 def check_heartbeat(interval, grace) -> tuple[float, float]:
     """``(heartbeat_interval, grace_period)`` as floats, checked: positive, finite, and a
     grace period longer than the interval (else a live owner would look dead between two
@@ -189,6 +246,16 @@ class Storage:
         """``{owner: (age, interval)}`` of the owners of ``study`` that beat: seconds since the
         last beat (``inf`` for one that closed) and the interval it beats at."""
         return {}
+
+    def _prune_due(self, study: str) -> bool:
+        """Whether a beat for ``study`` is to prune its heartbeats: the first of this handle,
+        then at most one a grace period (and marks it done)."""
+        pruned = self.__dict__.setdefault("_pruned_at", {})
+        now = time.monotonic()
+        if study in pruned and now - pruned[study] < self.grace_period:
+            return False
+        pruned[study] = now
+        return True
 
     def close(self) -> None:
         pass

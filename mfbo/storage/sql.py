@@ -30,7 +30,8 @@ whether the commit happened (each transaction marks its events with a random tok
 saying either.  Reads are retried the same way.
 
 Heartbeats are written with the server's clock and their ages computed by the server, so the
-clocks of the workers' machines do not matter.
+clocks of the workers' machines do not matter.  The rows no longer needed are deleted by the
+beats (see :func:`~mfbo.storage.base.stale_owners`).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ import threading
 import time
 import uuid
 
-from .base import (DEFAULT_GRACE_PERIOD, DEFAULT_HEARTBEAT_INTERVAL, Storage, StorageLocked,
-                   StorageUnavailable, check_heartbeat, check_same_space, retrying, to_json)
+from .base import (DEFAULT_GRACE_PERIOD, DEFAULT_HEARTBEAT_INTERVAL, PendingOwners, Storage,
+                   StorageLocked, StorageUnavailable, check_heartbeat, check_same_space,
+                   retrying, stale_owners, to_json)
 
 __all__ = ["SQLAlchemyStorage", "SCHEMA_VERSION", "normalise_url", "DEFAULT_RETRY_TIMEOUT",
            "DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT", "DEFAULT_LOCK_TIMEOUT"]
@@ -226,6 +228,8 @@ class SQLAlchemyStorage(Storage):
         self._ids: dict[str, int] = {}
         self._conn = None  # the connection of the transaction in progress
         self._depth = 0
+        self._pending: dict[str, PendingOwners] = {}  # study -> owners of pending trials
+        self._prune_lock = threading.Lock()
         self._retrying(self._prepare)
 
     @property
@@ -587,6 +591,8 @@ class SQLAlchemyStorage(Storage):
 
     # -- heartbeats ----------------------------------------------------------------------------
     def beat(self, study, owner, alive=True):
+        """Record the beat (nothing on a read-only storage) and, at most once a grace period,
+        delete the rows no longer needed (see :func:`~mfbo.storage.base.stale_owners`)."""
         if self.read_only:
             return
         from sqlalchemy import text
@@ -598,10 +604,57 @@ class SQLAlchemyStorage(Storage):
                 (_NOW if alive else "'-Infinity'::float8") + ", :i) ON CONFLICT (study_id, "
                 "owner) DO UPDATE SET time = EXCLUDED.time, interval = EXCLUDED.interval"),
                 {"s": sid, "o": owner, "i": self.heartbeat_interval})
+            if self._prune_lock.acquire(blocking=False):  # another thread is pruning: later
+                try:
+                    if self._prune_due(study):
+                        self._prune(conn, study, sid, owner)
+                finally:
+                    self._prune_lock.release()
 
         # its own connection, never the transaction in progress: a heartbeat must not wait
         # for a proposal, nor be rolled back with one; tried once (the next beat tries again)
         self._once(write)
+
+    def _prune(self, conn, study: str, sid: int, owner: str) -> None:
+        """Delete the heartbeat rows of ``study`` (but ``owner``'s) whose owners are stale and
+        hold no pending trial, in the beat's transaction."""
+        from sqlalchemy import exc as sa_exc, text
+        rows = conn.execute(text("SELECT owner, " + _NOW + " - time, interval FROM "
+                                 "mfbo_heartbeats WHERE study_id = :s AND owner <> :o"),
+                            {"s": sid, "o": owner}).fetchall()
+        stale = stale_owners([(o, float(age), float(i)) for o, age, i in rows], self.grace_period)
+        if not stale:
+            return
+        # only with the study's lock, taken if it is free at once: then no transaction of the
+        # study is under way and every event is there to read; a beat never waits for a
+        # proposal, so a busy study is pruned at a later beat.  In a savepoint, so that a
+        # failure (a role that may not delete) loses the pruning only, not the beat.
+        savepoint = conn.begin_nested()
+        try:
+            if not conn.execute(text("SELECT pg_try_advisory_xact_lock(:k)"),
+                                {"k": _lock_key(study)}).scalar():
+                savepoint.commit()
+                return
+            pending = self._pending.setdefault(study, PendingOwners())
+            events = conn.execute(text(
+                "SELECT seq, kind, payload FROM mfbo_events WHERE study_id = :s AND seq > :a "
+                "AND kind IN ('ask', 'claim', 'tell') ORDER BY seq"),
+                {"s": sid, "a": pending.last}).fetchall()
+            try:
+                pending.update((int(i), k, json.loads(p)) for i, k, p in events)
+            except (TypeError, ValueError, KeyError):
+                savepoint.commit()
+                return  # a damaged journal: keep every row (reading the study says what is wrong)
+            holders = pending.holders()
+            for other in stale:
+                if other not in holders:
+                    conn.execute(text("DELETE FROM mfbo_heartbeats WHERE study_id = :s AND "
+                                      "owner = :o"), {"s": sid, "o": other})
+            savepoint.commit()
+        except sa_exc.DBAPIError as exc:
+            if exc.connection_invalidated:
+                raise
+            savepoint.rollback()
 
     def heartbeats(self, study):
         from sqlalchemy import text

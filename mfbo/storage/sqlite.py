@@ -33,8 +33,8 @@ import time
 import urllib.parse
 import warnings
 
-from .base import (DEFAULT_GRACE_PERIOD, DEFAULT_HEARTBEAT_INTERVAL, Storage, StorageLocked,
-                   check_heartbeat, check_same_space, to_json)
+from .base import (DEFAULT_GRACE_PERIOD, DEFAULT_HEARTBEAT_INTERVAL, PendingOwners, Storage,
+                   StorageLocked, check_heartbeat, check_same_space, stale_owners, to_json)
 from .filesystems import network_filesystem
 
 __all__ = ["SQLiteStorage", "SCHEMA_VERSION", "DEFAULT_TIMEOUT"]
@@ -142,6 +142,7 @@ class SQLiteStorage(Storage):
         self._pid = None
         self._depth = 0
         self._lock = threading.RLock()
+        self._pending: dict[str, PendingOwners] = {}  # study -> owners of pending trials
         self._connect()
         fs = network_filesystem(self._file())
         if fs is not None:
@@ -368,12 +369,38 @@ class SQLiteStorage(Storage):
         self._conn = None
 
     def beat(self, study, owner, alive=True):
+        """Record the beat (nothing on a read-only storage) and, at most once a grace period,
+        delete the rows no longer needed (see :func:`~mfbo.storage.base.stale_owners`)."""
         if self.read_only:
             return
         with self.transaction(study):
-            self._connect().execute(
+            conn = self._connect()
+            conn.execute(
                 "INSERT OR REPLACE INTO heartbeats VALUES (?, ?, ?, ?)",
                 (study, owner, time.time() if alive else -math.inf, self.heartbeat_interval))
+            if self._prune_due(study):
+                self._prune(conn, study, owner)
+
+    def _prune(self, conn, study: str, owner: str) -> None:
+        """Delete the heartbeat rows of ``study`` (but ``owner``'s) whose owners are stale and
+        hold no pending trial; inside the write transaction, so every event is there."""
+        now = time.time()
+        rows = conn.execute("SELECT owner, time, interval FROM heartbeats WHERE study = ? AND "
+                            "owner != ?", (study, owner)).fetchall()
+        stale = stale_owners([(o, now - t, i) for o, t, i in rows], self.grace_period)
+        if not stale:
+            return
+        pending = self._pending.setdefault(study, PendingOwners())
+        events = conn.execute(
+            "SELECT id, kind, payload FROM events WHERE study = ? AND id > ? AND kind IN "
+            "(?, ?, ?) ORDER BY id", (study, pending.last, *PendingOwners.KINDS)).fetchall()
+        try:
+            pending.update((i, k, json.loads(p)) for i, k, p in events)
+        except (TypeError, ValueError, KeyError):
+            return  # a damaged journal: keep every row (reading the study says what is wrong)
+        holders = pending.holders()
+        conn.executemany("DELETE FROM heartbeats WHERE study = ? AND owner = ?",
+                         [(study, o) for o in stale if o not in holders])
 
     def heartbeats(self, study):
         with self._lock:

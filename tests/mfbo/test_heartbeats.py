@@ -8,7 +8,7 @@ import pytest
 
 from mfbo import Optimizer, SQLiteStorage
 from mfbo.liveness import HOST, owner_alive
-from mfbo.storage import filesystems
+from mfbo.storage import as_storage, filesystems
 
 from benchmarks.shared_workers import (SPACE as WORKER_SPACE, journal_check,
                                        kill_in_first_evaluation, start_worker)
@@ -115,3 +115,55 @@ def test_read_only_handles_write_no_heartbeat(tmp_path):
     study.close()
     assert rows() == before
     opt.close()
+
+
+def remote_ask(opt, owner, unit):
+    """A pending trial asked by ``owner`` (another worker), appended to ``opt``'s study."""
+    params = opt.space.from_unit([unit])[0]
+    with opt.study.transaction():
+        opt.study.refresh()
+        opt.study._append("ask", {"id": opt.study.n_trials, "params": params,
+                                  "unit": opt.space.to_unit([params])[0].tolist(),
+                                  "candidate": None, "owner": owner, "time": time.time()})
+
+
+def check_heartbeat_rows_are_pruned(where):
+    """Optimizers opened and closed on storage ``where`` leave no heartbeat row behind, and
+    the row of a silent owner of another host is kept while it holds a pending trial, which
+    is then asked again."""
+    interval, grace = 0.05, 0.15  # rows older than 10 grace periods (1.5 s) may go
+
+    def storage():
+        return as_storage(where, heartbeat_interval=interval, grace_period=grace)
+
+    opt = Optimizer(SPACE, storage=storage(), surrogate="random", random_state=0)
+    for seed in range(30):
+        other = Optimizer(SPACE, storage=storage(), surrogate="random", random_state=seed)
+        if seed % 3 == 0:  # some tell a trial before they close
+            t = other.ask()
+            other.tell(t, 1.0)
+        other.close()
+    # two workers of another host beat, then fell silent: one holds a pending trial
+    busy, idle = "elsewhere:4242:1:busy", "elsewhere:4243:1:idle"
+    remote_ask(opt, busy, [0.5, 0.5])
+    silent = opt.study.n_trials - 1
+    for owner in (busy, idle):
+        storage().beat("default", owner)
+    time.sleep(1.7)
+    for _ in range(3):
+        other = Optimizer(SPACE, storage=storage(), surrogate="random")
+        other.close()
+    rows = set(opt.storage.heartbeats("default"))
+    assert rows - {other.owner} == {opt.owner, busy}
+    # the silent worker's trial is asked again (its row was kept), then its row can go
+    t = opt.ask()
+    assert t.id == silent
+    opt.tell(t, 1.0)
+    Optimizer(SPACE, storage=storage(), surrogate="random").close()
+    rows = set(opt.storage.heartbeats("default"))
+    assert opt.owner in rows and busy not in rows and len(rows) <= 2
+    opt.close()
+
+
+def test_heartbeat_rows_are_pruned_and_a_silent_owner_is_still_reclaimed(tmp_path):
+    check_heartbeat_rows_are_pruned(str(tmp_path / "p.db"))
