@@ -16,9 +16,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["Storage", "StorageUnavailable", "StorageLocked", "retrying", "to_json", "check_same_space", "check_heartbeat",
-           "DEFAULT_HEARTBEAT_INTERVAL", "DEFAULT_GRACE_PERIOD", "HEARTBEAT_KEEP_GRACES",
-           "PendingOwners", "stale_owners"]
+__all__ = ["Storage", "StorageUnavailable", "StorageLocked", "retrying", "to_json",
+           "check_same_space", "check_heartbeat", "DEFAULT_HEARTBEAT_INTERVAL",
+           "DEFAULT_GRACE_PERIOD", "HEARTBEAT_KEEP_GRACES", "PendingOwners", "stale_owners"]
 
 #: seconds between two heartbeats of an open optimizer
 DEFAULT_HEARTBEAT_INTERVAL = 10.0

@@ -59,10 +59,11 @@ SCHEMA_VERSION = 1
 #: seconds a transaction or a read is tried again while the database cannot be reached
 DEFAULT_RETRY_TIMEOUT = 300.0
 #: seconds a session may sit idle inside a transaction before the server ends it.  Proposals
-#: are computed inside the transaction, between two statements: well under a second for one
-#: trial, a few seconds for a batch (measured: 8 dimensions, 300 trials, 0.5 s for one, 3 s
-#: for 16), more for the first proposal of a process that compiles its model; a minute leaves
-#: a wide margin and still frees a stopped worker's study within one grace period
+#: are computed inside the transaction, between two statements, one trial at a time (each is
+#: recorded as it is proposed, also in a batch): the longest pause measured was 0.1 s (8
+#: dimensions, 300 trials, default surrogate, also in a batch of 16).  A minute leaves a wide
+#: margin (a loaded machine, a larger study, a model compiled on first use) and still frees a
+#: stopped worker's study within one default grace period
 DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT = 60.0
 #: seconds a statement waits for a lock before the transaction is tried again: twice the idle
 #: limit, since a stopped holder is ended by the server within that limit and a live one holds
@@ -180,8 +181,9 @@ class SQLAlchemyStorage(Storage):
         Seconds a session may sit idle inside a transaction (its process computing a
         proposal, or stopped, paused, cut off by the network) before the server ends it,
         rolling the transaction back and freeing the study's lock for the other workers.  A
-        proposal takes well under a second (a batch a few seconds); raise it if proposals take
-        longer.  The worker whose session was ended tries its transaction again.
+        proposal takes about a tenth of a second between two statements; raise it if
+        proposals take far longer.  The worker whose session was ended tries its transaction
+        again.
     create : bool, default=True
         Create mfbo's tables where the database has none.  ``False`` opens an existing study
         storage only (to inspect a study): a database without them raises ``ValueError``.

@@ -416,8 +416,10 @@ def test_a_lock_held_too_long_is_retried_then_reported(url):
 def test_a_missing_database_role_or_password_is_a_clear_error_at_once(server):
     from mfbo.storage.sql import SQLAlchemyStorage
     role = server.new_role(password="right")
-    cases = [(server.url("no_such_db", password="secret"), "database 'no_such_db' does not exist"),
-             (server.url("postgres", "no_such_role", "secret"), "role 'no_such_role' does not exist"),
+    cases = [(server.url("no_such_db", password="secret"),
+              "database 'no_such_db' does not exist"),
+             (server.url("postgres", "no_such_role", "secret"),
+              "role 'no_such_role' does not exist"),
              (server.url("postgres", role, "secret"), f"password of role '{role}'")]
     for url, message in cases:
         start = time.monotonic()
@@ -467,7 +469,8 @@ def test_create_false_opens_an_existing_study_database_only(url):
         as_storage(url, create=False)
     engine = sqlalchemy.create_engine(url)
     with engine.connect() as conn:  # nothing was created
-        assert conn.execute(sqlalchemy.text("SELECT to_regclass('mfbo_version')")).scalar() is None
+        found = conn.execute(sqlalchemy.text("SELECT to_regclass('mfbo_version')")).scalar()
+    assert found is None
     engine.dispose()
     Optimizer(SPACE, storage=url).close()
     assert as_storage(url, create=False).studies() == ["default"]

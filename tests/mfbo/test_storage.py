@@ -312,7 +312,8 @@ def test_create_false_opens_an_existing_study_file_only(tmp_path):
                lambda: as_storage(str(missing), create=False),
                lambda: as_storage(f"sqlite:///{missing}", create=False)]
     for open_it in opening:
-        with pytest.raises(FileNotFoundError, match=f"no study file {re.escape(repr(str(missing)))}"):
+        named = f"no study file {re.escape(repr(str(missing)))}"
+        with pytest.raises(FileNotFoundError, match=named):
             open_it()
     with pytest.raises(FileNotFoundError, match="no study file"):
         as_storage(str(tmp_path / "no-such-dir" / "s.db"), create=False)
