@@ -324,9 +324,6 @@ def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
                     except StudyExhausted as exc:
                         stop = True
                         why = f"the optimizer has no proposal left: {str(exc).rstrip('.')}"
-                        if opt.min_distance > 0:
-                            why += (f" (min_distance={opt.min_distance:g} leaves no "
-                                    f"configuration far enough from those asked)")
                         break
                     if trial is None:
                         break

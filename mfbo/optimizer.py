@@ -41,7 +41,9 @@ def _serialised(method):
 
 
 class StudyExhausted(RuntimeError):
-    """Raised by :meth:`Optimizer.ask` when every candidate has been evaluated or is pending."""
+    """Raised by :meth:`Optimizer.ask` when nothing is left to propose: every candidate has
+    been evaluated or is pending, or (with ``min_distance``) no point far enough from them
+    was found; the message says which."""
 
 
 class Optimizer:
@@ -335,7 +337,8 @@ class Optimizer:
         ``batch_strategy``.  With ``max_trials`` no trial is created once the study holds that
         many (finished or pending); fewer, possibly none, are returned (a pending trial of a
         dead owner is still handed out: it creates none).
-        Raises :class:`StudyExhausted` when a finite candidate set is used up.
+        Raises :class:`StudyExhausted` when a finite candidate set is used up, or when
+        ``min_distance`` leaves no point to propose.
         """
         single = n is None
         check_int(n, "n", or_none=True)
@@ -364,11 +367,15 @@ class Optimizer:
             if not out:
                 if max_trials is not None and study.n_trials >= max_trials:
                     return None
-                raise StudyExhausted("every candidate has been evaluated or is pending.")
+                raise StudyExhausted(self._exhausted())
             return out[0]
         if not out and max_trials is None:
-            raise StudyExhausted("every candidate has been evaluated or is pending.")
+            raise StudyExhausted(self._exhausted())
         return out
+
+    def _exhausted(self) -> str:
+        return self.proposer.last_exhaustion_reason or \
+            "every candidate has been evaluated or is pending."
 
     # -- tell ---------------------------------------------------------------------------------
     @_serialised

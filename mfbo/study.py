@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import numbers
+import os
 import time
 import weakref
 from typing import Iterator, Mapping
@@ -272,8 +273,15 @@ class Study:
         """A study as its storage recorded it (space, direction), replayed; to inspect a study
         without knowing how it was made.  A ``ValueError`` names the studies the storage holds
         when ``study_name`` is not one of them.  A study that searched a candidate set is read with
-        the row numbers its trials recorded (the rows themselves are not in the journal)."""
-        storage = as_storage(storage)
+        the row numbers its trials recorded (the rows themselves are not in the journal).
+        A path or URL is opened read-only and must exist (``FileNotFoundError`` names a
+        missing file; nothing is created and no heartbeat is written); a :class:`Storage` is
+        used as it is."""
+        if isinstance(storage, (str, os.PathLike)):
+            # to inspect: nothing is created at a mistyped path, and nothing is written
+            storage = as_storage(storage, create=False, read_only=True)
+        else:
+            storage = as_storage(storage)
         try:
             record = storage.stored_study(study_name)
         except RecursionError:

@@ -174,8 +174,8 @@ def test_some_failures_do_not_warn_that_no_trial_succeeded(recwarn):
 
 
 def test_running_out_of_proposals_warns_how_far_the_study_got():
-    with pytest.warns(UserWarning, match=r"stopped early.*every candidate.* finished trials? "
-                                         r"of n_calls=10"):
+    with pytest.warns(UserWarning, match=r"stopped early.*no point at least min_distance=0\.9"
+                                         r".* finished trials? of n_calls=10"):
         r = mfbo.minimize(lambda x: x, {"x": (0.0, 1.0)}, n_calls=10, min_distance=0.9,
                           surrogate="random", random_state=0, progress_bar=False)
     assert 1 <= len(r.trials) < 10

@@ -557,3 +557,32 @@ def test_enqueue_takes_a_dataframe():
     assert [opt.ask().params for _ in range(2)] == [{"x": 1.0, "y": 3.0}, {"x": 2.0, "y": 4.0}]
     with pytest.raises(ValueError, match=r"params\[0\].*'y'"):
         opt.enqueue(pd.DataFrame({"x": [1.0]}))
+
+
+def test_running_out_of_room_under_min_distance_is_named_as_such():
+    # a continuous space used to say "every candidate has been evaluated or is pending"
+    opt = Optimizer({"x": (0.0, 1.0)}, random_state=0, min_distance=0.9, surrogate="random")
+    with pytest.raises(mfbo.StudyExhausted, match="no point at least min_distance=0.9"):
+        for _ in range(5):
+            opt.tell(opt.ask(), 1.0)
+    grid = Optimizer({"c": Categorical(["a", "b"])}, random_state=0)
+    with pytest.raises(mfbo.StudyExhausted, match="every candidate"):
+        for _ in range(3):
+            grid.tell(grid.ask(), 1.0)
+
+
+def test_study_open_creates_nothing_and_writes_nothing(tmp_path):
+    from mfbo.study import Study
+
+    with pytest.raises(FileNotFoundError, match="no study file"):
+        Study.open(tmp_path / "mistyped.db")
+    assert not list(tmp_path.iterdir())
+    db = str(tmp_path / "s.db")
+    mfbo.minimize(f, S, n_calls=3, storage=db, random_state=0, surrogate="random",
+                  progress_bar=False)
+    conn = sqlite3.connect(db)
+    before = conn.execute("SELECT COUNT(*) FROM heartbeats").fetchone()[0]
+    study = Study.open(db)
+    assert study.n_finished == 3 and getattr(study.storage, "read_only", False)
+    assert conn.execute("SELECT COUNT(*) FROM heartbeats").fetchone()[0] == before
+    conn.close()
