@@ -740,7 +740,7 @@ EXTREME = {
     "int_0_2**62": lambda t: t.suggest_int("n", 0, 2**62),
     "int_log_1_2**62": lambda t: t.suggest_int("n", 1, 2**62, log=True),
     "float_step_1e-17": lambda t: t.suggest_float("x", 0, 1, step=1e-17),
-    "int_step_3_0_2**62": lambda t: t.suggest_int("n", 0, 2**62, step=3),
+    "int_step_3_0_2**62-1": lambda t: t.suggest_int("n", 0, 2**62 - 1, step=3),
     "int_2**62+1_2**63-1": lambda t: t.suggest_int("n", 2**62 + 1, 2**63 - 1),
     "float_step_1e-9": lambda t: t.suggest_float("x", -1e5, 1e5, step=1e-9),
     "float_step_1e-12": lambda t: t.suggest_float("x", 0, 1, step=1e-12),
