@@ -65,7 +65,7 @@ def test_running_out_of_far_points_names_min_distance(surrogate, n_initial):
     opt = Optimizer({"x": Real(0.0, 1.0)}, surrogate=surrogate, random_state=0,
                     n_initial=n_initial, min_distance=0.4, n_random_candidates=64)
     assert opt.proposer.last_exhaustion_reason is None
-    with pytest.raises(StudyExhausted):
+    with pytest.raises(StudyExhausted) as info:
         for _ in range(10):
             t = opt.ask()
             opt.tell(t, t.params["x"])
@@ -73,6 +73,7 @@ def test_running_out_of_far_points_names_min_distance(surrogate, n_initial):
     reason = opt.proposer.last_exhaustion_reason
     assert "min_distance=0.4" in reason and "evaluated or pending" in reason
     assert "every candidate" not in reason
+    assert str(info.value) == reason
 
 
 def test_a_used_up_candidate_set_is_still_every_candidate():
