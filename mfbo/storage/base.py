@@ -32,11 +32,12 @@ HEARTBEAT_KEEP_GRACES = 10
 
 # Pruning the heartbeats.  Every optimizer opened on a durable storage writes a row, so rows
 # would pile up with every run; a backend deletes some when it writes a beat (at most once a
-# grace period per study and handle, inside the same transaction).  A row is needed only to
-# judge its owner's pending trials, but its absence does not mean "dead": an owner of another
-# host without a row is taken to be alive (as in studies written before heartbeats), so
-# deleting the row of a silent remote owner that still holds a pending trial would keep that
-# trial from ever being asked again.  Hence a row is deleted only when both hold:
+# grace period per study and handle; PostgreSQL in a savepoint of the beat's transaction,
+# SQLite in a transaction of its own right after it).  A row is needed only to judge its
+# owner's pending trials, but its absence does not mean "dead": an owner of another host
+# without a row is taken to be alive (as in studies written before heartbeats), so deleting
+# the row of a silent remote owner that still holds a pending trial would keep that trial
+# from ever being asked again.  Hence a row is deleted only when both hold:
 #   * its owner holds no pending trial of the study (asked none, told them, or others claimed
 #     them), read from the journal's ask, claim and tell events (incrementally, by
 #     :class:`PendingOwners`, and under the study's lock, so no event is being written);
@@ -154,6 +155,8 @@ class PendingOwners:
         """Take in ``(id, kind, payload)`` events newer than ``last``, in order; a malformed
         one raises (``KeyError``/``TypeError``/``ValueError``), after the ones before it."""
         for eid, kind, payload in events:
+            if not isinstance(payload, dict):
+                raise ValueError(f"event {eid} is not a JSON object")
             if kind in ("ask", "claim"):
                 self._owner[int(payload["id"])] = payload.get("owner")
             elif kind == "tell":

@@ -644,9 +644,9 @@ class SQLAlchemyStorage(Storage):
                 {"s": sid, "a": pending.last}).fetchall()
             try:
                 pending.update((int(i), k, json.loads(p)) for i, k, p in events)
-            except (TypeError, ValueError, KeyError):
+            except Exception:  # noqa: BLE001 - any damage: left for the study's replay
                 savepoint.commit()
-                return  # a damaged journal: keep every row (reading the study says what is wrong)
+                return  # a damaged journal: keep every row (the study's replay reports it)
             holders = pending.holders()
             for other in stale:
                 if other not in holders:

@@ -374,33 +374,38 @@ class SQLiteStorage(Storage):
         if self.read_only:
             return
         with self.transaction(study):
-            conn = self._connect()
-            conn.execute(
+            self._connect().execute(
                 "INSERT OR REPLACE INTO heartbeats VALUES (?, ?, ?, ?)",
                 (study, owner, time.time() if alive else -math.inf, self.heartbeat_interval))
-            if self._prune_due(study):
-                self._prune(conn, study, owner)
+        if self._prune_due(study):
+            self._prune(study, owner)
 
-    def _prune(self, conn, study: str, owner: str) -> None:
+    def _prune(self, study: str, owner: str) -> None:
         """Delete the heartbeat rows of ``study`` (but ``owner``'s) whose owners are stale and
-        hold no pending trial; inside the write transaction, so every event is there."""
-        now = time.time()
-        rows = conn.execute("SELECT owner, time, interval FROM heartbeats WHERE study = ? AND "
-                            "owner != ?", (study, owner)).fetchall()
-        stale = stale_owners([(o, now - t, i) for o, t, i in rows], self.grace_period)
-        if not stale:
-            return
-        pending = self._pending.setdefault(study, PendingOwners())
-        events = conn.execute(
-            "SELECT id, kind, payload FROM events WHERE study = ? AND id > ? AND kind IN "
-            "(?, ?, ?) ORDER BY id", (study, pending.last, *PendingOwners.KINDS)).fetchall()
+        hold no pending trial, in a write transaction, so that every event is there.  It is
+        housekeeping, in a transaction of its own: any failure (a damaged file, which SQLite
+        then refuses to commit anything to, left for the study's replay to report) keeps every
+        row and does not fail the beat."""
         try:
-            pending.update((i, k, json.loads(p)) for i, k, p in events)
-        except (TypeError, ValueError, KeyError):
-            return  # a damaged journal: keep every row (reading the study says what is wrong)
-        holders = pending.holders()
-        conn.executemany("DELETE FROM heartbeats WHERE study = ? AND owner = ?",
-                         [(study, o) for o in stale if o not in holders])
+            with self.transaction(study):
+                conn = self._connect()
+                now = time.time()
+                rows = conn.execute("SELECT owner, time, interval FROM heartbeats WHERE study = "
+                                    "? AND owner != ?", (study, owner)).fetchall()
+                stale = stale_owners([(o, now - t, i) for o, t, i in rows], self.grace_period)
+                if not stale:
+                    return
+                pending = self._pending.setdefault(study, PendingOwners())
+                events = conn.execute(
+                    "SELECT id, kind, payload FROM events WHERE study = ? AND id > ? AND kind "
+                    "IN (?, ?, ?) ORDER BY id", (study, pending.last, *PendingOwners.KINDS)
+                ).fetchall()
+                pending.update((i, k, json.loads(p)) for i, k, p in events)
+                holders = pending.holders()
+                conn.executemany("DELETE FROM heartbeats WHERE study = ? AND owner = ?",
+                                 [(study, o) for o in stale if o not in holders])
+        except Exception:  # noqa: BLE001 - see above
+            pass
 
     def heartbeats(self, study):
         with self._lock:

@@ -167,3 +167,22 @@ def check_heartbeat_rows_are_pruned(where):
 
 def test_heartbeat_rows_are_pruned_and_a_silent_owner_is_still_reclaimed(tmp_path):
     check_heartbeat_rows_are_pruned(str(tmp_path / "p.db"))
+
+
+def check_pruning_never_fails_a_beat(where):
+    """A journal that cannot be read leaves every heartbeat row (the study's replay reports
+    it), and the beat is written all the same."""
+    def storage():
+        return as_storage(where, heartbeat_interval=0.05, grace_period=0.15)
+
+    first = storage()
+    first.open_study("default", {"x": {"type": "real", "low": 0.0, "high": 1.0, "log": False}},
+                     {})
+    first.beat("default", "far:1:1:closed", alive=False)
+    first.append("default", "ask", [1, 2])  # not an event a study writes
+    storage().beat("default", "far:2:1:other")  # a new handle prunes at its first beat
+    assert set(first.heartbeats("default")) == {"far:1:1:closed", "far:2:1:other"}
+
+
+def test_pruning_never_fails_a_beat(tmp_path):
+    check_pruning_never_fails_a_beat(str(tmp_path / "d.db"))

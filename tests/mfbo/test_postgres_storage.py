@@ -504,3 +504,8 @@ def test_read_only_handles_write_no_heartbeat(url):
 def test_heartbeat_rows_are_pruned_and_a_silent_owner_is_still_reclaimed(url):
     from tests.mfbo.test_heartbeats import check_heartbeat_rows_are_pruned
     check_heartbeat_rows_are_pruned(url)
+
+
+def test_pruning_never_fails_a_beat(url):
+    from tests.mfbo.test_heartbeats import check_pruning_never_fails_a_beat
+    check_pruning_never_fails_a_beat(url)
