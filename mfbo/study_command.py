@@ -82,7 +82,7 @@ def open_storage(path: str) -> Storage:
         from .storage.sql import SQLAlchemyStorage
         try:
             return SQLAlchemyStorage(path, read_only=True, retry_timeout=0)
-        except (ValueError, ImportError, StorageUnavailable) as exc:
+        except (ValueError, ImportError, PermissionError, StorageUnavailable) as exc:
             raise CommandError(str(exc)) from None
     file = path[len(SQLITE_PREFIX):] if path.startswith(SQLITE_PREFIX) else path
     if not os.path.exists(file):
@@ -91,7 +91,7 @@ def open_storage(path: str) -> Storage:
         raise CommandError(f"{file!r} is a directory, not a study file.")
     try:
         return PagedSQLiteStorage(file, read_only=True)
-    except ValueError as exc:
+    except (ValueError, PermissionError, StorageUnavailable) as exc:
         raise CommandError(str(exc)) from None
 
 

@@ -509,3 +509,15 @@ def test_heartbeat_rows_are_pruned_and_a_silent_owner_is_still_reclaimed(url):
 def test_pruning_never_fails_a_beat(url):
     from tests.mfbo.test_heartbeats import check_pruning_never_fails_a_beat
     check_pruning_never_fails_a_beat(url)
+
+
+def test_study_command_names_a_role_that_may_not_read(server, url):
+    from tests.support import run_mfbo
+    opt = Optimizer(SPACE, storage=url, random_state=0)
+    opt.tell(opt.ask(), 1.0)
+    opt.close()
+    stranger = server.new_role()  # no privilege on mfbo's tables
+    proc = run_mfbo("study", "show", server.url(url.rsplit("/", 1)[1], stranger), timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and stranger in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
