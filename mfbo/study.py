@@ -28,7 +28,7 @@ from .heartbeat import Heartbeat
 from .liveness import new_owner, owner_alive, release
 from .space import Space, as_space
 from .storage import InMemoryStorage, Storage, as_storage
-from .storage.base import retrying
+from .storage.base import read_in_pages, retrying
 from .trial import Trial, finite, public
 
 __all__ = ["Study", "TrialFinished", "CandidatesDiffer", "checked_configurations", "check_direction", "DIRECTIONS"]
@@ -360,13 +360,16 @@ class Study:
     # -- journal -------------------------------------------------------------------------------
     def refresh(self) -> None:
         """Replay the events appended since the last replay (by this or other processes)."""
-        try:
-            events = self.storage.read(self.study_name, self._last_event)
-        except RecursionError:
-            raise ValueError(f"study {self.study_name!r}: a journal event after event "
-                             f"{self._last_event} is nested too deeply to be read; the journal "
-                             f"is damaged.") from None
-        for eid, kind, p in events:
+        events = read_in_pages(self.storage, self.study_name, self._last_event)
+        while True:
+            try:
+                eid, kind, p = next(events)
+            except StopIteration:
+                break
+            except RecursionError:
+                raise ValueError(f"study {self.study_name!r}: a journal event after event "
+                                 f"{self._last_event} is nested too deeply to be read; the "
+                                 f"journal is damaged.") from None
             try:
                 self._apply(kind, p)
             except CandidatesDiffer:

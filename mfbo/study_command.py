@@ -25,59 +25,26 @@ import json
 import math
 import numbers
 import os
-import sqlite3
 import sys
 
 from .results import OptimizeResult
 from .space import Space
 from .storage import SQLiteStorage, Storage, StorageUnavailable
+from .storage.base import read_in_pages
 from .study import Study
 
-__all__ = ["register", "open_storage", "select_studies", "PagedSQLiteStorage", "StudySummary",
+__all__ = ["register", "open_storage", "select_studies", "StudySummary",
            "strict_json"]
 
 SQLITE_PREFIX = "sqlite:///"
-
-#: events an SQLite journal is read (and decoded) at a time: a decoded event takes about
-#: 2 KB, so a page is a few megabytes however long the study
-PAGE = 2000
-
 
 class CommandError(Exception):
     """A user error: printed as ``mfbo study: error: <message>``, exit code 2."""
 
 
-class PagedSQLiteStorage(SQLiteStorage):
-    """An SQLite study file whose :meth:`read` decodes the journal a page of :data:`PAGE`
-    events at a time, as they are iterated.  ``SQLiteStorage.read`` returns the whole journal
-    decoded at once (about 3 KB a trial), more than a command that looks at each event once
-    needs; a :class:`~mfbo.study.Study` replays from the pages as it does from a list."""
-
-    def read(self, study, after):
-        """An iterator over ``(id, kind, payload)`` of the events of ``study`` with an id
-        greater than ``after``, in id order.  Each page starts after the last event of the one
-        before; as ids grow with the commit order, events committed meanwhile are read at the
-        end, none skipped or read twice."""
-        after = int(after)
-        while True:
-            with self._lock:
-                try:
-                    rows = self._connect().execute(
-                        "SELECT id, kind, payload FROM events WHERE study = ? AND id > ? "
-                        "ORDER BY id LIMIT ?", (study, after, PAGE)).fetchall()
-                except sqlite3.DatabaseError as exc:
-                    raise ValueError(f"storage {self.path!r} cannot be read ({exc}); the file "
-                                     f"is damaged.") from None
-            for i, kind, payload in rows:
-                yield int(i), kind, self._decode(payload, f"event {i}")
-            if len(rows) < PAGE:
-                return
-            after = int(rows[-1][0])
-
-
 def open_storage(path: str) -> Storage:
     """The study file ``path`` (or ``sqlite:///path``), or the PostgreSQL database a
-    ``postgresql://`` URL names, opened read-only (a file as a :class:`PagedSQLiteStorage`)."""
+    ``postgresql://`` URL names, opened read-only."""
     if "://" in path and not path.startswith(SQLITE_PREFIX):
         from .storage.sql import SQLAlchemyStorage
         try:
@@ -90,7 +57,7 @@ def open_storage(path: str) -> Storage:
     if os.path.isdir(file):
         raise CommandError(f"{file!r} is a directory, not a study file.")
     try:
-        return PagedSQLiteStorage(file, read_only=True)
+        return SQLiteStorage(file, read_only=True)
     except (ValueError, PermissionError, StorageUnavailable) as exc:
         raise CommandError(str(exc)) from None
 
@@ -171,7 +138,7 @@ class StudySummary:
         best = None  # (loss, id, value, ask event, params)
         n = 0
         try:
-            for eid, kind, p in storage.read(name, 0):
+            for eid, kind, p in read_in_pages(storage, name):
                 try:
                     if not isinstance(p, dict):
                         raise TypeError(f"payload must be a JSON object, got {p!r}")

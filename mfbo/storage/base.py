@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["Storage", "StorageUnavailable", "StorageLocked", "retrying", "to_json",
+__all__ = ["Storage", "StorageUnavailable", "read_in_pages", "StorageLocked", "retrying", "to_json",
            "check_same_space", "check_heartbeat", "DEFAULT_HEARTBEAT_INTERVAL",
            "DEFAULT_GRACE_PERIOD", "HEARTBEAT_KEEP_GRACES", "PendingOwners", "stale_owners"]
 
@@ -81,6 +81,24 @@ def retrying(fn, timeout: float):
                 raise
         time.sleep(wait)
         wait = min(2.0, wait * 2)
+
+
+#: events decoded at a time by :func:`read_in_pages`
+PAGE = 2000
+
+
+def read_in_pages(storage: "Storage", study: str, after: int = 0, page: int | None = None):
+    """An iterator over the events of ``study`` after id ``after``, as :meth:`Storage.read`
+    gives them, read ``page`` (default :data:`PAGE`) at a time: each page starts after the
+    last id of the one before, so none is skipped or read twice, and a long journal is never
+    decoded whole at once."""
+    page = PAGE if page is None else int(page)
+    while True:
+        rows = storage.read(study, after, limit=page)
+        yield from rows
+        if len(rows) < page:
+            return
+        after = rows[-1][0]
 
 
 def _plain(obj):
@@ -234,11 +252,13 @@ class Storage:
         storage has no such study; creates nothing."""
         raise NotImplementedError
 
-    def read(self, study: str, after: int) -> list[tuple[int, str, dict]]:
+    def read(self, study: str, after: int, limit: int | None = None
+             ) -> list[tuple[int, str, dict]]:
         """``(id, kind, payload)`` of the events of ``study`` with an id greater than ``after``,
-        in the order they were committed.  Ids grow with the commit order within a study, so a
-        reader that has seen id ``n`` has seen every event of the study committed before it
-        (none is skipped when transactions commit out of order)."""
+        in the order they were committed (the first ``limit`` of them; None: all).  Ids grow
+        with the commit order within a study, so a reader that has seen id ``n`` has seen every
+        event of the study committed before it (none is skipped when transactions commit out
+        of order)."""
         raise NotImplementedError
 
     def beat(self, study: str, owner: str, alive: bool = True) -> None:

@@ -65,10 +65,11 @@ class InMemoryStorage(Storage):
             events.append((kind, json.loads(to_json(payload))))
             return len(events)
 
-    def read(self, study, after):
+    def read(self, study, after, limit=None):
         with self._lock:
             events = self._events.get(study, [])
-            return [(i + 1, k, p) for i, (k, p) in enumerate(events[after:], start=after)]
+            end = None if limit is None else after + int(limit)
+            return [(i + 1, k, p) for i, (k, p) in enumerate(events[after:end], start=after)]
 
     def studies(self):
         with self._lock:

@@ -573,7 +573,7 @@ class SQLAlchemyStorage(Storage):
                 self._written = (sid, int(seq))
             return int(seq)
 
-    def read(self, study, after):
+    def read(self, study, after, limit=None):
         from sqlalchemy import text
 
         def rows(conn):
@@ -581,8 +581,9 @@ class SQLAlchemyStorage(Storage):
             if sid is None:
                 return []
             return conn.execute(text("SELECT seq, kind, payload FROM mfbo_events WHERE "
-                                     "study_id = :s AND seq > :a ORDER BY seq"),
-                                {"s": sid, "a": int(after)}).fetchall()
+                                     "study_id = :s AND seq > :a ORDER BY seq LIMIT :n"),
+                                {"s": sid, "a": int(after),
+                                 "n": None if limit is None else int(limit)}).fetchall()
 
         with self._lock:
             if self._depth > 0:

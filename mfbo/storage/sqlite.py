@@ -339,12 +339,13 @@ class SQLiteStorage(Storage):
                 (study, kind, to_json(payload), time.time()))
             return int(cur.lastrowid)
 
-    def read(self, study, after):
+    def read(self, study, after, limit=None):
         with self._lock:
             try:
                 rows = self._connect().execute(
                     "SELECT id, kind, payload FROM events WHERE study = ? AND id > ? ORDER BY "
-                    "id", (study, int(after))).fetchall()
+                    "id LIMIT ?", (study, int(after), -1 if limit is None else int(limit))
+                ).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise ValueError(f"storage {self.path!r} cannot be read ({exc}); the file is "
                                  f"damaged.") from None

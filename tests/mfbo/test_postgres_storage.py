@@ -521,3 +521,8 @@ def test_study_command_names_a_role_that_may_not_read(server, url):
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and stranger in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_reads_in_pages(url):
+    from tests.mfbo.test_storage import check_reads_in_pages
+    check_reads_in_pages(url)

@@ -334,3 +334,28 @@ def test_create_false_opens_an_existing_study_file_only(tmp_path):
     assert isinstance(storage, SQLiteStorage) and storage.studies() == ["default"]
     assert as_storage(storage, create=False) is storage
     assert as_storage(None, create=False).studies() == []
+
+
+def check_reads_in_pages(storage):
+    """``read(study, after, limit)`` returns the first ``limit`` events after ``after``, and
+    :func:`read_in_pages` gives the whole journal, none skipped or read twice, whatever the
+    page size."""
+    from mfbo.storage.base import read_in_pages
+
+    opt = Optimizer({"a": (0.0, 1.0)}, storage=storage, random_state=0, surrogate="random")
+    for _ in range(7):
+        opt.tell(opt.ask(), 1.0)
+    store = opt.storage
+    every = store.read("default", 0)
+    assert len(every) == 14 and store.read("default", 0, limit=None) == every
+    assert store.read("default", every[2][0], limit=3) == every[3:6]
+    assert store.read("default", every[-1][0], limit=5) == []
+    for page in (1, 3, 14, 100):
+        assert list(read_in_pages(store, "default", page=page)) == every
+    assert list(read_in_pages(store, "default", every[9][0], page=2)) == every[10:]
+    opt.close()
+
+
+def test_reads_in_pages(tmp_path):
+    check_reads_in_pages(str(tmp_path / "pages.db"))
+    check_reads_in_pages(mfbo.storage.InMemoryStorage())

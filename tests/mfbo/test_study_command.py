@@ -175,7 +175,8 @@ def test_show_and_best_summarise_a_many_trial_study_read_a_page_at_a_time(tmp_pa
     db = tmp_path / "big.db"
     write_study(db, 3000)
     write_study(db, 40, name="small", direction="minimize")
-    monkeypatch.setattr(study_command, "PAGE", 97)  # many pages, none aligned with a trial
+    from mfbo.storage import base
+    monkeypatch.setattr(base, "PAGE", 97)  # many pages, none aligned with a trial
     expected = []
     for name in ("big", "small"):
         study = mfbo.Study.open(SQLiteStorage(str(db), read_only=True), name)
