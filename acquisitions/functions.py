@@ -13,7 +13,6 @@ from functools import partial
 from typing import Callable
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
 
 _TINY = 1e-12
 
@@ -39,12 +38,16 @@ def _z(mean, std, best, xi):
 
 def expected_improvement(mean, std, best: float, xi: float = 0.0) -> np.ndarray:
     """``E[max(best - xi - Y, 0)]`` for ``Y ~ N(mean, std^2)``."""
+    from scipy.special import ndtr  # scipy.special is slow to import: on use
+
     z, s = _z(mean, std, best, xi)
     return s * (z * ndtr(z) + np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi))
 
 
 def _log_h(z):
     """``log(z Phi(z) + phi(z))`` computed stably for all z (Ament et al. 2023, log-EI)."""
+    from scipy.special import log_ndtr, ndtr
+
     z = np.asarray(z, dtype=float)
     out = np.empty_like(z)
     big = z > -5.0
@@ -68,6 +71,8 @@ def log_expected_improvement(mean, std, best: float, xi: float = 0.0) -> np.ndar
 
 def probability_of_improvement(mean, std, best: float, xi: float = 0.0) -> np.ndarray:
     """``P(Y < best - xi)``."""
+    from scipy.special import ndtr
+
     z, _ = _z(mean, std, best, xi)
     return ndtr(z)
 
@@ -78,6 +83,8 @@ def lognormal_expected_improvement(mean, std, best: float) -> np.ndarray:
     With ``v = (best - mean)/std`` in log space:
     ``exp(best) Phi(v) - exp(mean + std^2/2) Phi(v - std)`` (Hutter et al. 2009).
     """
+    from scipy.special import ndtr
+
     mean = np.asarray(mean, dtype=float)
     s = np.maximum(np.asarray(std, dtype=float), _TINY)
     v = (best - mean) / s

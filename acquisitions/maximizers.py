@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 import numpy as np
-from scipy.stats import qmc
 
 ScoreFn = Callable[[np.ndarray], np.ndarray]
 
@@ -502,6 +501,8 @@ def maximize_random_local(score: ScoreFn, levels: Iterable[int], n: int = 1,
     if n_random == 0:  # the extra points only
         R = np.empty((0, D))
     elif sampler == "sobol":
+        from scipy.stats import qmc  # slow to import: on use
+
         m = int(2 ** np.ceil(np.log2(max(n_random, 2))))
         R = qmc.Sobol(D, scramble=True, seed=rng).random(m)[:n_random]
     else:

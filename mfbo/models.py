@@ -16,9 +16,6 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from scipy.special import ndtri
-
-from surrogates import MondrianForestRegressor
 
 from .checks import check_int
 
@@ -189,6 +186,9 @@ class MondrianModel(Model):
         self._beta = None  # the trend's coefficients: intercept, then one per trend coordinate
         self.trend_window = check_int(trend_window, "trend_window", or_none=True)
         self.posterior = posterior
+        # scikit-learn and numba: imported by the first model made, not by ``import mfbo``
+        from surrogates import MondrianForestRegressor
+
         self.forest = MondrianForestRegressor(
             n_estimators=n_estimators, min_samples_split=min_samples_split,
             posterior="empirical" if posterior == "alternating" else posterior,
@@ -250,6 +250,8 @@ class MondrianModel(Model):
         below = np.searchsorted(ref, values, side="left")
         upto = np.searchsorted(ref, values, side="right")
         u = (below + 0.5 * (upto - below) + 0.5) / (ref.shape[0] + 1.0)
+        from scipy.special import ndtri
+
         return ndtri(u)
 
     def observe(self, X, y, n_new):

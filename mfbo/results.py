@@ -7,7 +7,6 @@ import os
 
 import numpy as np
 
-from .figure import finish
 from .importance import Importance, functional_anova
 from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
 from .study import check_direction
@@ -172,6 +171,8 @@ class OptimizeResult:
             suptitle = getattr(fig, "_suptitle", None)
             if retitle and suptitle is not None:
                 suptitle.set_text(suptitle.get_text().replace("loss", "value"))
+        from .figure import finish  # (matplotlib: imported by the first figure, not here)
+
         return finish(fig, path, owned=False) if path is not None else fig
 
     # -- figures and importance (see mfbo.plots); each returns a matplotlib Figure -----------

@@ -15,7 +15,6 @@ import unicodedata
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from scipy.stats import qmc
 
 from acquisitions import snap
 
@@ -440,9 +439,13 @@ class Space:
         if kind == "random":
             U = rng.random((n, D))
         elif kind == "sobol":
+            from scipy.stats import qmc  # slow to import: on use
+
             m = max(1, int(2 ** math.ceil(math.log2(max(n, 1)))))
             U = qmc.Sobol(D, scramble=True, seed=rng).random(m)[:n]
         elif kind == "lhs":
+            from scipy.stats import qmc
+
             U = qmc.LatinHypercube(D, seed=rng).random(n)
         else:
             raise ValueError(f"initial_design must be 'sobol', 'random' or 'lhs', got {kind!r}.")

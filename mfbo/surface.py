@@ -13,7 +13,6 @@ import math
 from typing import Callable
 
 import numpy as np
-from scipy.stats import qmc
 
 from acquisitions import snap
 
@@ -109,6 +108,8 @@ def to_search_points(space: Space, U: np.ndarray) -> np.ndarray:
 def search_sample(space: Space, n: int, rng: np.random.Generator, copies: int = 1) -> np.ndarray:
     """``n`` scrambled-Sobol points of the search measure, as an ``(n, copies * D)`` matrix
     (``copies`` independent blocks of the space's coordinates, from one Sobol sequence)."""
+    from scipy.stats import qmc  # slow to import: on use
+
     D = len(space)
     m = 1 << max(0, math.ceil(math.log2(n)))  # Sobol points are balanced in powers of two
     Z = qmc.Sobol(copies * D, scramble=True, seed=rng).random(m)[:n]
