@@ -3,11 +3,13 @@ decorator."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
 import numbers
 import pickle
+import sys
 import time
 import warnings
 from collections import deque
@@ -96,7 +98,8 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         Each is called as ``cb(trial, optimizer)`` after every finished trial; returning True
         stops the study.
     progress_bar : bool, default=True
-        A tqdm bar showing the best value so far.
+        A tqdm bar showing the best value so far (and, while numba compiles the forest's
+        kernels, on the first run after installing: that it does).
     """
     started = time.monotonic()
     check_int(n_calls, "n_calls")
@@ -269,6 +272,49 @@ def _tell(opt, trial, res, bar, tally=None):
     return t
 
 
+#: what the progress bar says while numba compiles the surrogates' kernels: on a fresh install
+#: the first fits (in the first tells) and the first proposal wait about a minute for them
+COMPILING = "mfbo (compiling the forest's kernels, first run only...)"
+
+
+@contextlib.contextmanager
+def _compile_notice(bar):
+    """A block in which ``bar``'s description says :data:`COMPILING` while numba compiles one
+    of the surrogates' kernels.
+
+    numba raises a compile event only when it compiles (kernels loaded from its cache raise
+    none): a run on a filled cache shows nothing, and a kernel of the user's own objective
+    does not count."""
+    event = sys.modules.get("numba.core.event")
+    if bar is None or event is None:  # numba not loaded: no kernel of ours can compile
+        yield
+        return
+    before = bar.desc
+    ours = []  # per compilation under way (they nest: a kernel compiles those it calls)
+    shown = []
+
+    class Notice(event.Listener):
+        def on_start(self, ev):
+            kernel = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
+            ours.append((getattr(kernel, "__module__", None) or "").startswith("surrogates."))
+            if ours[-1] and ours.count(True) == 1:
+                shown.append(True)
+                bar.set_description_str(COMPILING)
+
+        def on_end(self, ev):
+            if ours.pop() and True not in ours:
+                # not drawn now: one kernel's end is often the next one's start (no flicker);
+                # drawn by the bar's next update or when the block ends
+                bar.set_description_str(before, refresh=False)
+
+    try:
+        with event.install_listener("numba:compile", Notice()):
+            yield
+    finally:
+        if shown:
+            bar.set_description_str(before)
+
+
 def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
     """Ask, evaluate and tell until the study holds ``n_calls`` trials, a callback stops it,
     the candidates run out, ``time.monotonic()`` passes ``deadline`` or an executor given by
@@ -289,7 +335,8 @@ def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
 
     def finish(trial, res):
         nonlocal stop
-        t = _tell(opt, trial, res, bar, tally)
+        with _compile_notice(bar):  # a tell refits the model (its first fit compiles)
+            t = _tell(opt, trial, res, bar, tally)
         if t is None:
             return
         for cb in callbacks:
@@ -320,7 +367,8 @@ def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
                         stop = True
                         break
                     try:
-                        trial = opt.ask(max_trials=n_calls)
+                        with _compile_notice(bar):  # (the first proposal compiles)
+                            trial = opt.ask(max_trials=n_calls)
                     except StudyExhausted as exc:
                         stop = True
                         why = f"the optimizer has no proposal left: {str(exc).rstrip('.')}"

@@ -75,6 +75,39 @@ def test_callbacks_can_stop_and_progress_bar(capsys):
     assert "best=" in capsys.readouterr().err
 
 
+def test_progress_bar_says_when_the_forest_kernels_compile(monkeypatch, capsys):
+    # numba raises a compile event when it compiles (not when it loads its cache): faked here
+    # in the second ask (for the user's kernel, then one of the surrogates') and tell
+    from numba import njit
+    from numba.core import event
+
+    from mfbo.api import COMPILING
+    from mfbo.optimizer import Optimizer
+    from surrogates._core.tree import scale_rows
+
+    users_kernel = njit(lambda x: x)
+    calls, seen = [], []
+
+    def compiling(method):
+        def call(self, *args, **kwargs):
+            calls.append(method.__name__)
+            kernels = {3: (users_kernel, scale_rows), 4: (scale_rows,)}.get(len(calls), ())
+            for kernel in kernels:
+                with event.trigger_event("numba:compile", data={"dispatcher": kernel}):
+                    seen.append(capsys.readouterr().err.rsplit("\r", 1)[-1])
+            return method(self, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(Optimizer, "ask", compiling(Optimizer.ask))
+    monkeypatch.setattr(Optimizer, "tell", compiling(Optimizer.tell))
+    mfbo.minimize(quad, SPACE, n_calls=5, random_state=0)
+    assert calls[2:4] == ["ask", "tell"] and len(seen) == 3
+    assert seen[0].startswith("mfbo:")  # the user's kernel is not the forest's
+    assert seen[1].startswith(COMPILING) and seen[2].startswith(COMPILING)
+    after = capsys.readouterr().err.split("\r")
+    assert after[-1].startswith("mfbo:") and all(COMPILING not in line for line in after[1:])
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"n_calls": 0}, "n_calls"), ({"n_workers": 0}, "n_workers"),
     ({"callbacks": [3]}, "callbacks"), ({"executor": object()}, "executor"),
