@@ -14,7 +14,7 @@ from .importance import Importance
 from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
 from .results import OptimizeResult
 from .space import Categorical, Integer, Ordinal, Real, Space
-from .storage import InMemoryStorage, SQLiteStorage, StorageUnavailable
+from .storage import InMemoryStorage, SQLiteStorage, StorageLocked, StorageUnavailable
 from .study import Study, TrialFinished
 
 __version__ = "0.1.0"
@@ -46,7 +46,8 @@ def __dir__():
 
 __all__ = ["Categorical", "Importance", "Integer", "InMemoryStorage", "Model",
            "MondrianSearchCV", "Objective", "OptimizeResult", "Optimizer", "Ordinal", "RECIPES",
-           "Real", "Recipe", "SQLAlchemyStorage", "SQLiteStorage", "StorageUnavailable",
-           "SURROGATES", "Space", "Study", "StudyExhausted", "Trial", "TrialFinished", "get_recipe", "minimize", "objective", "plot_convergence",
+           "Real", "Recipe", "SQLAlchemyStorage", "SQLiteStorage", "StorageLocked",
+           "StorageUnavailable", "SURROGATES", "Space", "Study", "StudyExhausted", "Trial",
+           "TrialFinished", "get_recipe", "minimize", "objective", "plot_convergence",
            "plot_evaluations", "plot_importance", "plot_objective", "register_surrogate",
            "__version__"]
