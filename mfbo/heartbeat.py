@@ -13,6 +13,10 @@ import threading
 __all__ = ["Heartbeat"]
 
 
+#: seconds :meth:`Heartbeat.stop` waits for a beat under way to finish
+JOIN_TIMEOUT = 2.0
+
+
 class Heartbeat:
     """Beats for ``owner`` in ``study`` of ``storage`` every ``storage.heartbeat_interval``
     seconds, from the first call of :meth:`start` until :meth:`stop`."""
@@ -46,10 +50,17 @@ class Heartbeat:
     def stop(self, closed: bool = True) -> None:
         """Stop beating; with ``closed``, record that the owner tells nothing more, so that
         its pending trials are asked again at once rather than after the grace period."""
-        if self._thread is None:
+        thread = self._thread
+        if thread is None:
             return
         self._stopped.set()
         self._thread = None
+        if thread is not threading.current_thread():
+            # a beat under way finishes first: it must neither overwrite the closed marker
+            # written below nor use a connection the caller closes next.  Bounded, because the
+            # beat may be waiting for a storage lock this thread holds (a finalizer run inside
+            # a transaction); the marker is then at worst overwritten by one late beat
+            thread.join(JOIN_TIMEOUT)
         if closed:
             try:
                 self.storage.beat(self.study, self.owner, alive=False)

@@ -675,6 +675,8 @@ class SQLAlchemyStorage(Storage):
         return {owner: (max(0.0, float(age)), float(interval)) for owner, age, interval in found}
 
     def close(self):
-        if self._engine is not None and self._pid == os.getpid():
-            self._engine.dispose()
-        self._engine = None
+        # under the lock: a heartbeat thread may be using a connection
+        with self._lock:
+            if self._engine is not None and self._pid == os.getpid():
+                self._engine.dispose()
+            self._engine = None

@@ -365,9 +365,11 @@ class SQLiteStorage(Storage):
         return tuple(self._decode(x, f"study {name!r}") for x in row)
 
     def close(self):
-        if self._conn is not None and self._pid == os.getpid():
-            self._conn.close()
-        self._conn = None
+        # under the lock: a heartbeat thread may be using the connection
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
 
     def beat(self, study, owner, alive=True):
         """Record the beat (nothing on a read-only storage) and, at most once a grace period,
