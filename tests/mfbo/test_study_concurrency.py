@@ -514,14 +514,13 @@ def test_sqlite_workers_threads_kills_and_resumes(tmp_path_factory, schedule):
 
 
 @pytest.fixture(scope="session")
-def bounds_checked_numba(tmp_path_factory):
+def bounds_checked_numba(tmp_path_factory, boundscheck_cache):
     """The environment of a worker whose compiled kernels check every index
     (``NUMBA_BOUNDSCHECK=1``), with a numba cache of its own (machine code compiled without
     the checks is never reused) compiled once for the session, by one worker of a small
     study of its own, which is checked like the others (threads sharing an Optimizer, batch
     asks).  Yields the environment and the seconds the compilation took."""
-    cache = tmp_path_factory.mktemp("numba-boundscheck")
-    env = {"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(cache)}
+    env = {"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(boundscheck_cache)}
     workdir = str(tmp_path_factory.mktemp("numba-warmup"))
     tell = ["tell", False, 0.0]
     ops = [["ask", 2], tell, tell, ["ask", 3], tell, ["ask", None], tell, tell, ["ask", 2]]

@@ -3,9 +3,10 @@
 The kernels index the tree store's arrays without checking (they rely on the store keeping
 enough room), so a missing check shows up as silent memory corruption, or not at all.  Here
 the store is exercised in a fresh process with ``NUMBA_BOUNDSCHECK=1``, where every
-out-of-range index raises ``IndexError``, and with a private ``NUMBA_CACHE_DIR``, so that no
-machine code compiled without the checks is reused.  Sizes are small: compiling the kernels
-with the checks is most of the cost (about a minute).
+out-of-range index raises ``IndexError``, and with the numba cache of the session's
+bounds-checked processes (the ``boundscheck_cache`` fixture), so that no machine code compiled
+without the checks is reused.  Sizes are small: compiling the kernels with the checks is most
+of the cost (about a minute).
 """
 
 import os
@@ -71,8 +72,8 @@ print("bounds-checked run completed")
 """
 
 
-def test_store_kernels_stay_in_bounds_under_numba_boundscheck(tmp_path):
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+def test_store_kernels_stay_in_bounds_under_numba_boundscheck(boundscheck_cache):
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(boundscheck_cache))
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                           env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
