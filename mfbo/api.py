@@ -23,6 +23,7 @@ from .recipes import default_n_initial
 from .results import OptimizeResult
 from .space import as_space
 from .study import TrialFinished, check_direction, checked_configurations
+from .trial import shorten
 
 __all__ = ["minimize", "objective", "Objective"]
 
@@ -208,11 +209,8 @@ class _Tally:
         if kind in self.refused_types:
             return
         self.refused_types.add(kind)
-        text = repr(value)
-        if len(text) > 60:
-            text = text[:57] + "..."
-        warnings.warn(f"the objective returned a {kind} ({text}); expected a number, or a "
-                      f"dict with a 'loss' key. Such trials are recorded failed (warned once "
+        warnings.warn(f"the objective returned a {kind} ({shorten(repr(value), 60)}); "
+                      f"expected a number, or a dict with a 'loss' key. Such trials are recorded failed (warned once "
                       f"per type of return in a minimize call), with the error: {exc}",
                       UserWarning, stacklevel=6)  # minimize's caller
 

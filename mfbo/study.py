@@ -29,7 +29,7 @@ from .liveness import new_owner, owner_alive, release
 from .space import Space, as_space
 from .storage import InMemoryStorage, Storage, as_storage
 from .storage.base import read_in_pages, retrying
-from .trial import Trial, finite, public
+from .trial import Trial, finite, public, shorten
 
 __all__ = ["Study", "TrialFinished", "CandidatesDiffer", "checked_configurations", "check_direction", "DIRECTIONS"]
 
@@ -45,12 +45,6 @@ HEARTBEAT_READ_EVERY = 1.0
 #: what replaying a damaged row can raise (a missing key, a value of the wrong type or too
 #: large for a float, a list where an object belongs)
 _DAMAGE = (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError)
-
-
-def _short(v, limit: int = 300) -> str:
-    """``str(v)`` cut to ``limit`` characters (a damaged row may hold a huge value)."""
-    text = str(v)
-    return text if len(text) <= limit else f"{text[:limit - 3]}..."
 
 
 class CandidatesDiffer(ValueError):
@@ -203,7 +197,7 @@ class Study:
                              f"too deeply to be read; the storage is damaged.") from None
         if not isinstance(stored, dict):
             raise ValueError(f"study {study_name!r}: its stored settings are not a JSON object "
-                             f"(got {_short(stored, 80)}); the storage is damaged.")
+                             f"(got {shorten(stored, 80)}); the storage is damaged.")
         if not recorded and stored.get("n_candidates") != config["n_candidates"]:
             raise ValueError(f"study {study_name!r} was created with n_candidates="
                              f"{stored.get('n_candidates')}, not {config['n_candidates']}.")
@@ -294,14 +288,14 @@ class Study:
         space_json, config = record
         if not isinstance(config, dict):
             raise ValueError(f"study {study_name!r}: its stored settings are not a JSON object "
-                             f"(got {_short(config, 80)}); the storage is damaged.")
+                             f"(got {shorten(config, 80)}); the storage is damaged.")
         try:
             if not isinstance(space_json, dict):
-                raise TypeError(f"not a JSON object: {_short(space_json, 80)}")
+                raise TypeError(f"not a JSON object: {shorten(space_json, 80)}")
             space = Space.from_json(space_json)
         except _DAMAGE as exc:
             raise ValueError(f"study {study_name!r}: its stored space cannot be read "
-                             f"({_short(exc)}); the storage is damaged.") from None
+                             f"({shorten(exc)}); the storage is damaged.") from None
         cands = None if config.get("n_candidates") is None else "recorded"
         study = cls(space, storage, study_name, cands, on_failure,
                     direction=config.get("direction", "minimize"))
@@ -376,7 +370,7 @@ class Study:
                 raise
             except _DAMAGE as exc:
                 raise ValueError(f"study {self.study_name!r}: journal event {eid} ({kind!r}) is "
-                                 f"invalid: {_short(exc)}") from None
+                                 f"invalid: {shorten(exc)}") from None
             self._last_event = eid
 
     @contextlib.contextmanager
@@ -532,7 +526,7 @@ class Study:
     def _trial_of(self, p: Mapping, pending: bool) -> Trial:
         i = p["id"]
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(self.trials):
-            raise ValueError(f"no trial with id {_short(repr(i), 40)}")
+            raise ValueError(f"no trial with id {shorten(repr(i), 40)}")
         t = self.trials[i]
         if pending and t.state != "pending":
             raise ValueError(f"trial {i} was already told ({t.state})")
@@ -542,7 +536,7 @@ class Study:
         """The trial an ``ask`` event records, checked against the space and the study."""
         i = p["id"]
         if not isinstance(i, int) or isinstance(i, bool) or i != len(self.trials):
-            raise ValueError(f"trial id {_short(repr(i), 40)} out of order (expected "
+            raise ValueError(f"trial id {shorten(repr(i), 40)} out of order (expected "
                              f"{len(self.trials)})")
         params = self.space.validate(p["params"])
         unit = np.asarray(p["unit"], dtype=float)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .storage.base import to_json
 
-__all__ = ["Trial", "parse_outcome", "extra_fields"]
+__all__ = ["Trial", "parse_outcome", "extra_fields", "shorten"]
 
 
 @dataclass
@@ -69,6 +69,13 @@ def finite(v, what: str) -> float:
     return float(v)
 
 
+def shorten(v, limit: int = 300) -> str:
+    """``str(v)`` cut to ``limit`` characters, ending in ``...`` when cut (for messages that
+    quote a value which may be huge)."""
+    text = str(v)
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
 def _describe(value) -> str:
     """A short description of a returned value for an error message (never its whole repr:
     it may be huge)."""
@@ -79,8 +86,7 @@ def _describe(value) -> str:
         return f"a {type(value).__name__} of {len(value)} values"
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape}"
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:77]}..."
+    return shorten(repr(value), 80)
 
 
 def _json_safe(obj, seen: tuple = ()):
