@@ -40,6 +40,19 @@ def checkout_env(**extra: str) -> dict:
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
+def wait_until_stopped(pid: int, timeout: float = 30.0) -> None:
+    """Wait until process ``pid`` is stopped (state ``T`` in ``/proc``)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] in "Tt":
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not stop")
+
+
 def run_python(code: str, timeout: float, *flags: str, **env: str) -> subprocess.CompletedProcess:
     """Run ``code`` (dedented) in a fresh interpreter with ``flags`` (e.g. ``-O``)."""
     return subprocess.run([sys.executable, *flags, "-c", textwrap.dedent(code)], cwd=ROOT,

@@ -20,7 +20,8 @@ from mfbo.study import Study
 
 from benchmarks import postgres_server
 from benchmarks.shared_workers import journal_check, kill_in_first_evaluation, start_worker
-from tests.support import SPACE, checkout_env, quad
+from tests.mfbo.test_heartbeats import remote_ask
+from tests.support import SPACE, checkout_env, quad, wait_until_stopped
 
 REASON = postgres_server.unavailable()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no PostgreSQL server: {REASON}")
@@ -40,16 +41,6 @@ def url(server):
 def _storage(url, **options):
     from mfbo.storage.sql import SQLAlchemyStorage
     return SQLAlchemyStorage(url, **options)
-
-
-def _remote_ask(opt, owner, unit):
-    """A pending trial asked by ``owner`` (another worker), appended to ``opt``'s study."""
-    params = opt.space.from_unit([unit])[0]
-    with opt.study.transaction():
-        opt.study.refresh()
-        opt.study._append("ask", {"id": opt.study.n_trials, "params": params,
-                                  "unit": opt.space.to_unit([params])[0].tolist(),
-                                  "candidate": None, "owner": owner, "time": time.time()})
 
 
 def _finish(procs, timeout=240):
@@ -169,7 +160,7 @@ def test_heartbeat_expiry_with_a_short_grace_period(url):
     opt = Optimizer(SPACE, storage=storage, random_state=0, n_initial=20)
     # a worker on another host asked a trial and beat once at 0.1 s intervals
     remote = "elsewhere:4242:1:abcdef"
-    _remote_ask(opt, remote, [0.5, 0.5])
+    remote_ask(opt, remote, [0.5, 0.5])
     storage.beat("default", remote)
     other = _storage(url, heartbeat_interval=0.1, grace_period=0.6)
     other.beat("default", remote)  # its own interval is recorded with the beat
@@ -186,7 +177,7 @@ def test_a_closed_owner_is_dead_at_once_and_slow_beaters_are_not_lost(url):
     storage = _storage(url, heartbeat_interval=0.1, grace_period=0.5)
     opt = Optimizer(SPACE, storage=storage, random_state=0, n_initial=20)
     for owner in ("far:1:1:closed", "far:2:1:slow"):
-        _remote_ask(opt, owner, [0.1, 0.2])
+        remote_ask(opt, owner, [0.1, 0.2])
     _storage(url, heartbeat_interval=0.1, grace_period=0.5).beat("default", "far:1:1:closed",
                                                                  alive=False)
     _storage(url, heartbeat_interval=5.0, grace_period=20.0).beat("default", "far:2:1:slow")
@@ -289,17 +280,6 @@ def test_a_server_restart_mid_study_loses_and_duplicates_nothing(server, url):
                      "asked_twice": 0, "claims": 0, "contiguous": True}
 
 
-def _stopped(pid, timeout=30.0):
-    """Wait until process ``pid`` is stopped (state ``T`` in ``/proc``)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/stat") as fh:
-            if fh.read().rsplit(")", 1)[1].split()[0] in "Tt":
-                return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} did not stop")
-
-
 # a worker that stops itself (SIGSTOP) inside its first ask's transaction, after recording
 # the ask and before committing it, then, once continued, goes on as if nothing happened
 FROZEN_WORKER = textwrap.dedent("""
@@ -332,7 +312,7 @@ def test_a_worker_frozen_inside_a_transaction_does_not_block_the_others(url):
                             text=True, env=checkout_env())
     try:
         assert json.loads(proc.stdout.readline())["event"] == "frozen"
-        _stopped(proc.pid)
+        wait_until_stopped(proc.pid)
         start = time.monotonic()
         # waits for the study's lock until the server ends the frozen worker's session, which
         # has sat idle in its transaction for 1 s
@@ -478,9 +458,7 @@ def test_create_false_opens_an_existing_study_database_only(url):
 
 def test_read_only_handles_write_no_heartbeat(url):
     import sqlalchemy
-    opt = Optimizer(SPACE, storage=url, random_state=0)
-    t = opt.ask()
-    opt.tell(t, 1.0)
+    from tests.mfbo.test_heartbeats import check_read_only_handles_write_no_heartbeat
     engine = sqlalchemy.create_engine(url)
 
     def rows():
@@ -488,16 +466,9 @@ def test_read_only_handles_write_no_heartbeat(url):
             return conn.execute(sqlalchemy.text("SELECT study_id, owner, time, interval FROM "
                                                 "mfbo_heartbeats ORDER BY owner")).fetchall()
 
-    before = rows()
-    reader = _storage(url, read_only=True, heartbeat_interval=0.05, grace_period=0.2)
-    reader.beat("default", "far:1:1:reader")
-    reader.beat("default", "far:1:1:reader", alive=False)
-    study = Study.open(reader, "default")
-    assert study.n_finished == 1
-    time.sleep(0.2)
-    study.close()
-    assert rows() == before
-    opt.close()
+    check_read_only_handles_write_no_heartbeat(
+        url, lambda: _storage(url, read_only=True, heartbeat_interval=0.05, grace_period=0.2),
+        rows)
     engine.dispose()
 
 

@@ -13,7 +13,7 @@ import pytest
 import mfbo
 from mfbo import Optimizer, SQLiteStorage
 
-from tests.support import ROOT, SPACE, quad
+from tests.support import ROOT, SPACE, quad, wait_until_stopped
 
 
 def test_journal_is_json_and_resume_replays(tmp_path):
@@ -189,17 +189,6 @@ def test_a_study_waits_for_a_writer_that_holds_the_database(tmp_path):
         holder.close()
 
 
-def _stopped(pid, timeout=30.0):
-    """Wait until process ``pid`` is stopped (state ``T`` in ``/proc``)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/stat") as fh:
-            if fh.read().rsplit(")", 1)[1].split()[0] in "Tt":
-                return
-        time.sleep(0.01)
-    raise AssertionError(f"process {pid} did not stop")
-
-
 FROZEN_WRITER = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {root!r})
@@ -223,7 +212,7 @@ def test_a_writer_frozen_in_a_transaction_is_a_clear_error_within_the_timeout(tm
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "locked"
-        _stopped(proc.pid)
+        wait_until_stopped(proc.pid)
         start = time.monotonic()
         with pytest.raises(StorageLocked) as info:
             Optimizer(SPACE, storage=SQLiteStorage(db, timeout=0.5))
