@@ -55,6 +55,15 @@ def seed_sequence(random_state) -> np.random.SeedSequence:
                     f"Generator/RandomState, got {random_state!r}.")
 
 
+def _load_proposal_modules() -> None:
+    """Import the slow modules that proposals use (quasi-random designs, normal
+    distribution functions), which ``import mfbo`` leaves out: here, when a proposer is made,
+    and not on their first use, which falls inside the study's write transaction, where an
+    import of a second would keep every other worker, and this process's heartbeat, waiting."""
+    import scipy.special  # noqa: F401
+    from scipy.stats import qmc  # noqa: F401
+
+
 class Proposer:
     """Proposals of one study under one recipe.
 
@@ -78,6 +87,7 @@ class Proposer:
     def __init__(self, space: Space, recipe: Recipe, model: Model, entropy,
                  candidates: CandidateSet | None = None, batch_strategy: str = "constant_liar",
                  liar: str = "min", min_distance: float = 0.0):
+        _load_proposal_modules()
         if batch_strategy not in ("constant_liar", "thompson"):
             raise ValueError(f"batch_strategy must be 'constant_liar' or 'thompson', got "
                              f"{batch_strategy!r}.")
