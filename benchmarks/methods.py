@@ -69,7 +69,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.environment import versions
-from mfbo.recipes import get_recipe
+from mfbo.proposal.recipes import get_recipe
 from benchmarks.timing import clock, timed
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",

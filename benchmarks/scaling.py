@@ -334,9 +334,9 @@ def plot_overhead(result: dict, path: str | os.PathLike) -> None:
 
 # -- candidate scoring ------------------------------------------------------------------------
 def _bo_model(f, D: int, n: int, seed: int):
-    """A :class:`mfbo.models.MondrianModel` (the optimizer's defaults) told ``n`` random
+    """A :class:`mfbo.proposal.models.MondrianModel` (the optimizer's defaults) told ``n`` random
     observations one at a time, as in BO."""
-    from mfbo.models import MondrianModel
+    from mfbo.proposal.models import MondrianModel
 
     rng = np.random.default_rng(seed)
     U = rng.random((n, D))

@@ -11,7 +11,7 @@ import time
 
 import mfbo
 from mfbo import Integer, Real
-from mfbo.cli import main as mfbo_command
+from mfbo.cli.main import main as mfbo_command
 
 
 def validation_accuracy(lr, width):

@@ -6,16 +6,16 @@
 ...                        random_state=0, progress_bar=False)       # doctest: +SKIP
 """
 
-from .api import Objective, minimize, objective
-from .models import Model
-from .optimizer import Optimizer, StudyExhausted, Trial
-from .recipes import RECIPES, Recipe, get_recipe, register_surrogate
-from .importance import Importance
-from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
-from .results import OptimizeResult
-from .space import Categorical, Integer, Ordinal, Real, Space
+from .optimize.minimize import Objective, minimize, objective
+from .proposal.models import Model
+from .optimize.optimizer import Optimizer, StudyExhausted, Trial
+from .proposal.recipes import RECIPES, Recipe, get_recipe, register_surrogate
+from .results.importance import Importance
+from .results.plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
+from .results.result import OptimizeResult
+from .space.dimensions import Categorical, Integer, Ordinal, Real, Space
 from .storage import InMemoryStorage, SQLiteStorage, StorageLocked, StorageUnavailable
-from .study import Study, TrialFinished
+from .study.study import Study, TrialFinished
 
 __version__ = "0.1.0"
 

@@ -23,7 +23,7 @@ from benchmarks.environment import environment
 from benchmarks.problems import get_problem
 from benchmarks.tables import markdown_table
 from benchmarks.timing import clock, timed
-from mfbo.results import plot_convergence
+from mfbo.results.result import plot_convergence
 
 METHODS = ("mondrian", "rf-smac", "random")
 

@@ -5,7 +5,7 @@ ConfigSpace is optional: it is imported when a conversion is asked for, never wh
 
 from __future__ import annotations
 
-from ..space import Categorical, Integer, Ordinal, Real, Space
+from ..space.dimensions import Categorical, Integer, Ordinal, Real, Space
 
 __all__ = ["space_from_configspace"]
 

@@ -14,10 +14,10 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils._param_validation import Interval
 
-from ..optimizer import Optimizer, StudyExhausted
-from ..proposal import seed_sequence
-from ..recipes import default_n_initial
-from ..space import Categorical, Dimension, Integer, Ordinal, Real, Space
+from ..optimize.optimizer import Optimizer, StudyExhausted
+from ..proposal.proposer import seed_sequence
+from ..proposal.recipes import default_n_initial
+from ..space.dimensions import Categorical, Dimension, Integer, Ordinal, Real, Space
 
 __all__ = ["MondrianSearchCV"]
 

@@ -443,23 +443,23 @@ def test_bart_method_runs_the_bart_surrogate(tmp_path):
                                                ("mondrian-empirical", "empirical"),
                                                ("mondrian", "alternating")])
 def test_mondrian_methods_run_their_posterior(tmp_path, monkeypatch, method, posterior):
-    import mfbo.models
+    import mfbo.proposal.models
 
     made = []
-    real = mfbo.models.MondrianModel.__init__
+    real = mfbo.proposal.models.MondrianModel.__init__
 
     def init(self, *args, **kwargs):
         made.append(kwargs.get("posterior"))
         real(self, *args, **kwargs)
 
-    monkeypatch.setattr(mfbo.models.MondrianModel, "__init__", init)
+    monkeypatch.setattr(mfbo.proposal.models.MondrianModel, "__init__", init)
     (rec,) = bench.run("branin", method, budget=14, seeds=1, out=tmp_path / "b.jsonl",
                        progress=False)
     assert made == [posterior] and rec["n_evals"] == 14 and rec["best"] == min(rec["values"])
 
 
 def test_the_kappa_cycle_method_is_the_default_recipe_with_kappa_2_then_1(tmp_path):
-    from mfbo.recipes import get_recipe
+    from mfbo.proposal.recipes import get_recipe
 
     settings = methods.optimizer_settings("mondrian-kappa21")
     assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0))
@@ -470,7 +470,7 @@ def test_the_kappa_cycle_method_is_the_default_recipe_with_kappa_2_then_1(tmp_pa
 
 
 def test_the_plateau_kappa_method_is_the_default_recipe_with_plateau_kappa_2(tmp_path):
-    from mfbo.recipes import get_recipe
+    from mfbo.proposal.recipes import get_recipe
 
     settings = methods.optimizer_settings("mondrian-plateaukappa2")
     assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"),
@@ -492,7 +492,7 @@ def test_the_repeat_raw_method_switches_the_default_forest_to_raw_losses(tmp_pat
 
 
 def test_the_noparzen_method_is_the_default_recipe_without_parzen_steps(tmp_path):
-    from mfbo.recipes import get_recipe
+    from mfbo.proposal.recipes import get_recipe
 
     settings = methods.optimizer_settings("mondrian-noparzen")
     assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), parzen_every=0,
@@ -507,7 +507,7 @@ def test_the_noparzen_method_is_the_default_recipe_without_parzen_steps(tmp_path
 
 def test_the_noconvparzen_method_is_the_default_without_parzen_steps_when_converged(
         tmp_path):
-    from mfbo.recipes import get_recipe
+    from mfbo.proposal.recipes import get_recipe
 
     assert get_recipe("mondrian").parzen_when_converged
     settings = methods.optimizer_settings("mondrian-noconvparzen")

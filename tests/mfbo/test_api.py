@@ -81,8 +81,8 @@ def test_progress_bar_says_when_the_forest_kernels_compile(monkeypatch, capsys):
     from numba import njit
     from numba.core import event
 
-    from mfbo.api import COMPILING
-    from mfbo.optimizer import Optimizer
+    from mfbo.optimize.minimize import COMPILING
+    from mfbo.optimize.optimizer import Optimizer
     from surrogates._core.tree import scale_rows
 
     users_kernel = njit(lambda x: x)

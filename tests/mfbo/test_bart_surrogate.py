@@ -5,7 +5,7 @@ import pytest
 
 import mfbo
 from mfbo import Optimizer
-from mfbo.models import BARTModel
+from mfbo.proposal.models import BARTModel
 from tests.support import SPACE, quad
 
 

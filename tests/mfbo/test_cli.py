@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from mfbo import __version__
-from mfbo.cli import main
+from mfbo.cli.main import main
 
 
 def test_version_and_help(capsys):
@@ -24,7 +24,7 @@ def test_layering_mfbo_does_not_import_benchmarks():
 
 
 def test_subcommands_come_from_entry_points(capsys):
-    import mfbo.cli as cli
+    import mfbo.cli.main as cli
 
     names = [ep.name for ep in cli._command_entry_points()]
     assert {"bench", "report"} <= set(names), (
@@ -42,7 +42,7 @@ class _FakeEntryPoint:
 
 
 def test_plugin_commands_and_a_broken_plugin(monkeypatch, capsys):
-    import mfbo.cli as cli
+    import mfbo.cli.main as cli
 
     def hello(subparsers):
         p = subparsers.add_parser("hello", help="say hello")

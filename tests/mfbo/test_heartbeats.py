@@ -7,7 +7,7 @@ import time
 import pytest
 
 from mfbo import Optimizer, SQLiteStorage
-from mfbo.liveness import HOST, owner_alive
+from mfbo.study.ownership import HOST, owner_alive
 from mfbo.storage import as_storage, filesystems
 
 from benchmarks.shared_workers import (SPACE as WORKER_SPACE, journal_check,
@@ -100,7 +100,7 @@ def check_read_only_handles_write_no_heartbeat(storage, open_reader, rows):
     """A study of ``storage`` read through ``open_reader()`` (the same journal, opened
     read-only once it exists) leaves its heartbeat rows (``rows()``) as they were: neither
     beats nor closing write."""
-    from mfbo.study import Study
+    from mfbo.study.study import Study
     opt = Optimizer(SPACE, storage=storage, random_state=0)
     t = opt.ask()
     opt.tell(t, 1.0)

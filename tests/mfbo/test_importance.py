@@ -1,4 +1,4 @@
-"""Functional ANOVA (mfbo.importance): the estimators against exact decompositions, and the
+"""Functional ANOVA (mfbo.results.importance): the estimators against exact decompositions, and the
 importance of a Mondrian forest fitted to an additive function."""
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 
 import mfbo
 from mfbo import Categorical, Integer, Ordinal, Real, Space
-from mfbo.importance import MAX_EXACT, functional_anova
-from mfbo.surface import fit_forest, mean_function
+from mfbo.results.importance import MAX_EXACT, functional_anova
+from mfbo.results.surface import fit_forest, mean_function
 from tests.support import run_trials
 
 CUBE = Space({"x0": (0.0, 1.0), "x1": (0.0, 1.0), "x2": (0.0, 1.0)})

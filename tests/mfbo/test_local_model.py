@@ -7,8 +7,9 @@ import pytest
 
 import mfbo
 from acquisitions import snap
-from mfbo.local_model import FULL_QUADRATIC_MAX_DIMS, MIN_ORDINAL_LEVELS, \
-    _isotropic_minimiser, isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
+from mfbo.proposal.local_models import (FULL_QUADRATIC_MAX_DIMS, MIN_ORDINAL_LEVELS,
+                                        _isotropic_minimiser, isotropic_step, linear_step,
+                                        ordinal_as_continuous, quadratic_step)
 from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})

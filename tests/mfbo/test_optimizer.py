@@ -225,7 +225,7 @@ def test_min_distance_keeps_proposals_apart():
 
 @pytest.mark.parametrize("transform", ["log", "smac-log", "rank", None])
 def test_mondrian_output_transform_tracks_all_losses(transform):
-    from mfbo.models import MondrianModel
+    from mfbo.proposal.models import MondrianModel
 
     opt = Optimizer(SPACE, random_state=0, n_initial=4, n_random_candidates=256,
                     surrogate_options={"y_transform": transform})
@@ -256,7 +256,7 @@ def test_mondrian_output_transform_tracks_all_losses(transform):
         c = yy.min() - 0.3 * (np.median(yy) - yy.min())
         for s in stored:
             np.testing.assert_allclose(s, np.log(yy - c), atol=1e-9)
-        from mfbo.models import log_shift
+        from mfbo.proposal.models import log_shift
         assert log_shift(np.array([1.0, 1.0, 1.0, 5.0])) == pytest.approx(4e-3)  # tied best
         assert 0 < log_shift(np.full(3, 7.0)) < 1e-9
     with pytest.raises(ValueError, match="y_transform"):
@@ -266,7 +266,7 @@ def test_mondrian_output_transform_tracks_all_losses(transform):
 def test_alternating_posterior_takes_turns_on_one_forest():
     """posterior="alternating" predicts as the empirical posterior from an even number of
     observations and as BP from an odd number, on the forest both would have grown."""
-    from mfbo.models import MondrianModel
+    from mfbo.proposal.models import MondrianModel
 
     rng = np.random.default_rng(3)
     X, y = rng.random((25, 2)), rng.random(25)

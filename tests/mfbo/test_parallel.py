@@ -11,7 +11,7 @@ from concurrent.futures.process import BrokenProcessPool
 import pytest
 
 import mfbo
-import mfbo.parallel
+import mfbo.optimize.workers
 
 from tests.support import SPACE, quad
 
@@ -100,7 +100,7 @@ class KilledBetweenWaits(ProcessPoolExecutor):
 
 
 def test_a_pool_broken_between_waits_is_rebuilt_and_nothing_fails(monkeypatch):
-    monkeypatch.setattr(mfbo.parallel, "ProcessPoolExecutor", KilledBetweenWaits)
+    monkeypatch.setattr(mfbo.optimize.workers, "ProcessPoolExecutor", KilledBetweenWaits)
     monkeypatch.setattr(KilledBetweenWaits, "submits", 0)
     monkeypatch.setattr(KilledBetweenWaits, "sent", [])
     # the second trial is quick: the third is submitted while the first is still running
@@ -131,8 +131,8 @@ def test_a_users_executor_that_breaks_is_not_rebuilt_and_the_study_stops(tmp_pat
 
 def test_how_the_processes_of_a_broken_pool_ended():
     term = -signal.SIGTERM  # what the pool does to its surviving workers
-    assert mfbo.parallel.describe_exits([3, term]) == "exit code 3"
-    assert mfbo.parallel.describe_exits([-signal.SIGKILL, term, None]) == \
+    assert mfbo.optimize.workers.describe_exits([3, term]) == "exit code 3"
+    assert mfbo.optimize.workers.describe_exits([-signal.SIGKILL, term, None]) == \
         "killed by signal SIGKILL"
-    assert mfbo.parallel.describe_exits([term, term]) == "killed by signal SIGTERM"
-    assert mfbo.parallel.describe_exits([None]) == ""
+    assert mfbo.optimize.workers.describe_exits([term, term]) == "killed by signal SIGTERM"
+    assert mfbo.optimize.workers.describe_exits([None]) == ""

@@ -9,7 +9,7 @@ from scipy import stats
 
 import mfbo
 from acquisitions import maximize_random_local, snap
-from mfbo.parzen import MAX_GOOD, good_region_sample, n_good
+from mfbo.proposal.parzen import MAX_GOOD, good_region_sample, n_good
 from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
@@ -180,7 +180,7 @@ def test_batches_alternate_parzen_steps_with_searches_and_stay_distinct():
 def _count_parzen_steps(monkeypatch, recipe, quadratic):
     """Run 24 trials under ``recipe`` with the local quadratic's minimiser replaced by
     ``quadratic(X, y)``; the proposal numbers at which a Parzen step drew its points."""
-    import mfbo.proposal as proposal
+    import mfbo.proposal.proposer as proposal
 
     steps = []
     draw = proposal.good_region_sample

@@ -1,4 +1,4 @@
-"""Figures (mfbo.plots): matplotlib Figures made without pyplot, drawn into the caller's axes
+"""Figures (mfbo.results.plots): matplotlib Figures made without pyplot, drawn into the caller's axes
 on request, saved only when asked; partial dependence of the right shape."""
 
 import ast
@@ -14,8 +14,8 @@ from matplotlib.figure import Figure
 
 import mfbo
 from mfbo import Categorical, Integer, Ordinal, Real, Space
-from mfbo.dependence import partial_dependence
-from mfbo.surface import fit_forest, mean_function
+from mfbo.results.dependence import partial_dependence
+from mfbo.results.surface import fit_forest, mean_function
 from tests.support import ROOT, checkout_env
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -16,7 +16,7 @@ import pytest
 
 import mfbo
 from mfbo import Optimizer
-from mfbo.study import Study
+from mfbo.study.study import Study
 
 from benchmarks import postgres_server
 from benchmarks.shared_workers import journal_check, kill_in_first_evaluation, start_worker
@@ -131,7 +131,7 @@ def test_minimize_resumes_with_a_url(url):
 
 
 def test_study_command_reads_a_url(url, capsys):
-    from mfbo.cli import main
+    from mfbo.cli.main import main
     mfbo.minimize(quad, SPACE, n_calls=5, storage=url, study_name="cli", random_state=0,
                   progress_bar=False)
     main(["study", "show", url])

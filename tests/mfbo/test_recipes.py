@@ -8,8 +8,8 @@ import pytest
 
 import mfbo
 from mfbo import Optimizer, Recipe, get_recipe
-from mfbo.models import MondrianModel, RandomModel, SMACForestModel
-from mfbo.recipes import RECIPES, PerDimension, default_n_initial, register_surrogate
+from mfbo.proposal.models import MondrianModel, RandomModel, SMACForestModel
+from mfbo.proposal.recipes import RECIPES, PerDimension, default_n_initial, register_surrogate
 from tests.mfbo.nearest_model import Nearest
 from tests.support import SPACE, quad
 
@@ -27,7 +27,7 @@ def registered():
     names = []
     yield names
     for name in names:
-        mfbo.recipes._RECIPES.pop(name, None)
+        mfbo.proposal.recipes._RECIPES.pop(name, None)
 
 
 def test_built_in_recipes():

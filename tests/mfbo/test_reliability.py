@@ -165,7 +165,7 @@ def test_a_reused_pid_does_not_keep_an_orphan_alive(tmp_path):
     t = opt.ask()
     assert t.id == 0 and t.params == {"x": 1.0, "y": 2.0}  # reclaimed
     # an owner that is this very process's parent with its real start time stays alive
-    from mfbo.liveness import _process_start
+    from mfbo.study.ownership import _process_start
     _journal_ask(db, f"{socket.gethostname()}:{os.getppid()}:{_process_start(os.getppid())}:x",
                  {"x": 2.0, "y": 3.0})
     assert opt.ask().id == 2
@@ -262,7 +262,7 @@ def test_replay_refuses_bad_rows_naming_them(tmp_path, rows, match):
 
 def test_damaged_nesting_and_stored_settings_are_named(tmp_path):
     # these used to escape as RecursionError, AttributeError or TypeError tracebacks
-    from mfbo.study import Study
+    from mfbo.study.study import Study
 
     db = _study_with_rows(tmp_path, ("ask", "[" * 100000 + "]" * 100000))
     for opening in (lambda: Optimizer(S, storage=db), lambda: Study.open(db)):
@@ -496,7 +496,7 @@ def test_threads_share_one_optimizer(tmp_path, python_run, durable):
 # -- host names with colons ---------------------------------------------------------------
 
 def test_owner_tokens_of_hosts_with_colons(monkeypatch):
-    from mfbo import liveness
+    from mfbo.study import ownership as liveness
 
     for host in ("::1", "node:1", "fe80::1%eth0"):
         monkeypatch.setattr(liveness, "HOST", host)
@@ -574,7 +574,7 @@ def test_running_out_of_room_under_min_distance_is_named_as_such():
 
 
 def test_study_open_creates_nothing_and_writes_nothing(tmp_path):
-    from mfbo.study import Study
+    from mfbo.study.study import Study
 
     with pytest.raises(FileNotFoundError, match="no study file"):
         Study.open(tmp_path / "mistyped.db")

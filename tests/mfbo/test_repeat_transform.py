@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import mfbo
-from mfbo.models import MondrianModel
+from mfbo.proposal.models import MondrianModel
 from tests.support import quad, run_trials as _run, stepped_quad as _stepped
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})

@@ -8,7 +8,7 @@ import pytest
 
 import mfbo
 from mfbo import OptimizeResult, Space, Trial
-from mfbo.results import STUDY_COLUMNS
+from mfbo.results.result import STUDY_COLUMNS
 
 #: a parameter named like every column of the study itself, one named like the renamed
 #: column of another, and an ordinary one

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mfbo import InMemoryStorage, Optimizer, Space, Study
-from mfbo.candidates import make_candidates
+from mfbo.space.candidates import make_candidates
 from tests.support import SPACE, quad
 
 S = Space(SPACE)

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import mfbo
-from mfbo import study_command
-from mfbo.cli import main
+from mfbo.cli import study as study_command
+from mfbo.cli.main import main
 from mfbo.storage import SQLiteStorage
 
 from tests.support import ROOT, SPACE, checkout_env, quad, run_mfbo

@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
 from mfbo import Optimizer
-from mfbo.study import Study, TrialFinished
+from mfbo.study.study import Study, TrialFinished
 from tests.mfbo.journal_checks import (JournalViolation, check_finished, check_reports, replay,
                                        signature)
 from tests.support import ROOT, SPACE, checkout_env, quad
@@ -588,7 +588,7 @@ def test_postgres_workers_threads_kills_and_resumes(tmp_path_factory, postgres,
 CLOSE_RIGHT_AFTER = """
 import faulthandler, random, sys, time
 faulthandler.enable()
-from mfbo.heartbeat import Heartbeat
+from mfbo.study.heartbeat import Heartbeat
 from mfbo.storage import SQLiteStorage
 path = sys.argv[1]
 SQLiteStorage(path).open_study("s", {"x": 1}, {})

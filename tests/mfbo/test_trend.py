@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import mfbo
-from mfbo.models import MondrianModel
-from mfbo.recipes import get_recipe
+from mfbo.proposal.models import MondrianModel
+from mfbo.proposal.recipes import get_recipe
 from tests.support import quad, run_trials
 
 

@@ -13,9 +13,9 @@ from optuna.samplers import BaseSampler, RandomSampler
 from optuna.search_space import IntersectionSearchSpace
 from optuna.trial import FrozenTrial, TrialState
 
-from ...checks import check_int
-from ...optimizer import Optimizer, StudyExhausted
-from ...space import Real, Space
+from ..._core.arguments import check_int
+from ...optimize.optimizer import Optimizer, StudyExhausted
+from ...space.dimensions import Real, Space
 from .distributions import Codec
 from .outcomes import loss_sign, outcome, times
 

@@ -9,9 +9,9 @@ import optuna
 from optuna.search_space import intersection_search_space
 from optuna.trial import TrialState
 
-from ...optimizer import Optimizer
-from ...results import unique_names
-from ...space import Space, as_space
+from ...optimize.optimizer import Optimizer
+from ...results.result import unique_names
+from ...space.dimensions import Space, as_space
 from ...storage import to_json
 from .distributions import dimension_of, distribution_of, user_value
 from .outcomes import loss_sign, outcome, times

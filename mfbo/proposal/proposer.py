@@ -1,6 +1,6 @@
 """The proposal policy: where the next trial goes, given a study's state.
 
-A :class:`Proposer` follows one :class:`~mfbo.recipes.Recipe`: the initial design first, then
+A :class:`Proposer` follows one :class:`~mfbo.proposal.recipes.Recipe`: the initial design first, then
 random points (while the model is not ready, and with the recipe's interleaving probability),
 otherwise the maximiser of the acquisition over a candidate set, over random points refined
 by local search, or (the recipe's Parzen steps) over points drawn from a density of the best
@@ -18,13 +18,13 @@ import numpy as np
 
 from acquisitions import make_acquisition, maximize_over_candidates, maximize_random_local, snap
 
-from .candidates import CandidateSet
-from .local_model import isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
+from ..space.candidates import CandidateSet
+from .local_models import isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
 from .models import Model
 from .parzen import good_region_sample
 from .recipes import Recipe
-from .space import Space
-from .study import Study
+from ..space.dimensions import Space
+from ..study.study import Study
 
 __all__ = ["Proposer", "seed_sequence"]
 

@@ -4,7 +4,7 @@ The optimizer's state is a replay of its journal (:mod:`mfbo.study`, :mod:`mfbo.
 ``ask`` appends a pending trial, a ``tell`` finishes it, and every method first reads the events
 that other processes appended, so several processes sharing a storage file share one study.
 Where the next trial goes is the proposal policy's business (:mod:`mfbo.proposal`), which
-follows the surrogate's recipe (:mod:`mfbo.recipes`); configurations the user enqueued go
+follows the surrogate's recipe (:mod:`mfbo.proposal.recipes`); configurations the user enqueued go
 before it.  The policy always minimises a loss: with ``direction="maximize"`` the study hands
 it the negated values, and everything the user sees stays in the values' own units.
 """
@@ -16,16 +16,16 @@ import functools
 import threading
 import warnings
 
-from .candidates import make_candidates
-from .checks import check_int
-from .liveness import HOST, owner_host
-from .models import Model
-from .proposal import Proposer, seed_sequence
-from .recipes import Recipe, make_model, recipe_for, recipe_overrides
-from .space import Space, as_space
-from .storage import Storage
-from .study import Rows, Study, check_direction
-from .trial import Trial, finite, parse_outcome, public
+from ..space.candidates import make_candidates
+from .._core.arguments import check_int
+from ..study.ownership import HOST, owner_host
+from ..proposal.models import Model
+from ..proposal.proposer import Proposer, seed_sequence
+from ..proposal.recipes import Recipe, make_model, recipe_for, recipe_overrides
+from ..space.dimensions import Space, as_space
+from ..storage import Storage
+from ..study.study import Rows, Study, check_direction
+from ..study.trial import Trial, finite, parse_outcome, public
 
 __all__ = ["Trial", "Optimizer", "StudyExhausted"]
 
@@ -51,7 +51,7 @@ class Optimizer:
 
     A thin facade over a :class:`~mfbo.study.Study` (the trials, replayed from the storage's
     journal: :attr:`study`) and a :class:`~mfbo.proposal.Proposer` (the proposal policy under
-    the surrogate's :class:`~mfbo.recipes.Recipe`: :attr:`proposer`, :attr:`recipe`).
+    the surrogate's :class:`~mfbo.proposal.recipes.Recipe`: :attr:`proposer`, :attr:`recipe`).
 
     Parameters
     ----------
@@ -68,8 +68,8 @@ class Optimizer:
         ``"rf-smac"``: SMAC3 2.4's HPO-facade random forest (log-scaled losses, log-EI, 20 %
         random interleaving, refit every 8 observations; ``surrogate_options={"retrain_after":
         1}`` refits every time).
-        ``"random"``: random search.  Each name stands for a :class:`~mfbo.recipes.Recipe`
-        (:data:`mfbo.recipes.RECIPES`), and a Recipe can be given directly.  Any object with
+        ``"random"``: random search.  Each name stands for a :class:`~mfbo.proposal.recipes.Recipe`
+        (:data:`mfbo.proposal.recipes.RECIPES`), and a Recipe can be given directly.  Any object with
         ``fit`` and ``predict(X, return_std=True)`` (optionally ``partial_fit``,
         ``predict_per_tree``) is used on unit-cube inputs under the default recipe.
         The arguments below that default to None take the recipe's value when None.
@@ -407,7 +407,7 @@ class Optimizer:
     @_serialised
     def result(self):
         """A :class:`~mfbo.results.OptimizeResult` of the trials so far."""
-        from .results import OptimizeResult
+        from ..results.result import OptimizeResult
 
         self.study.refresh()
         return OptimizeResult(self.space, self.study.copies(self.study.trials),

@@ -9,7 +9,7 @@ import numpy as np
 
 from .importance import Importance, functional_anova
 from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
-from .study import check_direction
+from ..study.study import check_direction
 from .surface import response_surface
 
 __all__ = ["OptimizeResult", "STUDY_COLUMNS", "unique_names", "plot_convergence",
@@ -152,7 +152,7 @@ class OptimizeResult:
         direction when ``study`` is None, made with ``storage`` and ``study_name``), e.g. for
         optuna-dashboard; needs optuna (:func:`mfbo.integrations.optuna.to_optuna` says how
         trials are carried)."""
-        from .integrations.optuna import to_optuna
+        from ..integrations.optuna import to_optuna
 
         return to_optuna(self, study, storage=storage, study_name=study_name)
 
@@ -171,11 +171,11 @@ class OptimizeResult:
             suptitle = getattr(fig, "_suptitle", None)
             if retitle and suptitle is not None:
                 suptitle.set_text(suptitle.get_text().replace("loss", "value"))
-        from .figure import finish  # (matplotlib: imported by the first figure, not here)
+        from ._figure import finish  # (matplotlib: imported by the first figure, not here)
 
         return finish(fig, path, owned=False) if path is not None else fig
 
-    # -- figures and importance (see mfbo.plots); each returns a matplotlib Figure -----------
+    # -- figures and importance (see mfbo.results.plots); each returns a matplotlib Figure -----------
     def plot_convergence(self, path=None, title: str | None = None, ax=None):
         """Best-so-far value against the number of evaluations (:func:`mfbo.plot_convergence`);
         also saved when ``path`` is given."""
@@ -202,10 +202,10 @@ class OptimizeResult:
 
     def importance(self, model=None, pairs: bool = False, method: str = "auto",
                    n_samples: int = 4096, random_state=0) -> Importance:
-        """Functional ANOVA of the surrogate's mean loss (:mod:`mfbo.importance`): the
+        """Functional ANOVA of the surrogate's mean loss (:mod:`mfbo.results.importance`): the
         fraction of its variance each dimension (and with ``pairs`` each pair) explains.
         ``model`` None fits a Mondrian forest to the complete trials
-        (:func:`mfbo.surface.fit_forest`)."""
+        (:func:`mfbo.results.surface.fit_forest`)."""
         f = response_surface(self, model, random_state)
         return functional_anova(f, self.space, pairs=pairs, method=method,
                                 n_samples=n_samples, random_state=random_state)

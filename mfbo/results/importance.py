@@ -1,7 +1,7 @@
 """Functional ANOVA of a response surface: the share of its variance each dimension, and each
 pair of dimensions, explains.
 
-Under the search measure (:mod:`mfbo.surface`; the coordinates are independent) a surface
+Under the search measure (:mod:`mfbo.results.surface`; the coordinates are independent) a surface
 ``f`` splits uniquely into a constant, main effects ``f_i(u_i)``, pair effects
 ``f_ij(u_i, u_j)`` and higher ones, each averaging to zero over any one of its coordinates,
 whose variances add up to ``Var f`` (Sobol', 1993).  The importance of dimension ``i`` is
@@ -43,8 +43,8 @@ import numpy as np
 from acquisitions import enumerate_grid, finite_size
 from surrogates._core.scaling import target_exponent, unscale
 
-from .checks import check_int
-from .space import Space
+from .._core.arguments import check_int
+from ..space.dimensions import Space
 from .surface import MeanFunction, evaluate, search_sample
 
 __all__ = ["Importance", "functional_anova", "MAX_EXACT", "METHODS"]
@@ -92,7 +92,7 @@ def functional_anova(f: MeanFunction, space: Space, pairs: bool = False, method:
     Parameters
     ----------
     f : callable
-        ``f(U) -> mean`` on unit-cube rows (:func:`mfbo.surface.mean_function`).
+        ``f(U) -> mean`` on unit-cube rows (:func:`mfbo.results.surface.mean_function`).
     space : Space
     pairs : bool, default=False
         Also the pair effects (``D (D - 1) / 2`` of them).

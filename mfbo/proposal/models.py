@@ -7,8 +7,8 @@ each new point with ``partial_fit`` (O(log n), never a refit), SMAC's forest ref
 ``predict(X, return_std=True)`` (plus, optionally, ``partial_fit``) is wrapped as it is.
 
 How a model is used to propose points (acquisition, initial design, maximiser settings) is not
-the model's business: that is its :class:`~mfbo.recipes.Recipe`.  Add a surrogate by
-subclassing :class:`Model` and naming it with :func:`mfbo.recipes.register_surrogate`.
+the model's business: that is its :class:`~mfbo.proposal.recipes.Recipe`.  Add a surrogate by
+subclassing :class:`Model` and naming it with :func:`mfbo.proposal.recipes.register_surrogate`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import copy
 
 import numpy as np
 
-from .checks import check_int
+from .._core.arguments import check_int
 
 __all__ = ["Model", "MondrianModel", "SMACForestModel", "BARTModel", "RandomModel",
            "EstimatorModel", "smac_log_transform"]
@@ -29,7 +29,7 @@ class Model:
     #: True when predictions are meaningful (random search: never)
     is_informative = True
     #: the probability of a random proposal in the recipe the model was built from (set by
-    #: :meth:`mfbo.recipes.Recipe.build_model`; the proposal policy reads the recipe)
+    #: :meth:`mfbo.proposal.recipes.Recipe.build_model`; the proposal policy reads the recipe)
     random_interleave = 0.0
     #: in a constant liar's copy (:meth:`with_lies`), the observations it was made from plus
     #: its lies; None in a model told only real observations
@@ -443,7 +443,7 @@ class SMACForestModel(Model):
     """SMAC3 2.4's HPO-facade surrogate: random forest on log-scaled losses
     (:func:`smac_log_transform`), refit every ``retrain_after`` observations (8 in SMAC3; 1
     refits after every observation).  Its log-normal EI and 20 % random interleaving are the
-    ``"rf-smac"`` recipe's (:mod:`mfbo.recipes`)."""
+    ``"rf-smac"`` recipe's (:mod:`mfbo.proposal.recipes`)."""
 
     def __init__(self, n_dims: int, random_state, retrain_after: int = 8, log_y: bool = True,
                  n_estimators: int = 10):

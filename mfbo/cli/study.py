@@ -27,11 +27,11 @@ import numbers
 import os
 import sys
 
-from .results import OptimizeResult
-from .space import Space
-from .storage import SQLiteStorage, Storage, StorageUnavailable
-from .storage.base import read_in_pages
-from .study import Study
+from ..results.result import OptimizeResult
+from ..space.dimensions import Space
+from ..storage import SQLiteStorage, Storage, StorageUnavailable
+from ..storage.base import read_in_pages
+from ..study.study import Study
 
 __all__ = ["register", "open_storage", "select_studies", "StudySummary",
            "strict_json"]
@@ -46,7 +46,7 @@ def open_storage(path: str) -> Storage:
     """The study file ``path`` (or ``sqlite:///path``), or the PostgreSQL database a
     ``postgresql://`` URL names, opened read-only."""
     if "://" in path and not path.startswith(SQLITE_PREFIX):
-        from .storage.sql import SQLAlchemyStorage
+        from ..storage.sql import SQLAlchemyStorage
         try:
             return SQLAlchemyStorage(path, read_only=True, retry_timeout=0)
         except (ValueError, ImportError, PermissionError, StorageUnavailable) as exc:

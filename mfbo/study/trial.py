@@ -13,7 +13,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .storage.base import to_json
+from ..storage.base import to_json
 
 __all__ = ["Trial", "parse_outcome", "extra_fields", "shorten"]
 

@@ -57,7 +57,7 @@ def _features(Z: np.ndarray, full: bool) -> np.ndarray:
 def _score_transform(y: np.ndarray) -> np.ndarray:
     """``log(y - c)`` with ``c`` below the minimum by ``LOG_SHIFT`` of the spread to the
     median, so that a few bad losses do not bend the quadratic.  That is the forest's
-    ``"log"`` shift (:func:`mfbo.models.log_shift`) while the median is above the minimum;
+    ``"log"`` shift (:func:`mfbo.proposal.models.log_shift`) while the median is above the minimum;
     when it is not (more than half the losses tied at the best) the spread is the range
     instead of the forest's thousandth of it, and when all losses are equal they are
     returned shifted to 0, untransformed."""

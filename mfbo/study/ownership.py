@@ -4,7 +4,7 @@ Every optimizer (every open :class:`~mfbo.study.Study`) has an owner token
 ``host:pid:start:token``; a pending trial records the owner that asked it.  A pending trial
 whose owner is gone is an orphan, asked again by the next process that needs a trial.  An
 owner is gone when it was closed, when its process on this host has ended, or when its last
-heartbeat (:mod:`mfbo.heartbeat`) is older than the storage's grace period, on any host.
+heartbeat (:mod:`mfbo.study.heartbeat`) is older than the storage's grace period, on any host.
 
 The host name is ``socket.gethostname()``, or the environment variable ``MFBO_HOST`` where
 that is set (for machines whose host names are not unique, such as containers sharing one).

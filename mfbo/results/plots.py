@@ -1,7 +1,7 @@
 """Figures of a study: convergence, evaluations, the objective's partial dependence and the
 importance of each dimension.
 
-Each function returns a :class:`mfbo.figure.Figure` (a matplotlib Figure made without pyplot:
+Each function returns a :class:`mfbo.results._figure.Figure` (a matplotlib Figure made without pyplot:
 the backend is never selected or changed) and saves nothing unless ``path=`` is given, which
 also writes the figure (format from the extension).  The single-panel figures (convergence,
 importance) draw into the caller's axes with ``ax=``.  Axes are labelled in the space's units:
@@ -16,10 +16,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .checks import check_int
+from .._core.arguments import check_int
 from .dependence import partial_dependence
 from .importance import Importance, functional_anova
-from .space import Categorical, Ordinal
+from ..space.dimensions import Categorical, Ordinal
 from .surface import response_surface, search_sample
 
 __all__ = ["plot_convergence", "plot_evaluations", "plot_objective", "plot_importance"]
@@ -93,7 +93,7 @@ def plot_convergence(traces, path=None, labels: Sequence[str] | None = None,
     -------
     matplotlib.figure.Figure
     """
-    from .figure import finish, target_axes
+    from ._figure import finish, target_axes
 
     if hasattr(traces, "best_so_far"):
         traces = [traces]
@@ -168,7 +168,7 @@ def plot_evaluations(result, path=None, title: str | None = None):
     -------
     matplotlib.figure.Figure
     """
-    from .figure import finish, new_figure
+    from ._figure import finish, new_figure
 
     done = [t for t in result.trials if t.state == "complete"]
     space = result.space
@@ -202,14 +202,14 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
     rug, the best one dashed red); below it, the 2-D partial dependence on each pair (filled
     contours, or cells for choices and short integer ranges; one colour scale), with the
     evaluated points in black and the best one starred.  The mean is averaged over
-    ``n_samples`` scrambled-Sobol points of the other dimensions (:mod:`mfbo.dependence`).
+    ``n_samples`` scrambled-Sobol points of the other dimensions (:mod:`mfbo.results.dependence`).
 
     Parameters
     ----------
     result : OptimizeResult
     model : optional
         The surface to show.  None: a Mondrian forest fitted to the result's complete trials,
-        on the losses as they are (:func:`mfbo.surface.fit_forest`).  Otherwise an mfbo
+        on the losses as they are (:func:`mfbo.results.surface.fit_forest`).  Otherwise an mfbo
         ``Model`` (e.g. ``optimizer.model``: its mean is on its own output scale, the log of
         the shifted losses for ``"mondrian"``), a fitted estimator whose ``predict`` takes
         unit-cube rows, or a callable ``f(U)``.
@@ -235,7 +235,7 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
     """
     from matplotlib.colors import Normalize
 
-    from .figure import finish, new_figure
+    from ._figure import finish, new_figure
 
     space = result.space
     if dimensions is None:
@@ -342,13 +342,13 @@ def plot_importance(result, model=None, pairs: bool = False, method: str = "auto
                     n_samples: int = 4096, random_state=0, max_pairs: int = 10, ax=None,
                     path=None, title: str | None = None):
     """The fraction of the surrogate's variance each dimension explains (functional ANOVA,
-    :mod:`mfbo.importance`), as horizontal bars from the largest down.
+    :mod:`mfbo.results.importance`), as horizontal bars from the largest down.
 
     Parameters
     ----------
     result : OptimizeResult or Importance
         A result (its surrogate is decomposed) or a decomposition already made
-        (:func:`mfbo.importance.functional_anova`; the next four arguments are then unused).
+        (:func:`mfbo.results.importance.functional_anova`; the next four arguments are then unused).
     model : optional
         The surface to decompose; None: a Mondrian forest fitted to the result's complete
         trials (see :func:`plot_objective`).
@@ -370,7 +370,7 @@ def plot_importance(result, model=None, pairs: bool = False, method: str = "auto
     -------
     matplotlib.figure.Figure
     """
-    from .figure import finish, target_axes
+    from ._figure import finish, target_axes
 
     if isinstance(result, Importance):
         imp = result

@@ -16,9 +16,9 @@ import numpy as np
 
 from acquisitions import snap
 
-from .checks import check_int
-from .models import Model
-from .space import Real, Space
+from .._core.arguments import check_int
+from ..proposal.models import Model
+from ..space.dimensions import Real, Space
 
 __all__ = ["MeanFunction", "fit_forest", "mean_function", "response_surface", "search_sample",
            "to_search_points", "evaluate"]
@@ -54,7 +54,7 @@ def fit_forest(result, random_state=0, n_estimators: int = 10):
 
 
 def mean_function(model) -> MeanFunction:
-    """``f(U) -> mean`` of ``model``: an mfbo :class:`~mfbo.models.Model` (e.g.
+    """``f(U) -> mean`` of ``model``: an mfbo :class:`~mfbo.proposal.models.Model` (e.g.
     ``Optimizer.model``; its mean is on the model's own output scale), any fitted estimator
     whose ``predict(U)`` takes unit-cube rows, or a callable ``f(U)``."""
     if isinstance(model, Model):

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 
 from acquisitions import make_acquisition
 
-from .checks import check_int, is_int
+from .._core.arguments import check_int, is_int
 from .models import BARTModel, EstimatorModel, Model, MondrianModel, RandomModel, \
     SMACForestModel, missing_method
 
@@ -52,7 +52,7 @@ class Recipe:
     Parameters
     ----------
     model : callable
-        ``model(n_dims, random_state, **options)`` builds the :class:`~mfbo.models.Model`
+        ``model(n_dims, random_state, **options)`` builds the :class:`~mfbo.proposal.models.Model`
         (usually a Model subclass).
     model_options : mapping, default={}
         Keyword arguments of ``model``; the optimizer's ``surrogate_options`` update them.
@@ -96,24 +96,24 @@ class Recipe:
     local_model_every : int, default=0
         Every this many model-based proposals (0: never), the proposal is instead the
         minimiser of a quadratic fitted to the observations nearest the best one
-        (:func:`mfbo.local_model.quadratic_step`), when there are enough of them and no
+        (:func:`mfbo.proposal.local_models.quadratic_step`), when there are enough of them and no
         trial is pending; otherwise the acquisition's maximiser as usual.
     local_linear : bool, default=False
         When such a step is due but the quadratic gives none (too few observations for it,
         or a degenerate fit), take the step of a plane fitted the same way instead
-        (:func:`mfbo.local_model.linear_step`: to the corner of the trust box its slope
+        (:func:`mfbo.proposal.local_models.linear_step`: to the corner of the trust box its slope
         descends to), once there are enough for that (4 (1 + c) for c continuous
         coordinates, against 4 p for the quadratic's p coefficients).
     local_integers : bool, default=False
         Let the local quadratic step move the integer coordinates of at least five levels
-        too (:func:`mfbo.local_model.ordinal_as_continuous`; the step is snapped back to
+        too (:func:`mfbo.proposal.local_models.ordinal_as_continuous`; the step is snapped back to
         the levels), where there are enough observations for that larger quadratic; until
         then, or if its fit is degenerate, the quadratic of the continuous coordinates
         alone as without it.  In a space without such an integer nothing changes.
     local_isotropic : {False, True, "if-integers", "if-curved"}, default=False
         When a local step is due but the quadratic gives none, first try an isotropic
         quadratic, one curvature for all coordinates
-        (:func:`mfbo.local_model.isotropic_step`), over the continuous coordinates and the
+        (:func:`mfbo.proposal.local_models.isotropic_step`), over the continuous coordinates and the
         integers of at least five levels (snapped back to the levels); it needs
         ``2 (c + 2)`` observations for ``c`` such coordinates.  Then the linear step, if
         ``local_linear``.  ``"if-integers"``: only in a space with such an integer;
@@ -136,7 +136,7 @@ class Recipe:
     parzen_every : int, default=0
         Every this many model-based proposals (0: never), the acquisition is maximised over
         ``parzen_candidates`` points drawn from a Parzen density of the best quarter of the
-        observations (:func:`mfbo.parzen.good_region_sample`, TPE's density of good points)
+        observations (:func:`mfbo.proposal.parzen.good_region_sample`, TPE's density of good points)
         instead of over random points refined by local search: a global step into the
         region the best points share, which the forest then chooses within.  Continuous or
         mixed spaces only (a candidate set is always enumerated).
@@ -359,7 +359,7 @@ _RECIPES: dict[str, Recipe] = {
                       acquisition="lognormal-ei", random_interleave=0.2,
                       n_initial=PerDimension(10)),
     "random": Recipe(model=RandomModel, random_interleave=1.0),
-    # BART with particle Gibbs, refitted on every tell (mfbo.models.BARTModel), under the
+    # BART with particle Gibbs, refitted on every tell (mfbo.proposal.models.BARTModel), under the
     # default recipe's UCB (kappa 1) and 10 D Sobol points; fewer random candidates than the
     # default because every prediction sums 50 trees over 100 posterior draws
     "bart": Recipe(model=BARTModel, n_random_candidates=2_000),

@@ -372,7 +372,7 @@ class Space:
         Raises ``ImportError`` when ConfigSpace is not installed
         (``pip install "mfbo[configspace]"``).
         """
-        from .integrations.configspace import space_from_configspace
+        from ..integrations.configspace import space_from_configspace
 
         return space_from_configspace(cs, cls)
 

@@ -16,14 +16,14 @@ from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Iterable
 
-from .checks import check_int
+from .._core.arguments import check_int
 from .optimizer import Optimizer, StudyExhausted
-from .parallel import Workers, evaluate, is_broken
-from .recipes import default_n_initial
-from .results import OptimizeResult
-from .space import as_space
-from .study import TrialFinished, check_direction, checked_configurations
-from .trial import shorten
+from .workers import Workers, evaluate, is_broken
+from ..proposal.recipes import default_n_initial
+from ..results.result import OptimizeResult
+from ..space.dimensions import as_space
+from ..study.study import TrialFinished, check_direction, checked_configurations
+from ..study.trial import shorten
 
 __all__ = ["minimize", "objective", "Objective"]
 
@@ -216,7 +216,7 @@ class _Tally:
 
 
 def _failure(error: str) -> dict:
-    """An outcome as :func:`~mfbo.parallel.evaluate` returns it, for an evaluation that gave
+    """An outcome as :func:`~mfbo.optimize.workers.evaluate` returns it, for an evaluation that gave
     no outcome (its worker died, the executor broke)."""
     return {"outcome": None, "error": error, "start": None, "end": None, "worker": None}
 

@@ -20,7 +20,7 @@ import sys
 import warnings
 from importlib.metadata import entry_points
 
-from . import __version__
+from .. import __version__
 
 COMMAND_GROUP = "mfbo.commands"
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from surrogates._core.scaling import target_exponent, unscale
 
-from .checks import check_int
-from .space import Dimension, Space
+from .._core.arguments import check_int
+from ..space.dimensions import Dimension, Space
 from .surface import CHUNK, MeanFunction, evaluate, search_sample
 
 __all__ = ["PartialDependence", "partial_dependence", "dimension_grid"]
@@ -69,7 +69,7 @@ def partial_dependence(f: MeanFunction, space: Space, names, n_points: int = 40,
     Parameters
     ----------
     f : callable
-        ``f(U) -> mean`` on unit-cube rows (:func:`mfbo.surface.mean_function`).
+        ``f(U) -> mean`` on unit-cube rows (:func:`mfbo.results.surface.mean_function`).
     space : Space
     names : str or pair of str
         The dimension(s).
