@@ -1,6 +1,6 @@
 """Search a space written with ConfigSpace (``pip install "mfbo[configspace]"``).
 
-Run: ``python examples/configspace_space.py``.  ``Space.from_configspace`` maps Float and
+Run: ``python examples/configspace_space.py``.  ``mfbo.from_configspace`` maps Float and
 Integer (with ``log``), Categorical, Ordinal and Constant hyperparameters to mfbo dimensions;
 the parameters proposed are valid values of the ConfigurationSpace.  Conditions and forbidden
 clauses are refused with an error naming them.
@@ -20,7 +20,7 @@ cs.add(Float("learning_rate", (1e-4, 1e-1), log=True),
        OrdinalHyperparameter("batch_size", [16, 32, 64, 128]),
        Constant("loss", "cross_entropy"))
 
-space = mfbo.Space.from_configspace(cs)
+space = mfbo.from_configspace(cs)
 print(space)
 
 

@@ -13,7 +13,7 @@ from .proposal.recipes import RECIPES, Recipe, get_recipe, register_surrogate
 from .results.importance import Importance
 from .results.plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
 from .results.result import OptimizeResult
-from .space.dimensions import Categorical, Integer, Ordinal, Real, Space
+from .space import Categorical, Integer, Ordinal, Real, Space
 from .storage import InMemoryStorage, SQLiteStorage, StorageLocked, StorageUnavailable
 from .study.study import Study, TrialFinished
 
@@ -23,11 +23,14 @@ __version__ = "0.1.0"
 SURROGATES = RECIPES
 
 #: names imported on first use: scikit-learn's search module and optuna are slow to import.
-#: ``from_optuna`` stays out of ``__all__``: optuna is optional, and ``from mfbo import *``
-#: must work without it.
+#: ``from_configspace``, ``from_optuna`` and ``to_optuna`` stay out of ``__all__``: ConfigSpace
+#: and optuna are optional, and ``from mfbo import *`` must work without them.  These hooks
+#: are the only place in mfbo that reaches into :mod:`mfbo.integrations`.
 _LAZY = {"MondrianSearchCV": "mfbo.integrations.sklearn",
          "SQLAlchemyStorage": "mfbo.storage.sql",
-         "from_optuna": "mfbo.integrations.optuna"}
+         "from_configspace": "mfbo.integrations.configspace",
+         "from_optuna": "mfbo.integrations.optuna",
+         "to_optuna": "mfbo.integrations.optuna"}
 
 
 def __getattr__(name):

@@ -28,7 +28,7 @@ import os
 import sys
 
 from ..results.result import OptimizeResult
-from ..space.dimensions import Space
+from ..space import Space
 from ..storage import SQLiteStorage, Storage, StorageUnavailable
 from ..storage.base import read_in_pages
 from ..study.study import Study

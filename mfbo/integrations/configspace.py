@@ -5,9 +5,9 @@ ConfigSpace is optional: it is imported when a conversion is asked for, never wh
 
 from __future__ import annotations
 
-from ..space.dimensions import Categorical, Integer, Ordinal, Real, Space
+from ..space import Categorical, Integer, Ordinal, Real, Space
 
-__all__ = ["space_from_configspace"]
+__all__ = ["from_configspace"]
 
 INSTALL_HINT = 'install it with: pip install "mfbo[configspace]" (or pip install ConfigSpace)'
 
@@ -16,10 +16,10 @@ def _configspace():
     try:
         import ConfigSpace
     except ImportError as exc:
-        raise ImportError(f"Space.from_configspace needs the ConfigSpace package; "
+        raise ImportError(f"mfbo.from_configspace needs the ConfigSpace package; "
                           f"{INSTALL_HINT}.") from exc
     if not hasattr(ConfigSpace.ConfigurationSpace, "forbidden_clauses"):
-        raise ImportError(f"Space.from_configspace needs ConfigSpace >= 1.0, found "
+        raise ImportError(f"mfbo.from_configspace needs ConfigSpace >= 1.0, found "
                           f"{getattr(ConfigSpace, '__version__', 'an older version')}; "
                           f"{INSTALL_HINT}.")
     return ConfigSpace
@@ -52,8 +52,30 @@ def _dimension(CS, hp):
                     f"no mfbo dimension (Float, Integer, Categorical, Ordinal and Constant do).")
 
 
-def space_from_configspace(cs, space_class=Space) -> Space:
-    """The :class:`~mfbo.space.Space` of ``cs`` (see :meth:`Space.from_configspace`)."""
+def from_configspace(cs) -> Space:
+    """The :class:`~mfbo.Space` of a ConfigSpace ``ConfigurationSpace`` ``cs``
+    (ConfigSpace >= 1.0, optional).
+
+    Each hyperparameter becomes the dimension of the same name, and the parameters the
+    optimizer proposes are valid values of ``cs`` (``Configuration(cs, values=params)``
+    accepts them):
+
+    - ``Float`` -> :class:`Real`, ``Integer`` -> :class:`Integer` (``log`` kept);
+    - ``Categorical`` -> :class:`Categorical`, ``Ordinal`` -> :class:`Ordinal` (the
+      sequence's order kept);
+    - ``Constant`` -> a :class:`Categorical` with its one value, so that every parameter
+      dict holds it (the coordinate never varies, so the surrogate never splits on it).
+
+    What is not carried over: defaults, the normal and beta distributions of ``Float`` and
+    ``Integer`` (the range is searched uniformly, in log space with ``log=True``) and the
+    weights of a ``Categorical``.  A space with conditions or forbidden clauses is refused
+    with a ``ValueError`` naming them, since every parameter here is always active and every
+    combination allowed.  Hyperparameter names must be Python identifiers (``f(**params)``
+    is called with them).
+
+    Raises ``ImportError`` when ConfigSpace is not installed
+    (``pip install "mfbo[configspace]"``).
+    """
     CS = _configspace()
     if not isinstance(cs, CS.ConfigurationSpace):
         raise TypeError(f"cs must be a ConfigSpace ConfigurationSpace, got "
@@ -80,7 +102,7 @@ def space_from_configspace(cs, space_class=Space) -> Space:
         dims[hp.name] = _dimension(CS, hp)
     if not dims:
         raise ValueError("cs has no hyperparameters.")
-    return space_class(dims)
+    return Space(dims)
 
 
 def _condition_children(cond):

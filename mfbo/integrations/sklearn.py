@@ -15,9 +15,9 @@ from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils._param_validation import Interval
 
 from ..optimize.optimizer import Optimizer, StudyExhausted
-from ..proposal.proposer import seed_sequence
+from .._core.seeds import seed_sequence
 from ..proposal.recipes import default_n_initial
-from ..space.dimensions import Categorical, Dimension, Integer, Ordinal, Real, Space
+from ..space import Categorical, Dimension, Integer, Ordinal, Real, Space
 
 __all__ = ["MondrianSearchCV"]
 

@@ -21,7 +21,7 @@ from .optimizer import Optimizer, StudyExhausted
 from .workers import Workers, evaluate, is_broken
 from ..proposal.recipes import default_n_initial
 from ..results.result import OptimizeResult
-from ..space.dimensions import as_space
+from ..space import as_space
 from ..study.study import TrialFinished, check_direction, checked_configurations
 from ..study.trial import shorten
 

@@ -20,9 +20,10 @@ from ..space.candidates import make_candidates
 from .._core.arguments import check_int
 from ..study.ownership import HOST, owner_host
 from ..proposal.models import Model
-from ..proposal.proposer import Proposer, seed_sequence
+from .._core.seeds import seed_sequence
+from ..proposal.proposer import Proposer
 from ..proposal.recipes import Recipe, make_model, recipe_for, recipe_overrides
-from ..space.dimensions import Space, as_space
+from ..space import Space, as_space
 from ..storage import Storage
 from ..study.study import Rows, Study, check_direction
 from ..study.trial import Trial, finite, parse_outcome, public

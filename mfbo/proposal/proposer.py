@@ -23,36 +23,16 @@ from .local_models import isotropic_step, linear_step, ordinal_as_continuous, qu
 from .models import Model
 from .parzen import good_region_sample
 from .recipes import Recipe
-from ..space.dimensions import Space
+from ..space import Space
 from ..study.study import Study
 
-__all__ = ["Proposer", "seed_sequence"]
+__all__ = ["Proposer"]
 
 #: random points tried for a random proposal before the study counts as exhausted
 RANDOM_TRIES = 1000
 #: with ``min_distance``, the initial design looks at most this many times ``n_initial``
 #: points of its sequence for one far enough from the asked points
 DESIGN_SKIPS = 64
-
-
-def seed_sequence(random_state) -> np.random.SeedSequence:
-    """The seed of a study from ``random_state`` (None, an int >= 0, a SeedSequence, or a
-    numpy Generator / RandomState, from which a seed is drawn)."""
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
-    if isinstance(random_state, np.random.Generator):
-        return np.random.SeedSequence(random_state.integers(0, 2**63 - 1, size=2).tolist())
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.SeedSequence(
-            random_state.randint(0, 2**63 - 1, size=2, dtype=np.int64).tolist())
-    if random_state is None:
-        return np.random.SeedSequence()
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be >= 0, got {random_state}.")
-        return np.random.SeedSequence(int(random_state))
-    raise TypeError(f"random_state must be None, an int, a SeedSequence or a numpy "
-                    f"Generator/RandomState, got {random_state!r}.")
 
 
 def _load_proposal_modules() -> None:

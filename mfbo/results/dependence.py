@@ -16,7 +16,7 @@ import numpy as np
 from surrogates._core.scaling import target_exponent, unscale
 
 from .._core.arguments import check_int
-from ..space.dimensions import Dimension, Space
+from ..space import Dimension, Space
 from .surface import CHUNK, MeanFunction, evaluate, search_sample
 
 __all__ = ["PartialDependence", "partial_dependence", "dimension_grid"]

@@ -44,7 +44,7 @@ from acquisitions import enumerate_grid, finite_size
 from surrogates._core.scaling import target_exponent, unscale
 
 from .._core.arguments import check_int
-from ..space.dimensions import Space
+from ..space import Space
 from .surface import MeanFunction, evaluate, search_sample
 
 __all__ = ["Importance", "functional_anova", "MAX_EXACT", "METHODS"]

@@ -19,7 +19,7 @@ import numpy as np
 from .._core.arguments import check_int
 from .dependence import partial_dependence
 from .importance import Importance, functional_anova
-from ..space.dimensions import Categorical, Ordinal
+from ..space import Categorical, Ordinal
 from .surface import response_surface, search_sample
 
 __all__ = ["plot_convergence", "plot_evaluations", "plot_objective", "plot_importance"]

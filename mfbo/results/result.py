@@ -147,15 +147,6 @@ class OptimizeResult:
             rows.append(row)
         return pd.DataFrame(rows, columns=columns)
 
-    def to_optuna(self, study=None, *, storage=None, study_name: str | None = None):
-        """The finished trials added to an optuna study (a new one with this result's
-        direction when ``study`` is None, made with ``storage`` and ``study_name``), e.g. for
-        optuna-dashboard; needs optuna (:func:`mfbo.integrations.optuna.to_optuna` says how
-        trials are carried)."""
-        from ..integrations.optuna import to_optuna
-
-        return to_optuna(self, study, storage=storage, study_name=study_name)
-
     def __repr__(self):
         direction = "" if self.direction == "minimize" else f", direction={self.direction!r}"
         return (f"OptimizeResult(best_value={self.best_value!r}, best_params={self.best_params!r},"

@@ -18,7 +18,7 @@ from acquisitions import snap
 
 from .._core.arguments import check_int
 from ..proposal.models import Model
-from ..space.dimensions import Real, Space
+from ..space import Real, Space
 
 __all__ = ["MeanFunction", "fit_forest", "mean_function", "response_surface", "search_sample",
            "to_search_points", "evaluate"]

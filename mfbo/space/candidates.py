@@ -9,7 +9,7 @@ import numpy as np
 
 from acquisitions import enumerate_grid, finite_size, row_keys
 
-from .dimensions import Space
+from .space import Space
 
 __all__ = ["CandidateSet", "make_candidates", "MAX_ENUMERATED"]
 

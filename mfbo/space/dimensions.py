@@ -1,10 +1,8 @@
-"""Search spaces: named dimensions mapped to and from the unit cube.
+"""The dimensions of a search space, each mapped to and from ``[0, 1]``.
 
-A space is built from a dict ``name -> dimension``; ``(low, high)`` tuples are shorthand for
-:class:`Real`.  Internally every configuration is a point of ``[0, 1]^D`` following the
-convention of :mod:`acquisitions.maximizers` (continuous coordinates, or level ``i`` of ``k``
-at ``(i + 0.5) / k``).  :meth:`Space.from_configspace` builds a space from a ConfigSpace
-``ConfigurationSpace``.
+Every configuration is a point of ``[0, 1]^D`` following the convention of
+:mod:`acquisitions.maximizers` (continuous coordinates, or level ``i`` of ``k`` at
+``(i + 0.5) / k``); a dimension maps its values to its coordinate and back.
 """
 
 from __future__ import annotations
@@ -12,13 +10,11 @@ from __future__ import annotations
 import math
 import numbers
 import unicodedata
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from acquisitions import snap
-
-__all__ = ["Real", "Integer", "Categorical", "Ordinal", "Space", "as_space"]
+__all__ = ["Dimension", "Real", "Integer", "Categorical", "Ordinal", "as_dimension", "check_name", "json_key"]
 
 
 def _finite_number(v, what: str) -> float:
@@ -265,7 +261,8 @@ def json_key(v):
     return (type(v).__name__ if isinstance(v, (bool, str)) or v is None else "num", v)
 
 
-def _dimension(name, spec) -> Dimension:
+def as_dimension(name, spec) -> Dimension:
+    """``spec`` as the dimension ``name``: a Dimension, a ``(low, high)`` tuple or a list."""
     if isinstance(spec, Dimension):
         return spec
     if isinstance(spec, tuple) and len(spec) == 2:
@@ -297,160 +294,3 @@ def check_name(name) -> str:
                          f"is {normal!r} (NFKC-normalised), so f(**params) could not pass it to "
                          f"a parameter of the objective; name it {normal!r}.")
     return name
-
-
-class Space:
-    """An ordered mapping ``name -> Dimension`` with the unit-cube encoding.
-
-    ``(low, high)`` is a :class:`Real` (an :class:`Integer` when both are ints); a list is a
-    :class:`Categorical`; :class:`Ordinal` is an ordered list of values.
-    """
-
-    def __init__(self, dimensions: Mapping[str, Any]):
-        if isinstance(dimensions, Space):
-            dimensions = dimensions.dimensions
-        if not isinstance(dimensions, Mapping):
-            raise TypeError(f"space must be a dict name -> dimension, got {type(dimensions).__name__}.")
-        if len(dimensions) == 0:
-            raise ValueError("space must have at least one dimension.")
-        dims = {}
-        for name, spec in dimensions.items():
-            check_name(name)
-            dims[name] = _dimension(name, spec)
-        self.dimensions: dict[str, Dimension] = dims
-        self.names = list(dims)
-        self.levels = np.array([d.levels for d in dims.values()], dtype=np.int64)
-
-    def __len__(self):
-        return len(self.names)
-
-    def __repr__(self):
-        return "Space({" + ", ".join(f"{n!r}: {d!r}" for n, d in self.dimensions.items()) + "})"
-
-    def __eq__(self, other):
-        return isinstance(other, Space) and self.to_json() == other.to_json()
-
-    def to_json(self) -> dict:
-        return {n: d.to_json() for n, d in self.dimensions.items()}
-
-    @classmethod
-    def from_json(cls, data: dict) -> "Space":
-        dims = {}
-        for n, d in data.items():
-            t = d["type"]
-            if t == "real":
-                dims[n] = Real(d["low"], d["high"], d["log"])
-            elif t == "integer":
-                dims[n] = Integer(d["low"], d["high"], d["log"])
-            elif t == "ordinal":
-                dims[n] = Ordinal(d["choices"])
-            else:
-                dims[n] = Categorical(d["choices"])
-        return cls(dims)
-
-    @classmethod
-    def from_configspace(cls, cs) -> "Space":
-        """The space of a ConfigSpace ``ConfigurationSpace`` (ConfigSpace >= 1.0, optional).
-
-        Each hyperparameter becomes the dimension of the same name, and the parameters the
-        optimizer proposes are valid values of ``cs`` (``Configuration(cs, values=params)``
-        accepts them):
-
-        - ``Float`` -> :class:`Real`, ``Integer`` -> :class:`Integer` (``log`` kept);
-        - ``Categorical`` -> :class:`Categorical`, ``Ordinal`` -> :class:`Ordinal` (the
-          sequence's order kept);
-        - ``Constant`` -> a :class:`Categorical` with its one value, so that every parameter
-          dict holds it (the coordinate never varies, so the surrogate never splits on it).
-
-        What is not carried over: defaults, the normal and beta distributions of ``Float`` and
-        ``Integer`` (the range is searched uniformly, in log space with ``log=True``) and the
-        weights of a ``Categorical``.  A space with conditions or forbidden clauses is refused
-        with a ``ValueError`` naming them, since every parameter here is always active and every
-        combination allowed.  Hyperparameter names must be Python identifiers (``f(**params)``
-        is called with them).
-
-        Raises ``ImportError`` when ConfigSpace is not installed
-        (``pip install "mfbo[configspace]"``).
-        """
-        from ..integrations.configspace import space_from_configspace
-
-        return space_from_configspace(cs, cls)
-
-    def validate(self, params: Mapping[str, Any]) -> dict:
-        """Check names, types and bounds of one configuration; returns a normalised copy."""
-        if not isinstance(params, Mapping):
-            raise TypeError(f"params must be a dict, got {type(params).__name__}.")
-        unknown = [k for k in params if k not in self.dimensions]
-        if unknown:
-            raise ValueError(f"unknown parameter(s) {unknown}; the space has {self.names}.")
-        missing = [k for k in self.names if k not in params]
-        if missing:
-            raise ValueError(f"missing parameter(s) {missing}.")
-        return {n: d.validate(n, params[n]) for n, d in self.dimensions.items()}
-
-    def to_unit(self, rows) -> np.ndarray:
-        """Unit-cube matrix of a list of configuration dicts or a DataFrame (validated)."""
-        if hasattr(rows, "to_dict") and hasattr(rows, "columns"):
-            missing = [n for n in self.names if n not in rows.columns]
-            if missing:
-                raise ValueError(f"candidates lack column(s) {missing}.")
-            rows = rows[self.names].to_dict("records")
-        if isinstance(rows, Mapping):
-            rows = [rows]
-        rows = [self.validate(r) for r in rows]
-        U = np.empty((len(rows), len(self)))
-        for d, (n, dim) in enumerate(self.dimensions.items()):
-            U[:, d] = dim.to_unit([r[n] for r in rows]) if rows else 0
-        return U
-
-    def from_unit(self, U: np.ndarray) -> list[dict]:
-        """Configuration dicts of unit-cube rows (values clipped and rounded to the space)."""
-        U = np.atleast_2d(np.asarray(U, dtype=float))
-        cols = [dim.from_unit(U[:, d]) for d, dim in enumerate(self.dimensions.values())]
-        return [{n: cols[d][i] for d, n in enumerate(self.names)} for i in range(U.shape[0])]
-
-    def array_to_unit(self, X) -> np.ndarray:
-        """Unit-cube matrix of a numeric array whose columns follow ``names`` (fast path)."""
-        X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] != len(self):
-            raise ValueError(f"candidates must have shape (n, {len(self)}), got {X.shape}.")
-        # floats hold every integer only up to 2**53: integers beyond go the exact way too
-        if X.dtype == object or any(
-                isinstance(d, Categorical) or
-                isinstance(d, Integer) and max(-d.low, d.high) > 2 ** 53
-                for d in self.dimensions.values()):
-            return self.to_unit([dict(zip(self.names, r)) for r in X.tolist()])
-        if X.dtype.kind == "b":
-            raise TypeError("candidates must hold numbers, got booleans.")
-        X = X.astype(float)
-        for d, (n, dim) in enumerate(self.dimensions.items()):
-            lo, hi = dim.low, dim.high
-            bad = ~((X[:, d] >= lo) & (X[:, d] <= hi))
-            if bad.any():
-                raise ValueError(f"candidates column {n!r} has values outside [{lo}, {hi}] "
-                                 f"(e.g. {X[bad, d][0]}).")
-            if isinstance(dim, Integer) and not np.all(X[:, d] == np.round(X[:, d])):
-                raise ValueError(f"candidates column {n!r} must hold integers.")
-        return np.column_stack([dim.to_unit(X[:, d]) for d, dim in enumerate(self.dimensions.values())])
-
-    def sample(self, n: int, rng: np.random.Generator, kind: str = "random") -> np.ndarray:
-        """``n`` unit-cube points: ``"random"``, ``"sobol"`` (scrambled) or ``"lhs"``."""
-        D = len(self)
-        if kind == "random":
-            U = rng.random((n, D))
-        elif kind == "sobol":
-            from scipy.stats import qmc  # slow to import: on use
-
-            m = max(1, int(2 ** math.ceil(math.log2(max(n, 1)))))
-            U = qmc.Sobol(D, scramble=True, seed=rng).random(m)[:n]
-        elif kind == "lhs":
-            from scipy.stats import qmc
-
-            U = qmc.LatinHypercube(D, seed=rng).random(n)
-        else:
-            raise ValueError(f"initial_design must be 'sobol', 'random' or 'lhs', got {kind!r}.")
-        return snap(U, self.levels)
-
-
-def as_space(space) -> Space:
-    return space if isinstance(space, Space) else Space(space)

@@ -122,7 +122,7 @@ def _dimension_text(spec) -> str:
     """A dimension's JSON form as the constructor that makes it (``Real(0.0, 1.0)``), or as
     JSON where it is not one this version knows."""
     try:
-        from ..space.dimensions import Space
+        from ..space import Space
         (dimension,) = Space.from_json({"d": spec}).dimensions.values()
         return repr(dimension)
     except Exception:  # noqa: BLE001 - only for a message

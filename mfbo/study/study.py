@@ -24,9 +24,8 @@ import numpy as np
 from acquisitions import row_keys
 
 from ..space.candidates import CandidateSet
-from .heartbeat import Heartbeat
-from .ownership import new_owner, owner_alive, release
-from ..space.dimensions import Space, as_space
+from .ownership import Heartbeat, new_owner, owner_alive, release
+from ..space import Space, as_space
 from ..storage import InMemoryStorage, Storage, as_storage
 from ..storage.base import read_in_pages, retrying
 from .trial import Trial, finite, public, shorten

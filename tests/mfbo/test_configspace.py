@@ -1,4 +1,4 @@
-"""Space.from_configspace: every hyperparameter type round-trips (the proposed parameters are
+"""mfbo.from_configspace: every hyperparameter type round-trips (the proposed parameters are
 valid configurations of the ConfigurationSpace); conditions and forbidden clauses are refused."""
 
 import sys
@@ -30,7 +30,7 @@ def every_type():
 
 
 def test_each_hyperparameter_type_becomes_its_dimension():
-    s = Space.from_configspace(every_type())
+    s = mfbo.from_configspace(every_type())
     d = s.dimensions
     assert d["lr"] == Real(1e-5, 1e-1, log=True) and d["frac"] == Real(0.0, 1.0)
     assert d["prior"] == Real(-1.0, 1.0)
@@ -47,7 +47,7 @@ def test_each_hyperparameter_type_becomes_its_dimension():
 @pytest.mark.parametrize("surrogate", ["mondrian", "random"])
 def test_proposed_parameters_are_valid_configurations(surrogate):
     cs = every_type()
-    opt = mfbo.Optimizer(Space.from_configspace(cs), surrogate=surrogate, random_state=0,
+    opt = mfbo.Optimizer(mfbo.from_configspace(cs), surrogate=surrogate, random_state=0,
                          n_initial=6)
     seen = set()
     for _ in range(16):  # past the initial design: the model's proposals too
@@ -67,7 +67,7 @@ def test_proposed_parameters_are_valid_configurations(surrogate):
 
 def test_minimize_over_a_configspace_space():
     cs = CS.ConfigurationSpace({"x": (-2.0, 2.0), "k": (1, 4), "c": ["a", "b"]})
-    r = mfbo.minimize(lambda x, k, c: x * x + k + (c == "b"), Space.from_configspace(cs),
+    r = mfbo.minimize(lambda x, k, c: x * x + k + (c == "b"), mfbo.from_configspace(cs),
                       n_calls=12, random_state=0, progress_bar=False)
     CS.Configuration(cs, values=r.best_params).check_valid_configuration()
 
@@ -76,12 +76,12 @@ def test_conditions_are_refused_naming_the_hyperparameter():
     cs = CS.ConfigurationSpace({"kernel": ["rbf", "poly"], "degree": (2, 5), "C": (0.1, 10.0)})
     cs.add(CS.EqualsCondition(cs["degree"], cs["kernel"], "poly"))
     with pytest.raises(ValueError, match=r"condition.*\['degree'\].*degree \| kernel == 'poly'"):
-        Space.from_configspace(cs)
+        mfbo.from_configspace(cs)
     cs = CS.ConfigurationSpace({"a": ["x", "y"], "b": ["u", "v"], "c": (0.0, 1.0)})
     cs.add(CS.AndConjunction(CS.EqualsCondition(cs["c"], cs["a"], "x"),
                              CS.EqualsCondition(cs["c"], cs["b"], "u")))
     with pytest.raises(ValueError, match=r"\['c'\]"):
-        Space.from_configspace(cs)
+        mfbo.from_configspace(cs)
 
 
 def test_forbidden_clauses_are_refused_naming_the_clause():
@@ -89,25 +89,25 @@ def test_forbidden_clauses_are_refused_naming_the_clause():
     cs.add(CS.ForbiddenAndConjunction(CS.ForbiddenEqualsClause(cs["penalty"], "l1"),
                                       CS.ForbiddenEqualsClause(cs["dual"], True)))
     with pytest.raises(ValueError, match="forbidden clause.*penalty"):
-        Space.from_configspace(cs)
+        mfbo.from_configspace(cs)
 
 
 def test_what_has_no_mfbo_dimension_is_refused_with_its_name():
     cs = CS.ConfigurationSpace({"clf:C": (0.1, 1.0)})
     with pytest.raises(ValueError, match="'clf:C'.*identifier"):
-        Space.from_configspace(cs)
+        mfbo.from_configspace(cs)
     cs = CS.ConfigurationSpace()
     cs.add(CS.Categorical("shape", [(1, 2), (3, 4)]))
     with pytest.raises(TypeError, match="hyperparameter 'shape'"):
-        Space.from_configspace(cs)
+        mfbo.from_configspace(cs)
     with pytest.raises(TypeError, match="cs must be a ConfigSpace ConfigurationSpace"):
-        Space.from_configspace({"x": (0.0, 1.0)})
+        mfbo.from_configspace({"x": (0.0, 1.0)})
     with pytest.raises(ValueError, match="no hyperparameters"):
-        Space.from_configspace(CS.ConfigurationSpace())
+        mfbo.from_configspace(CS.ConfigurationSpace())
 
 
 def test_a_missing_configspace_gives_an_install_hint(monkeypatch):
     cs = CS.ConfigurationSpace({"x": (0.0, 1.0)})
     monkeypatch.setitem(sys.modules, "ConfigSpace", None)  # import ConfigSpace now fails
     with pytest.raises(ImportError, match=r"pip install \"mfbo\[configspace\]\""):
-        Space.from_configspace(cs)
+        mfbo.from_configspace(cs)

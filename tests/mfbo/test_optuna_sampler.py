@@ -665,7 +665,7 @@ def test_from_optuna_warm_starts_an_optimizer():
     assert set(t.params) == {"lr", "depth", "frac", "kernel"}
     with pytest.raises(ValueError, match="direction='minimize' differs"):
         from_optuna(study, direction="minimize")
-    assert opt.result().to_optuna().direction == optuna.study.StudyDirection.MAXIMIZE
+    assert to_optuna(opt.result()).direction == optuna.study.StudyDirection.MAXIMIZE
 
 
 def test_from_optuna_refuses_what_it_cannot_carry(tmp_path):
@@ -710,7 +710,7 @@ def test_to_optuna_and_back():
     assert study.best_trial.datetime_start <= study.best_trial.datetime_complete
     # a study of the other direction is given negated values; the method on the result does
     # the same
-    maxi = result.to_optuna(optuna.create_study(direction="maximize"))
+    maxi = to_optuna(result, optuna.create_study(direction="maximize"))
     assert maxi.best_value == pytest.approx(-result.best_value)
     up = mfbo.minimize(lambda x, n, kind: -f(x, n, kind)["loss"], space, n_calls=6,
                        direction="maximize", random_state=0, progress_bar=False)

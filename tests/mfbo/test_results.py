@@ -88,7 +88,7 @@ def test_to_optuna_keeps_mfbo_attributes_and_the_clashing_extra_fields():
               Trial(id=2, params={"x": 0.75}, state="complete", value=1.0,
                     extra={"mfbo_trial_id": "alone", "obj": object()})]
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = OptimizeResult(space, trials).to_optuna()
+    study = mfbo.to_optuna(OptimizeResult(space, trials))
     by_id = {t.user_attrs["mfbo_trial_id"]: t.user_attrs for t in study.trials}
     assert sorted(by_id) == [0, 1, 2]
     # one name per extra field for the whole result: the user's own extra_mfbo_trial_id

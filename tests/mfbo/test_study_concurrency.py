@@ -588,7 +588,7 @@ def test_postgres_workers_threads_kills_and_resumes(tmp_path_factory, postgres,
 CLOSE_RIGHT_AFTER = """
 import faulthandler, random, sys, time
 faulthandler.enable()
-from mfbo.study.heartbeat import Heartbeat
+from mfbo.study.ownership import Heartbeat
 from mfbo.storage import SQLiteStorage
 path = sys.argv[1]
 SQLiteStorage(path).open_study("s", {"x": 1}, {})

@@ -4,7 +4,7 @@
   optimisation with an online Mondrian forest;
 - :func:`from_optuna`: an :class:`mfbo.Optimizer` warm-started with an optuna study's trials;
 - :func:`to_optuna`: an mfbo result's trials added to an optuna study
-  (also :meth:`mfbo.OptimizeResult.to_optuna`).
+  (also ``mfbo.to_optuna``).
 
 optuna is optional (``pip install "mfbo[optuna]"``); it is imported with this module, which
 mfbo itself imports only when one of these is used.

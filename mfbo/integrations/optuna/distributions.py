@@ -15,7 +15,7 @@ import math
 from optuna.distributions import (BaseDistribution, CategoricalDistribution, FloatDistribution,
                                   IntDistribution)
 
-from ...space.dimensions import Categorical, Dimension, Integer, Ordinal, Real
+from ...space import Categorical, Dimension, Integer, Ordinal, Real
 
 __all__ = ["Codec", "dimension_of", "distribution_of", "user_value", "MAX_GRID"]
 

@@ -15,7 +15,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from ..._core.arguments import check_int
 from ...optimize.optimizer import Optimizer, StudyExhausted
-from ...space.dimensions import Real, Space
+from ...space import Real, Space
 from .distributions import Codec
 from .outcomes import loss_sign, outcome, times
 

@@ -11,7 +11,7 @@ from optuna.trial import TrialState
 
 from ...optimize.optimizer import Optimizer
 from ...results.result import unique_names
-from ...space.dimensions import Space, as_space
+from ...space import Space, as_space
 from ...storage import to_json
 from .distributions import dimension_of, distribution_of, user_value
 from .outcomes import loss_sign, outcome, times

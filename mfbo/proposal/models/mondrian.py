@@ -1,15 +1,5 @@
-"""Surrogate models as the optimizer sees them.
-
-A model is told about observations incrementally (``observe``) and predicts the loss at unit-cube
-points.  The optimizer keeps the data; a model decides how to use it: the Mondrian forest adds
-each new point with ``partial_fit`` (O(log n), never a refit), SMAC's forest refits every
-``retrain_after`` observations, random search ignores it, and any object with ``fit`` and
-``predict(X, return_std=True)`` (plus, optionally, ``partial_fit``) is wrapped as it is.
-
-How a model is used to propose points (acquisition, initial design, maximiser settings) is not
-the model's business: that is its :class:`~mfbo.proposal.recipes.Recipe`.  Add a surrogate by
-subclassing :class:`Model` and naming it with :func:`mfbo.proposal.recipes.register_surrogate`.
-"""
+"""The online Mondrian forest as the optimizer's model: each new point is added with
+``partial_fit`` (O(log n), never a refit)."""
 
 from __future__ import annotations
 
@@ -17,66 +7,12 @@ import copy
 
 import numpy as np
 
-from .._core.arguments import check_int
+from ..._core.arguments import check_int
+from .base import Model
+from .targets import (RAW_SAFE_MAGNITUDE, SAFE_MAGNITUDE, check_transform, log_shift, raw_as_none,
+                      safe_exponent, smac_log_constants)
 
-__all__ = ["Model", "MondrianModel", "SMACForestModel", "BARTModel", "RandomModel",
-           "EstimatorModel", "smac_log_transform"]
-
-
-class Model:
-    """Interface: ``observe``, ``predict``, optional ``predict_per_tree``, ``with_lies``."""
-
-    #: True when predictions are meaningful (random search: never)
-    is_informative = True
-    #: the probability of a random proposal in the recipe the model was built from (set by
-    #: :meth:`mfbo.proposal.recipes.Recipe.build_model`; the proposal policy reads the recipe)
-    random_interleave = 0.0
-    #: in a constant liar's copy (:meth:`with_lies`), the observations it was made from plus
-    #: its lies; None in a model told only real observations
-    _aug = None
-
-    def observe(self, X: np.ndarray, y: np.ndarray, n_new: int) -> None:
-        """All data so far (``X`` unit cube, ``y`` losses); the last ``n_new`` rows are new."""
-        raise NotImplementedError
-
-    @property
-    def ready(self) -> bool:
-        raise NotImplementedError
-
-    def predict(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
-
-    def incumbent(self, y: np.ndarray) -> float:
-        """The best observed loss on the model's scale (for EI/PI)."""
-        return float(np.min(y))
-
-    def set_levels(self, levels) -> None:
-        """Told the search space's per-coordinate kinds once, before any observation (0:
-        continuous, k > 0: an ordered coordinate of k levels, -k: a categorical one of k
-        choices).  Does nothing unless a model has a use for them."""
-
-    def on_repeated_loss(self) -> None:
-        """Called once, before the observations that include it are passed to
-        :meth:`observe`, when two complete trials of the study have returned exactly the same
-        loss (a plateau problem).  Does nothing unless a model has a use for it."""
-
-    def with_lies(self, X: np.ndarray, y: np.ndarray, X_lie: np.ndarray,
-                  y_lie: float) -> "Model":
-        """A copy that has also seen ``X_lie`` with loss ``y_lie`` (constant liar); the
-        original is untouched.  More lies are added to the copy with :meth:`add_lies`."""
-        other = copy.deepcopy(self)
-        other._aug = (np.asarray(X, dtype=float), np.asarray(y, dtype=float))
-        other.add_lies(X_lie, y_lie)
-        return other
-
-    def add_lies(self, X_lie: np.ndarray, y_lie: float) -> None:
-        """Add more constant-liar observations to a copy made by :meth:`with_lies`."""
-        X, y = self._aug
-        X_lie = np.atleast_2d(np.asarray(X_lie, dtype=float))
-        Xa = np.vstack([X, X_lie])
-        ya = np.concatenate([y, np.full(X_lie.shape[0], float(y_lie))])
-        self._aug = (Xa, ya)
-        self.observe(Xa, ya, X_lie.shape[0])
+__all__ = ["MondrianModel"]
 
 
 class MondrianModel(Model):
@@ -170,12 +106,12 @@ class MondrianModel(Model):
                  y_transform: str | None = "log", noise_in_std: bool = False,
                  repeat_y_transform: str | None = None, trend: bool | str = False,
                  trend_window: int | None = None, **kwargs):
-        _check_transform("y_transform", y_transform)
-        _check_transform("repeat_y_transform", repeat_y_transform)
+        check_transform("y_transform", y_transform)
+        check_transform("repeat_y_transform", repeat_y_transform)
         if posterior not in ("empirical", "bp", "alternating"):
             raise ValueError(f"posterior must be 'empirical', 'bp' or 'alternating', got "
                              f"{posterior!r}.")
-        self.y_transform = _raw_as_none(y_transform)
+        self.y_transform = raw_as_none(y_transform)
         self.repeat_y_transform = repeat_y_transform
         self.noise_in_std = bool(noise_in_std)
         if not (isinstance(trend, (bool, np.bool_)) or trend == "if-integers"):
@@ -217,7 +153,7 @@ class MondrianModel(Model):
     def on_repeated_loss(self) -> None:
         target = getattr(self, "repeat_y_transform", None)  # (absent in older pickles)
         if target is not None:
-            self.y_transform = _raw_as_none(target)
+            self.y_transform = raw_as_none(target)
             self.repeat_y_transform = None
             self._retarget = True
 
@@ -234,7 +170,7 @@ class MondrianModel(Model):
         elif self.y_transform == "log":
             self._tf = (float(ys.min()) - log_shift(ys), 1.0, y.shape[0], lo, k)
         elif self.y_transform == "smac-log":
-            self._tf = (*_smac_log_constants(ys), y.shape[0], lo, k)
+            self._tf = (*smac_log_constants(ys), y.shape[0], lo, k)
         else:
             self._tf = (np.sort(y), None, y.shape[0], lo, k)
 
@@ -372,248 +308,3 @@ class MondrianModel(Model):
 
     def incumbent(self, y):
         return float(self._transform([np.min(y)])[0])
-
-
-def _check_transform(argument: str, name) -> None:
-    """``ValueError`` naming ``argument`` unless ``name`` is an output transform or None."""
-    if name is not None and not (isinstance(name, str) and
-                                 name in ("log", "smac-log", "rank", "raw")):
-        raise ValueError(f"{argument} must be 'log', 'smac-log', 'rank', 'raw' or None, got "
-                         f"{name!r}.")
-
-
-def _raw_as_none(name: str | None) -> str | None:
-    """The model's name of a transform: untransformed losses are None."""
-    return None if name == "raw" else name
-
-
-#: ``"log"`` output transform: the best loss sits this fraction of ``median - min`` above ``c``
-LOG_SHIFT = 0.3
-
-
-def log_shift(y: np.ndarray) -> float:
-    """``min(y) - c`` of the Mondrian model's ``"log"`` transform ``log(y - c)``:
-    ``0.3 (median(y) - min(y))``, at least ``1e-3 (max(y) - min(y))`` (more than half the
-    losses tied at the best) and a tiny positive floor (all equal)."""
-    y = np.asarray(y, dtype=float)
-    lo, hi = float(y.min()), float(y.max())
-    return max(LOG_SHIFT * (float(np.median(y)) - lo), 1e-3 * (hi - lo),
-               1e-12 * max(1.0, abs(lo)))
-
-
-#: losses are divided by a power of two that brings them below this magnitude before a log
-#: transform, so that differences of losses (``max - min'``) cannot overflow
-SAFE_MAGNITUDE = 2.0 ** 1016
-#: the same for raw losses, whose squares the forest's variances hold
-RAW_SAFE_MAGNITUDE = 2.0 ** 500
-
-
-def safe_exponent(y: np.ndarray, limit: float = SAFE_MAGNITUDE) -> int:
-    """The ``k`` such that ``y / 2**k`` lies within ``limit`` (0 for all ordinary losses;
-    larger ones are then scaled exactly)."""
-    top = float(np.max(np.abs(y))) if np.size(y) else 0.0
-    if top <= limit:
-        return 0
-    return int(np.frexp(top)[1]) - int(np.frexp(limit)[1]) + 1
-
-
-def smac_log_transform(y: np.ndarray, values: np.ndarray | None = None) -> np.ndarray:
-    """SMAC3's log scaling of losses: ``log((v - min') / (max - min'))``.
-
-    ``min' = min(y) - (p5 - min(y)) - 1e-10`` with ``p5`` the 5th percentile of ``y``.
-    Losses too large for these differences are first divided by a power of two (exact; the
-    result changes only by the scaling of the ``1e-10`` guard).
-    """
-    y = np.asarray(y, dtype=float)
-    v = y if values is None else np.asarray(values, dtype=float)
-    k = safe_exponent(y)
-    y, v = np.ldexp(y, -k), np.ldexp(v, -k)
-    shifted_min, denom = _smac_log_constants(y)
-    return np.log(np.maximum(v - shifted_min, 1e-300) / denom)
-
-
-def _smac_log_constants(y: np.ndarray) -> tuple[float, float]:
-    """``(min', max - min')`` of :func:`smac_log_transform` for losses ``y``."""
-    lo, hi = float(y.min()), float(y.max())
-    shifted_min = lo - (float(np.percentile(y, 5)) - lo) - 1e-10
-    return shifted_min, max(hi - shifted_min, 1e-10)
-
-
-class SMACForestModel(Model):
-    """SMAC3 2.4's HPO-facade surrogate: random forest on log-scaled losses
-    (:func:`smac_log_transform`), refit every ``retrain_after`` observations (8 in SMAC3; 1
-    refits after every observation).  Its log-normal EI and 20 % random interleaving are the
-    ``"rf-smac"`` recipe's (:mod:`mfbo.proposal.recipes`)."""
-
-    def __init__(self, n_dims: int, random_state, retrain_after: int = 8, log_y: bool = True,
-                 n_estimators: int = 10):
-        if retrain_after < 1:
-            raise ValueError(f"retrain_after must be >= 1, got {retrain_after}.")
-        self.retrain_after = int(retrain_after)
-        self.log_y = bool(log_y)
-        self._rng = np.random.default_rng(random_state)
-        self.n_estimators = n_estimators
-        self.forest = None
-        self._since = 0
-        self._y = None
-
-    def observe(self, X, y, n_new):
-        self._since += n_new
-        if self.forest is None or self._since >= self.retrain_after:
-            from surrogates import SMACRandomForestRegressor  # scikit-learn's trees: on use
-
-            yt = smac_log_transform(y) if self.log_y else y
-            self.forest = SMACRandomForestRegressor(
-                n_estimators=self.n_estimators, log_y=self.log_y,
-                random_state=int(self._rng.integers(0, 2**31 - 1))).fit(X, yt)
-            self._y = np.array(y, dtype=float)
-            self._since = 0
-
-    @property
-    def ready(self):
-        return self.forest is not None
-
-    def predict(self, X):
-        return self.forest.predict(X, return_std=True)
-
-    def predict_per_tree(self, X):
-        return self.forest.predict_per_tree(X)
-
-    def incumbent(self, y):
-        if not self.log_y:
-            return float(np.min(y))
-        return float(smac_log_transform(self._y, [np.min(y)])[0])
-
-    def with_lies(self, X, y, X_lie, y_lie):
-        other = copy.copy(self)
-        other.retrain_after = 1  # every lie is seen at once
-        other._rng = np.random.default_rng(self._rng.integers(0, 2**63 - 1))
-        other._aug = (np.asarray(X, dtype=float), np.asarray(y, dtype=float))
-        other.add_lies(X_lie, y_lie)
-        return other
-
-
-class BARTModel(Model):
-    """Bayesian additive regression trees (Chipman, George & McCulloch 2010) with the particle
-    Gibbs tree sampler (Lakshminarayanan, Roy & Teh 2015), refitted from scratch on all
-    observations after every tell.
-
-    A fresh chain per tell, not sweeps warm-started from the previous posterior: the tree
-    prior depends on the inputs through the valid splits, and every stored tree's data would
-    have to be re-routed; with the small data of a BO run a short chain is cheap (about 0.2 s
-    of CPU for 50 points, 50 trees, 200 sweeps).
-
-    Parameters
-    ----------
-    n_trees : int, default=50
-        Trees of the ensemble (fewer than the regression default of 200: the data are small).
-    sampler : {"pg", "cgm", "growprune"}, default="pg"
-    n_burn, n_samples : int, default=100, 100
-        Sweeps discarded and posterior draws kept per refit.
-    noise_in_std : bool, default=False
-        Whether the std handed to the acquisition includes the noise ``sigma^2``; by default
-        it is the posterior std of the regression function (the objectives are deterministic).
-    **kwargs
-        Further :class:`~surrogates.BARTRegressor` parameters (``n_particles``, ``alpha_s``,
-        ``beta_s``, ``k``, ...).
-    """
-
-    def __init__(self, n_dims: int, random_state, n_trees: int = 50, sampler: str = "pg",
-                 n_burn: int = 100, n_samples: int = 100, noise_in_std: bool = False,
-                 **kwargs):
-        from surrogates import BARTRegressor  # scipy's special functions: on use
-
-        self._rng = np.random.default_rng(random_state)
-        self.noise_in_std = bool(noise_in_std)
-        self.params = dict(n_trees=n_trees, sampler=sampler, n_burn=n_burn,
-                           n_samples=n_samples, **kwargs)
-        BARTRegressor(**self.params)._checked_params()  # bad options fail here, not at a tell
-        self.bart = None
-
-    def observe(self, X, y, n_new):
-        if n_new == 0 and self.bart is not None:
-            return
-        from surrogates import BARTRegressor
-
-        self.bart = BARTRegressor(random_state=int(self._rng.integers(0, 2**63 - 1)),
-                                  **self.params).fit(X, y)
-
-    @property
-    def ready(self):
-        return self.bart is not None
-
-    def predict(self, X):
-        f = self.bart.predict_samples(X)
-        var = f.var(axis=0)
-        if self.noise_in_std:
-            var = var + self.bart.sigma2_samples_.mean()
-        return f.mean(axis=0), np.sqrt(var)
-
-
-class RandomModel(Model):
-    """Random search: no model, every suggestion is uniformly random."""
-
-    is_informative = False
-
-    def __init__(self, n_dims: int, random_state):
-        pass
-
-    def observe(self, X, y, n_new):
-        pass
-
-    @property
-    def ready(self):
-        return False
-
-    def predict(self, X):  # pragma: no cover - never asked
-        raise RuntimeError("random search has no model")
-
-    def with_lies(self, X, y, X_lie, y_lie):
-        return self
-
-    def add_lies(self, X_lie, y_lie):
-        pass
-
-
-class EstimatorModel(Model):
-    """Any estimator with ``fit`` and ``predict(X, return_std=True)``.
-
-    If it has ``partial_fit``, new observations are passed to it one batch at a time; otherwise
-    it is refitted on all data after every observation.  ``predict_per_tree`` is used for
-    Thompson sampling when the estimator has it.
-    """
-
-    def __init__(self, estimator):
-        missing = missing_method(estimator)
-        if missing:
-            raise TypeError(f"estimator must have fit and predict(X, return_std=True); "
-                            f"{estimator!r} has no {missing}.")
-        self.estimator = estimator
-        self._n = 0
-        if hasattr(estimator, "predict_per_tree"):
-            self.predict_per_tree = estimator.predict_per_tree
-
-    def observe(self, X, y, n_new):
-        if n_new == 0:
-            return
-        if self._n > 0 and callable(getattr(self.estimator, "partial_fit", None)):
-            self.estimator.partial_fit(X[-n_new:], y[-n_new:])
-        else:
-            self.estimator.fit(X, y)
-        self._n = X.shape[0]
-
-    @property
-    def ready(self):
-        return self._n > 0
-
-    def predict(self, X):
-        mean, std = self.estimator.predict(X, return_std=True)
-        return np.asarray(mean, dtype=float).ravel(), np.asarray(std, dtype=float).ravel()
-
-
-def missing_method(estimator) -> str | None:
-    """The first of ``fit`` and ``predict`` that ``estimator`` lacks, or None."""
-    for attr in ("fit", "predict"):
-        if not callable(getattr(estimator, attr, None)):
-            return attr
-    return None
