@@ -1,13 +1,18 @@
-"""Benchmarks of mfbo: the harness, and the paper experiments in :mod:`benchmarks.experiments`.
+"""Benchmarks of mfbo, in three rooms.
 
-The harness: problems and suites (:mod:`~benchmarks.problems`; the suites' problems in
-:mod:`~benchmarks.sklearn_tune` and :mod:`~benchmarks.mixed`), methods and peer adapters
-(:mod:`~benchmarks.methods`, :mod:`~benchmarks.peers`), the runner and its results file
-(:mod:`~benchmarks.bench`, :mod:`~benchmarks.results_file`), reports
-(:mod:`~benchmarks.report`), the scaling measurements (:mod:`~benchmarks.scaling`), data
-loaders (:mod:`~benchmarks.data`, :mod:`~benchmarks.regression_data`) and the helpers every
-benchmark shares: :mod:`~benchmarks.timing`, :mod:`~benchmarks.tables`,
-:mod:`~benchmarks.figures`, :mod:`~benchmarks.environment`, :mod:`~benchmarks.progress`,
-:mod:`~benchmarks.calibration`.  Commands: ``mfbo bench``, ``mfbo report``, ``mfbo scale``
-(:mod:`~benchmarks.cli`).
+* :mod:`benchmarks.problems`: what is measured.  The Bayesian-optimisation problems and the
+  suites (:mod:`~benchmarks.problems.problems`, the registry; the suites' problems in
+  :mod:`~benchmarks.problems.sklearn_tune`, :mod:`~benchmarks.problems.mixed` and
+  :mod:`~benchmarks.problems.bbob`), the public data files, downloaded and checked by SHA-256
+  (:mod:`~benchmarks.problems.data`), and the regression experiments' data
+  (:mod:`~benchmarks.problems.regression_data`, :mod:`~benchmarks.problems.flights`).
+* :mod:`benchmarks.harness`: how it is measured.  The commands ``mfbo bench``, ``mfbo report``
+  and ``mfbo scale`` (:mod:`~benchmarks.harness.cli`) with their runner, results file, methods,
+  peers, paired tests and reports, the first-minute and scaling measurements, and the helpers
+  every benchmark shares (timing, tables, figures, environment record, progress, calibration
+  scores, a throwaway PostgreSQL server and shared-study workers).
+* :mod:`benchmarks.experiments`: the papers' experiments, one script each.
+
+The rooms import one way: problems import nothing of the others, the harness imports the
+problems, an experiment imports the harness and the problems but never another experiment.
 """

@@ -13,7 +13,7 @@ with each problem's own budget (HPOlib's); add ``smac,optuna`` after ``pip insta
 "mfbo[peers]"``.  ``lda-grid`` and ``svm-grid`` need the tables (set ``MFBO_DATA_DIR``).
 """
 
-from benchmarks import bench, report
+from benchmarks.harness import bench, report
 
 results = "benchmark_results/results.jsonl"
 # one JSON line per (problem, method, seed), appended as each run ends; calling again skips

@@ -13,10 +13,10 @@ import time
 import numpy as np
 from scipy.special import ndtri
 
-from benchmarks.flights import synthetic_split
+from benchmarks.problems.flights import synthetic_split
 from surrogates import MondrianForestRegressor
 
-# 200,000 synthetic training flights in time order (benchmarks/flights.py documents the
+# 200,000 synthetic training flights in time order (benchmarks/problems/flights.py documents the
 # generator) and 20,000 test flights drawn at random from the same year
 split = synthetic_split(200_000, n_test=20_000, seed=0, test="random")
 X, y = split.X_train, split.y_train

@@ -1,7 +1,7 @@
 """What importing the packages imports: the slow dependencies wait for the call that needs them.
 
 These tests look at ``sys.modules`` of a fresh interpreter, never at times (the times are
-measured by ``python -m benchmarks.first_minute``).
+measured by ``python -m benchmarks.harness.first_minute``).
 """
 
 import pytest

@@ -12,6 +12,6 @@
 
 Each prints a markdown report; all but ``regression_sweep`` also write it, ``results.json``
 (with the environment record) and their figures to ``--out``.  ``--quick`` (or small sizes) for
-a smoke test.  An experiment imports the harness in :mod:`benchmarks` and the public packages,
-never another experiment.
+a smoke test.  An experiment imports :mod:`benchmarks.harness`, :mod:`benchmarks.problems` and
+the public packages, never another experiment.
 """

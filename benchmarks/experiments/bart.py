@@ -42,9 +42,9 @@ from typing import Any, Sequence
 import numpy as np
 from scipy.linalg import solve_toeplitz
 
-from benchmarks.environment import environment
-from benchmarks.figures import figure, save
-from benchmarks.tables import markdown_table
+from benchmarks.harness.environment import environment
+from benchmarks.harness.figures import figure, save
+from benchmarks.harness.tables import markdown_table
 from surrogates import BARTRegressor
 from surrogates.bayes_trees.bart import mixture_interval
 
@@ -110,7 +110,7 @@ def hypercube(D: int, seed: int, per_vertex: int = 10):
 
 def california(quick: bool, seed: int = 0):
     """Three disjoint training sets and one test set of California housing."""
-    from benchmarks.data import load_cal_housing
+    from benchmarks.problems.data import load_cal_housing
 
     X, y = load_cal_housing()
     order = np.random.default_rng(seed).permutation(y.shape[0])

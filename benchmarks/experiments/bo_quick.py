@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 
 import mfbo
-from benchmarks.environment import environment
-from benchmarks.problems import get_problem
-from benchmarks.tables import markdown_table
-from benchmarks.timing import clock, timed
+from benchmarks.harness.environment import environment
+from benchmarks.harness.tables import markdown_table
+from benchmarks.harness.timing import clock, timed
+from benchmarks.problems.problems import get_problem
 from mfbo.results.result import plot_convergence
 
 METHODS = ("mondrian", "rf-smac", "random")

@@ -27,11 +27,11 @@ import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
-from benchmarks.data import read_table
-from benchmarks.environment import environment
-from benchmarks.figures import figure, save
-from benchmarks.tables import markdown_table
-from benchmarks.timing import median_time, timed
+from benchmarks.harness.environment import environment
+from benchmarks.harness.figures import figure, save
+from benchmarks.harness.tables import markdown_table
+from benchmarks.harness.timing import median_time, timed
+from benchmarks.problems.data import read_table
 from surrogates import MondrianForestClassifier
 
 N_TREES = 100

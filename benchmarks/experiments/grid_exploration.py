@@ -44,10 +44,10 @@ import numpy as np
 from sklearn.datasets import make_friedman1
 from threadpoolctl import threadpool_limits
 
-from benchmarks.environment import environment
-from benchmarks.figures import figure, save
-from benchmarks.tables import markdown_table
-from benchmarks.timing import median_time, timed
+from benchmarks.harness.environment import environment
+from benchmarks.harness.figures import figure, save
+from benchmarks.harness.tables import markdown_table
+from benchmarks.harness.timing import median_time, timed
 from surrogates import MondrianGrid, rmse
 
 TOY_TRAIN, TOY_VAL, TOY_TEST = 60, 40, 1000

@@ -24,8 +24,8 @@ results/integrations``).  Three parts, all by default, some with ``--only`` (com
 ``--seeds`` applies to both parts that repeat over seeds.  ``--quick`` is a smoke run (2 seeds,
 60 trials in both sampler parts, ``n_iter`` 4 on the first 450 digits rows; explicit options
 still apply).  Writes ``report.md`` (markdown tables, also printed), ``results.json`` (every
-per-seed value and the environment record of :mod:`benchmarks.environment`, whose load averages
-are taken before the run; ``load_after`` holds those after) and, when the source tree has
+per-seed value and the environment record of :mod:`benchmarks.harness.environment`, whose load
+averages are taken before the run; ``load_after`` holds those after) and, when the source tree has
 uncommitted changes, ``working_tree.diff``.  The two sampler parts need Optuna (``pip install
 "mfbo[optuna]"``); without it they stop with a message and exit code 2.  Progress goes to stderr.
 """
@@ -44,11 +44,11 @@ from typing import Sequence
 import numpy as np
 
 import mfbo
-from benchmarks.cli import CommandError, command_main
-from benchmarks.environment import environment, save_diff
-from benchmarks.progress import progress
-from benchmarks.tables import markdown_table
-from benchmarks.timing import clock, timed
+from benchmarks.harness.cli import CommandError, command_main
+from benchmarks.harness.environment import environment, save_diff
+from benchmarks.harness.progress import progress
+from benchmarks.harness.tables import markdown_table
+from benchmarks.harness.timing import clock, timed
 
 DESCRIPTION = __doc__
 
@@ -340,7 +340,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def run_from_args(args: argparse.Namespace) -> None:
-    """:func:`run` from parsed arguments (:class:`~benchmarks.cli.CommandError` for a bad
+    """:func:`run` from parsed arguments (:class:`~benchmarks.harness.cli.CommandError` for a bad
     part or size, or a sampler part without Optuna)."""
     options = dict(parts=[p.strip() for p in args.only.split(",") if p.strip()],
                    seeds=args.seeds, trials=args.trials, overhead_trials=args.overhead_trials,

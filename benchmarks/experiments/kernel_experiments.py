@@ -17,7 +17,7 @@ Settings the paper leaves out are those of its authors' code (github.com/matejba
 mondrian-kernel); each is said where it is used.  Writes ``<out>/report.md`` (also printed),
 ``<out>/results.json`` and one PNG per experiment.  ``--quick`` runs every experiment at toy
 sizes (CI smoke test, well under a minute).  Run (cpu_act is found through ``MFBO_DATA_DIR``,
-see :mod:`benchmarks.data`)::
+see :mod:`benchmarks.problems.data`)::
 
     python -m benchmarks.experiments.kernel_experiments [EXPERIMENT ...] [--quick] --out DIR
 """
@@ -34,12 +34,12 @@ import scipy.linalg
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from benchmarks.data import load_cpu_act
-from benchmarks.environment import environment
-from benchmarks.figures import figure, save
-from benchmarks.regression_data import permuted_split
-from benchmarks.tables import markdown_table
-from benchmarks.timing import median_time
+from benchmarks.harness.environment import environment
+from benchmarks.harness.figures import figure, save
+from benchmarks.harness.tables import markdown_table
+from benchmarks.harness.timing import median_time
+from benchmarks.problems.data import load_cpu_act
+from benchmarks.problems.regression_data import permuted_split
 from surrogates import (LaplaceKernelRidge, MondrianForestRegressor, MondrianKernel,
                         MondrianKernelRidge, RandomBinningFeatures, RandomFourierFeatures,
                         forest_lifetime_path, laplace_kernel, lifetime_path, relative_error,

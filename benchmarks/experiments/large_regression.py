@@ -5,8 +5,8 @@ Run ``python -m benchmarks.experiments.large_regression [--out DIR] [--quick]
 to ``DIR/report.md``; all numbers go to ``DIR/results.json``):
 
 a) Flight delays (Lakshminarayanan, Roy & Teh, 2016 (AISTATS), Section 5.2, Tables 1-2) on
-   the real New York 2013 flights (:mod:`benchmarks.flights`, needs ``mfbo[flights]``): train
-   on the first rows in time order and test on the following 100,000, then the same sizes
+   the real New York 2013 flights (:mod:`benchmarks.problems.flights`, needs ``mfbo[flights]``):
+   train on the first rows in time order and test on the following 100,000, then the same sizes
    shuffled.  For every method RMSE, NLPD, the calibration table (observed minus nominal
    coverage of the central 10 % ... 90 % Gaussian intervals), fit and predict seconds and peak
    memory.  Methods: the Mondrian forest (one fit, predicted with the empirical and with the
@@ -17,8 +17,8 @@ a) Flight delays (Lakshminarayanan, Roy & Teh, 2016 (AISTATS), Section 5.2, Tabl
    Section 11.1.3), a sparse variational GP (Hensman, Fusi & Lawrence, 2013) trained by
    mini-batches on all rows in GPyTorch (``mfbo[peers]``), and Nystroem features with
    Bayesian linear regression (500 and 200 components).
-b) Scale (synthetic flight-like rows, :func:`benchmarks.flights.synthetic_flights`; 700K, 2M
-   and 5M training rows x 8 features in time order, and 100,000 test rows drawn at random
+b) Scale (synthetic flight-like rows, :func:`benchmarks.problems.flights.synthetic_flights`; 700K,
+   2M and 5M training rows x 8 features in time order, and 100,000 test rows drawn at random
    from the same year, 10 trees): Mondrian fit seconds over extra trees' in the same run, peak
    memory and bytes per node and per row, Mondrian prediction with std of the 100,000 test
    rows over the random forest's ``predict``, and online ``partial_fit`` of the last 10 % of
@@ -49,16 +49,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from benchmarks.calibration import (CALIBRATION_TOL, STD_FLOOR, Z_LEVELS, calibration,
+from benchmarks.harness.calibration import (CALIBRATION_TOL, STD_FLOOR, Z_LEVELS, calibration,
                                     gaussian_nlpd, is_calibrated)
-from benchmarks.environment import environment
-from benchmarks.figures import figure, save
-from benchmarks.flights import (EXTRA, N_TEST, SYNTHETIC_SIZES, have_flights, load_flights,
+from benchmarks.harness.environment import environment
+from benchmarks.harness.figures import figure, save
+from benchmarks.harness.progress import progress
+from benchmarks.harness.tables import markdown_table
+from benchmarks.harness.timing import median_time, timed
+from benchmarks.problems.flights import (EXTRA, N_TEST, SYNTHETIC_SIZES, have_flights, load_flights,
                                 shuffled_split, synthetic_split, time_split)
-from benchmarks.progress import progress
-from benchmarks.regression_data import Split
-from benchmarks.tables import markdown_table
-from benchmarks.timing import median_time, timed
+from benchmarks.problems.regression_data import Split
 
 SEED = 0
 N_TREES = 10
@@ -109,7 +109,7 @@ def make_split(data: dict[str, Any]) -> Split:
     """The split a task describes: ``{"kind": "flights-time" | "flights-shuffled" |
     "synthetic", "n_train": int or None, "n_test": int}``; for ``"synthetic"`` also
     ``"test": "random" | "following"`` (default random, see
-    :func:`benchmarks.flights.synthetic_split`)."""
+    :func:`benchmarks.problems.flights.synthetic_split`)."""
     kind, n_train, n_test = data["kind"], data.get("n_train"), data["n_test"]
     if kind == "synthetic":
         return synthetic_split(n_train, n_test, SEED, test=data.get("test", "random"))

@@ -31,15 +31,15 @@ import numba
 import numpy as np
 from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
-from benchmarks.calibration import (CALIBRATION_TOL, STD_FLOOR, Z_LEVELS, calibration,
+from benchmarks.harness.calibration import (CALIBRATION_TOL, STD_FLOOR, Z_LEVELS, calibration,
                                     gaussian_nlpd, interval_coverage, is_calibrated)
-from benchmarks.environment import environment
-from benchmarks.figures import figure, save
-from benchmarks.progress import progress
-from benchmarks.regression_data import (FULL, QUICK, SEED, Sizes, Split, cpu_act_split,
+from benchmarks.harness.environment import environment
+from benchmarks.harness.figures import figure, save
+from benchmarks.harness.progress import progress
+from benchmarks.harness.tables import markdown_table
+from benchmarks.harness.timing import median_time, timed
+from benchmarks.problems.regression_data import (FULL, QUICK, SEED, Sizes, Split, cpu_act_split,
                                         friedman_split)
-from benchmarks.tables import markdown_table
-from benchmarks.timing import median_time, timed
 from surrogates import MondrianForestRegressor, rmse
 
 N_TREES = 10
@@ -354,7 +354,7 @@ def toy_table(stds: dict[str, dict[str, float]]) -> str:
 
 
 def run_environment() -> dict[str, Any]:
-    """The environment record (:func:`benchmarks.environment.environment`, river's version
+    """The environment record (:func:`benchmarks.harness.environment.environment`, river's version
     too) and the Mondrian forest's default parameters."""
     return {**environment(packages=("river",)),
             "mondrian_defaults": {k: repr(v) for k, v in

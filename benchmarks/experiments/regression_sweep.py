@@ -1,6 +1,6 @@
 """How the regression forest's defaults were chosen: a sweep of ``min_samples_split``,
 ``gamma2_factor`` and ``feature_weights`` on the Friedman-1 and cpu_act splits of the
-regression benchmark (:mod:`benchmarks.regression_data`).
+regression benchmark (:mod:`benchmarks.problems.regression_data`).
 
 Run ``python -m benchmarks.experiments.regression_sweep [--quick]``.  One forest is grown per
 (data, weights, min_samples_split); the posterior settings are switched with ``set_params`` on
@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from benchmarks.calibration import calibration
-from benchmarks.regression_data import FULL, QUICK, SEED, cpu_act_split, friedman_split
-from benchmarks.tables import markdown_table
+from benchmarks.harness.calibration import calibration
+from benchmarks.harness.tables import markdown_table
+from benchmarks.problems.regression_data import FULL, QUICK, SEED, cpu_act_split, friedman_split
 from surrogates import MondrianForestRegressor, rmse
 
 POSTERIORS = [("empirical", None, None)] + [("bp", "E", f) for f in (0.5, 1.0, 2.0, 20.0)]

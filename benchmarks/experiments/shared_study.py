@@ -1,6 +1,6 @@
 """One study shared by independent worker processes through PostgreSQL (and SQLite).
 
-Starts a throwaway local PostgreSQL server (:mod:`benchmarks.postgres_server`, with
+Starts a throwaway local PostgreSQL server (:mod:`benchmarks.harness.postgres_server`, with
 PostgreSQL's durable defaults: ``fsync`` and synchronous commits on) and measures:
 
 * ``workers``: 4 worker processes x 50 trials on one study; the same with one worker SIGKILLed
@@ -29,9 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.postgres_server import PostgresServer, unavailable
+from benchmarks.harness.postgres_server import PostgresServer, unavailable
 from mfbo.storage.sql import SQLAlchemyStorage
-from benchmarks.shared_workers import (SPACE, journal_check, kill_in_first_evaluation,
+from benchmarks.harness.shared_workers import (SPACE, journal_check, kill_in_first_evaluation,
                                        make_storage, start_worker)
 
 

@@ -40,10 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.environment import environment
-from benchmarks.figures import figure, save
-from benchmarks.tables import markdown_table
-from benchmarks.timing import median_time, timed
+from benchmarks.harness.environment import environment
+from benchmarks.harness.figures import figure, save
+from benchmarks.harness.tables import markdown_table
+from benchmarks.harness.timing import median_time, timed
 
 ALPHA, ALPHA_S, BETA_S = 5.0, 0.95, 0.5
 SECTIONS = ("timing", "design", "islands", "madelon", "compare")
@@ -67,7 +67,7 @@ QUICK = dict(
 def load_dataset(name: str, subsample=None, data_home=None):
     """``(X_train, y_train, X_test, y_test)`` of ``magic04``, ``pendigits`` or ``madelon``;
     ``subsample = (n_train, n_test)`` keeps the first rows of each part."""
-    from benchmarks.data import load_magic04, load_pendigits
+    from benchmarks.problems.data import load_magic04, load_pendigits
 
     if name == "magic04":
         from sklearn.model_selection import train_test_split

@@ -1,16 +1,24 @@
-"""The benchmarks' layout rules: experiments import the harness, never each other; the harness
-never imports an experiment; figures never go through pyplot.  And the one timing policy."""
+"""The benchmarks' layout rules.  Three rooms importing one way: the problems import neither
+the harness nor an experiment, the harness never imports an experiment, an experiment never
+imports another; every module lives in a room; figures never go through pyplot; and these
+tests mirror the rooms (``tests/benchmarks/<room>/test_<module>.py``)."""
 
 import ast
 from pathlib import Path
 
 import pytest
 
-from benchmarks import timing
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parents[1] / "benchmarks"
+ROOMS = ("problems", "harness", "experiments")
 
-ROOT = Path(__file__).resolve().parents[2] / "benchmarks"
-EXPERIMENTS = sorted(p for p in (ROOT / "experiments").glob("*.py") if p.name != "__init__.py")
-HARNESS = sorted(ROOT.glob("*.py"))
+
+def _modules(room: str) -> list[Path]:
+    return sorted(p for p in (ROOT / room).glob("*.py") if p.name != "__init__.py")
+
+
+PROBLEMS, HARNESS, EXPERIMENTS = (_modules(room) for room in ROOMS)
+ALL = PROBLEMS + HARNESS + EXPERIMENTS
 
 
 def _imports(path: Path) -> set[str]:
@@ -24,38 +32,53 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def test_there_are_experiments_and_a_harness():
+def _id(path: Path) -> str:
+    return f"{path.parent.name}/{path.stem}"
+
+
+def test_every_module_lives_in_a_room():
+    assert sorted(p.name for p in ROOT.glob("*.py")) == ["__init__.py"]
+    assert sorted(p.name for p in ROOT.iterdir() if p.is_dir() and p.name != "__pycache__") \
+        == sorted(ROOMS)
+    for room in ROOMS:
+        assert (ROOT / room / "__init__.py").is_file()
+    assert {p.stem for p in PROBLEMS} >= {"problems", "sklearn_tune", "mixed", "bbob", "data"}
+    assert {p.stem for p in HARNESS} >= {"bench", "report", "scaling", "cli", "methods",
+                                         "timing", "tables", "figures", "environment"}
     assert {p.stem for p in EXPERIMENTS} >= {"bo_quick", "regression_friedman",
                                              "kernel_experiments"}
-    assert {p.stem for p in HARNESS} >= {"bench", "report", "scaling", "timing", "tables",
-                                         "figures", "environment"}
 
 
-@pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", PROBLEMS, ids=_id)
+def test_a_problem_module_imports_neither_the_harness_nor_an_experiment(path):
+    assert not any(name.startswith(("benchmarks.harness", "benchmarks.experiments"))
+                   for name in _imports(path))
+
+
+@pytest.mark.parametrize("path", HARNESS, ids=_id)
+def test_the_harness_imports_no_experiment(path):
+    assert not any(name.startswith("benchmarks.experiments") for name in _imports(path))
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=_id)
 def test_an_experiment_imports_no_other_experiment(path):
     imported = _imports(path)
     others = {f"benchmarks.experiments.{p.stem}" for p in EXPERIMENTS if p != path}
     assert not imported & others
 
 
-@pytest.mark.parametrize("path", HARNESS, ids=lambda p: p.stem)
-def test_the_harness_imports_no_experiment(path):
-    assert not any(name.startswith("benchmarks.experiments") for name in _imports(path))
-
-
-@pytest.mark.parametrize("path", HARNESS + EXPERIMENTS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", ALL, ids=_id)
 def test_figures_use_the_object_api(path):
     text = path.read_text(encoding="utf-8")
     assert "matplotlib.use(" not in text
     assert not any(name.startswith("matplotlib.pyplot") for name in _imports(path))
 
 
-def test_median_time_warms_up_and_returns_the_last_result():
-    calls = []
-    out, seconds = timing.median_time(lambda: calls.append(1) or len(calls), repeats=3)
-    assert len(calls) == 4 and out == 4 and seconds >= 0
-    out, _ = timing.median_time(lambda: calls.append(1) or len(calls), repeats=2, warmup=0)
-    assert out == 6
-    with pytest.raises(ValueError, match="repeats"):
-        timing.median_time(lambda: None, repeats=0)
-    assert timing.timed(lambda: "x")[0] == "x"
+def test_the_tests_mirror_the_rooms():
+    assert sorted(p.name for p in TESTS.glob("test_*.py")) == ["test_layout.py"]
+    for room in ROOMS:
+        tests = sorted((TESTS / room).glob("test_*.py"))
+        assert tests and (TESTS / room / "__init__.py").is_file()
+        for test in tests:
+            module = ROOT / room / f"{test.stem.removeprefix('test_')}.py"
+            assert module.is_file(), f"{test.relative_to(TESTS)} tests no module of {room}/"

@@ -10,8 +10,8 @@ from mfbo import Optimizer, SQLiteStorage
 from mfbo.study.ownership import HOST, owner_alive
 from mfbo.storage import as_storage, filesystems
 
-from benchmarks.shared_workers import (SPACE as WORKER_SPACE, journal_check,
-                                       kill_in_first_evaluation, start_worker)
+from benchmarks.harness.shared_workers import (SPACE as WORKER_SPACE, journal_check,
+                                               kill_in_first_evaluation, start_worker)
 from tests.support import SPACE
 
 

@@ -18,8 +18,8 @@ import mfbo
 from mfbo import Optimizer
 from mfbo.study.study import Study
 
-from benchmarks import postgres_server
-from benchmarks.shared_workers import journal_check, kill_in_first_evaluation, start_worker
+from benchmarks.harness import postgres_server
+from benchmarks.harness.shared_workers import journal_check, kill_in_first_evaluation, start_worker
 from tests.mfbo.test_heartbeats import remote_ask
 from tests.support import SPACE, checkout_env, quad, wait_until_stopped
 

@@ -553,7 +553,7 @@ def test_sqlite_mondrian_workers_under_numba_boundscheck(tmp_path_factory, bound
 
 
 def _postgres_unavailable() -> str | None:
-    from benchmarks import postgres_server
+    from benchmarks.harness import postgres_server
     return postgres_server.unavailable()
 
 
@@ -562,7 +562,7 @@ PG_REASON = _postgres_unavailable()
 
 @pytest.fixture(scope="module")
 def postgres():
-    from benchmarks import postgres_server
+    from benchmarks.harness import postgres_server
     with postgres_server.PostgresServer() as pg:
         yield pg
 

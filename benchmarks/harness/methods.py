@@ -1,0 +1,314 @@
+"""The methods the benchmark harness compares, by name (register a new one in ``METHODS``).
+
+mfbo's own methods (always available):
+
+* ``mondrian``: online Mondrian forest, UCB with kappa = 1 (the papers' setting);
+* ``mondrian-ei``: the same forest with expected improvement;
+* ``mondrian-nolocal``: ``mondrian`` without its local quadratic steps (an ablation: the default
+  before they were added);
+* ``mondrian-allmoves``: ``mondrian`` with joint local-search moves growing with the dimension
+  (an ablation: the default before they were capped at six dimensions' worth);
+* ``mondrian-noescape``: ``mondrian`` without its plateau escape (an ablation: the default
+  before it was added);
+* ``mondrian-bp`` / ``mondrian-empirical``: ``mondrian`` with one posterior only, the exact
+  Gaussian BP one or the empirical one (the default before the two alternated);
+* ``mondrian-searchstop``: ``mondrian`` whose acquisition local searches all stop once the best
+  score found has not risen for 3 rounds (cheaper asks; measured and not made the default);
+* ``mondrian-kappa21``: ``mondrian`` whose UCB weight cycles with the number of observations,
+  ``kappa=(2, 1)``: 2 for the empirical posterior's proposals, 1 for BP's (measured and not
+  made the default);
+* ``mondrian-plateaukappa2``: ``mondrian`` with UCB weight 2 once any loss has repeated
+  exactly (``plateau_kappa=2``), kappa 1 otherwise: identical to ``mondrian`` wherever no
+  loss repeats;
+* ``mondrian-repeatraw``: ``mondrian`` whose forest models the raw losses instead of their
+  logs once any loss has repeated exactly (``repeat_y_transform="raw"``): identical to
+  ``mondrian`` wherever no loss repeats;
+* ``mondrian-localint``: ``mondrian`` whose local quadratic step also moves integer
+  coordinates of five levels or more (``local_integers=True``): identical to ``mondrian`` in
+  a space without such an integer, and wherever there are too few observations for that
+  larger quadratic;
+* ``mondrian-iso``: ``mondrian`` whose local step, where there are too few observations for
+  the quadratic, first fits an isotropic quadratic over the continuous coordinates and the
+  integers of five levels or more, in a space with such an integer
+  (``local_isotropic="if-integers"``; the default takes it only where it is curved and
+  beats a plane): identical to ``mondrian`` in a space without one;
+* ``mondrian-noiso``: ``mondrian`` without the isotropic quadratic step
+  (``local_isotropic=False``, the default before it); ``mondrian`` takes it only where its
+  curvature is positive and it predicts the observations it was fitted to better than a
+  plane (``"if-curved"``), ``mondrian-iso`` wherever it can be fitted;
+* ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
+* ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
+  surrogate);
+* ``random``: random search.
+
+On a problem with a candidate set (random grids, measured tables) they enumerate its rows
+exactly (``candidates=``).
+
+Peers (the ``peers`` extra: ``pip install "mfbo[peers]"``), adapters in :mod:`benchmarks.peers`,
+imported only when used: ``smac`` (SMAC3 HyperparameterOptimizationFacade), ``optuna`` (TPE,
+the installed Optuna's default settings, seeded), ``optuna-mv`` (TPE with ``multivariate=True``
+and ``group=False`` set explicitly, seeded: the multivariate TPE whatever Optuna's default;
+Optuna 5's default is this very sampler, so there the two give identical runs),
+``optuna-indep`` (TPE with ``multivariate=False``, one density per parameter: Optuna 4's default),
+``skopt-forest`` and ``skopt-gp`` (scikit-optimize ``forest_minimize`` / ``gp_minimize``).
+Peers cannot take a candidate set: on a random-grid problem they search the continuous box (the
+run is marked ``continuous``); on a table problem each axis is an ordinal choice among the
+table's values, so every proposal is a grid cell; on a mixed problem they search its own space
+of reals, integers and categoricals.
+
+A run returns the objective value of every evaluation in order (``None`` for a failed one) and
+times: ``wall_s`` of the whole run, ``objective_time_s`` spent inside the objective, and
+``optimizer_time_s``, the difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+from benchmarks.harness.environment import versions
+from mfbo.proposal.recipes import get_recipe
+from benchmarks.harness.timing import clock, timed
+
+__all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
+           "get_method", "optimizer_settings", "run_method"]
+
+
+class PeerUnavailable(ImportError):
+    """A peer method's package is not installed."""
+
+
+class TimedObjective:
+    """Wraps a problem: records every value (``None`` if the call raised) and the time spent
+    inside it."""
+
+    def __init__(self, problem):
+        self.problem = problem
+        self.values: list[float | None] = []
+        self.time = 0.0
+
+    def __call__(self, **params) -> float:
+        t0 = clock()
+        try:
+            value = float(self.problem(**params))
+        except Exception:
+            self.values.append(None)
+            raise
+        finally:
+            self.time += clock() - t0
+        self.values.append(value)
+        return value
+
+
+@dataclass
+class MethodRun:
+    """What one run of a method on a problem produced."""
+
+    values: list
+    wall_s: float
+    objective_time_s: float
+    grid: int | None
+    continuous: bool
+
+    @property
+    def optimizer_time_s(self) -> float:
+        return max(0.0, self.wall_s - self.objective_time_s)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named method.
+
+    ``runner(objective, problem, budget, seed)`` minimises ``objective`` (a
+    :class:`TimedObjective` of ``problem``) with ``budget`` evaluations and returns
+    ``(grid index or None, continuous)``, where ``continuous`` says whether the box was
+    searched instead of a finite candidate set.  ``packages`` are the distributions it needs
+    besides mfbo (their versions go into the results).
+    """
+
+    name: str
+    description: str
+    runner: Callable
+    packages: tuple = field(default=())
+
+    def check_available(self) -> None:
+        """Raise :class:`PeerUnavailable` (naming the ``peers`` extra) if a package is missing."""
+        for dist in self.packages:
+            module = _MODULE_OF.get(dist, dist)
+            try:
+                importlib.import_module(module)
+            except ImportError as err:
+                raise PeerUnavailable(
+                    f"method {self.name!r} needs the package {dist!r}, which cannot be imported "
+                    f"({err}). Install the peers extra: pip install \"mfbo[peers]\" (or pip "
+                    f"install {' '.join(self.packages)}).") from err
+
+    def versions(self) -> dict:
+        """``{package: version or None}`` of :attr:`packages`."""
+        return versions(*self.packages)
+
+
+_MODULE_OF = {"scikit-optimize": "skopt", "ConfigSpace": "ConfigSpace"}
+
+
+def _mfbo(surrogate: str, acquisition: str | None = None, **options) -> Callable:
+    settings = dict(surrogate=surrogate, acquisition=acquisition, **options)
+
+    def runner(objective, problem, budget, seed):
+        import mfbo
+
+        candidates, grid = problem.candidate_set(seed)
+        mfbo.minimize(objective, problem.space, n_calls=budget, random_state=seed,
+                      candidates=candidates, progress_bar=False, **settings)
+        return grid, candidates is None
+    runner.optimizer_settings = settings
+    return runner
+
+
+def _mondrian_with(**fields) -> Callable:
+    """The default Mondrian recipe with ``fields`` changed, under UCB kappa=1 (an ablation)."""
+    return _mfbo(dataclasses.replace(get_recipe("mondrian"), **fields), "ucb", kappa=1.0)
+
+
+def _peer(function: str) -> Callable:
+    def runner(objective, problem, budget, seed):
+        from benchmarks.harness import peers
+
+        return getattr(peers, function)(objective, problem, budget, seed)
+    return runner
+
+
+METHODS: dict[str, Method] = {m.name: m for m in [
+    Method("mondrian", "mfbo: online Mondrian forest, UCB kappa=1 (the papers')",
+           _mfbo("mondrian", "ucb", kappa=1.0)),
+    Method("mondrian-ei", "mfbo: online Mondrian forest, expected improvement",
+           _mfbo("mondrian", "ei")),
+    Method("mondrian-nolocal", "mfbo: online Mondrian forest, UCB kappa=1, without the local "
+           "quadratic steps (the default before they were added)",
+           _mondrian_with(local_model_every=0)),
+    Method("mondrian-allmoves", "mfbo: online Mondrian forest, UCB kappa=1, joint local-search "
+           "moves growing with the dimension (the default before they were capped)",
+           _mondrian_with(joint_move_dims=None)),
+    Method("mondrian-noescape", "mfbo: online Mondrian forest, UCB kappa=1, without the random "
+           "proposal after runs of repeated losses (the default before it was added)",
+           _mondrian_with(plateau_escape=0)),
+    Method("mondrian-bp", "mfbo: online Mondrian forest with the exact Gaussian BP posterior "
+           "(surrogate_options={'posterior': 'bp'}), UCB kappa=1",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "bp"})),
+    Method("mondrian-empirical", "mfbo: online Mondrian forest with the empirical posterior "
+           "only (surrogate_options={'posterior': 'empirical'}; the default before the "
+           "posteriors alternated), UCB kappa=1",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "empirical"})),
+    Method("mondrian-searchstop", "mfbo: online Mondrian forest, UCB kappa=1, the acquisition's "
+           "local searches all stopped once the best score found has not risen for 3 rounds "
+           "(search_patience=3)",
+           _mondrian_with(search_patience=3)),
+    Method("mondrian-kappa21", "mfbo: online Mondrian forest, UCB with kappa 2 for the "
+           "proposals from an even number of observations (those of the empirical posterior) "
+           "and 1 for those from an odd number (the BP posterior's): kappa=(2, 1)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0)))),
+    Method("mondrian-notrend", "mfbo: online Mondrian forest, UCB kappa=1, without the linear "
+           "trend's forest in spaces with an integer coordinate (surrogate_options="
+           "{'trend': False}; the default before the trend was chosen online)",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend": False})),
+    Method("mondrian-trend", "mfbo: online Mondrian forest, UCB kappa=1, the forest on the "
+           "residuals of a linear trend in a space with an integer coordinate, always "
+           "(surrogate_options={'trend': 'if-integers', 'trend_window': None})",
+           _mfbo("mondrian", "ucb", kappa=1.0,
+                 surrogate_options={"trend": "if-integers", "trend_window": None})),
+    Method("mondrian-trendall", "mfbo: online Mondrian forest, UCB kappa=1, the forest on the "
+           "residuals of a linear trend in every space, always (surrogate_options="
+           "{'trend': True, 'trend_window': None})",
+           _mfbo("mondrian", "ucb", kappa=1.0,
+                 surrogate_options={"trend": True, "trend_window": None})),
+    Method("mondrian-window5", "mfbo: online Mondrian forest, UCB kappa=1, the forests with "
+           "and without a linear trend in a space with an integer coordinate, the one that "
+           "predicted the last 5 observations better proposing (surrogate_options="
+           "{'trend_window': 5}; the default compares the last 10)",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend_window": 5})),
+    Method("mondrian-window20", "mfbo: online Mondrian forest, UCB kappa=1, the forests with "
+           "and without a linear trend in a space with an integer coordinate, the one that "
+           "predicted the last 20 observations better proposing (surrogate_options="
+           "{'trend_window': 20}; the default compares the last 10)",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend_window": 20})),
+    Method("mondrian-trendchoiceall", "mfbo: online Mondrian forest, UCB kappa=1, the forests "
+           "with and without a linear trend in every space, the one that predicted the last 10 "
+           "observations better proposing (surrogate_options={'trend': True})",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend": True})),
+    Method("mondrian-noparzen", "mfbo: online Mondrian forest, UCB kappa=1, without the "
+           "acquisition's choice among points of a Parzen density of the best observations on "
+           "every second model-based proposal (the default before it was added)",
+           _mondrian_with(parzen_every=0, parzen_when_converged=False)),
+    Method("mondrian-plateaukappa2", "mfbo: online Mondrian forest, UCB kappa=1 until a loss "
+           "repeats exactly, then kappa=2 (plateau_kappa=2)",
+           _mfbo(dataclasses.replace(get_recipe("mondrian"), plateau_kappa=2.0))),
+    Method("mondrian-repeatraw", "mfbo: online Mondrian forest, UCB kappa=1, log-scaled losses "
+           "until a loss repeats exactly, raw losses from then on (repeat_y_transform='raw')",
+           _mfbo("mondrian", "ucb", kappa=1.0,
+                 surrogate_options={"repeat_y_transform": "raw"})),
+    Method("mondrian-noconvparzen", "mfbo: online Mondrian forest, UCB kappa=1, the full "
+           "maximiser (not a Parzen step) when the local quadratic's minimiser is a point "
+           "already asked (parzen_when_converged=False; the default before it was added)",
+           _mondrian_with(parzen_when_converged=False)),
+    Method("mondrian-nolinear", "mfbo: online Mondrian forest, UCB kappa=1, no local linear "
+           "step where there are too few observations for the local quadratic "
+           "(local_linear=False; the default before it was added)",
+           _mondrian_with(local_linear=False)),
+    Method("mondrian-localint", "mfbo: online Mondrian forest, UCB kappa=1, the local "
+           "quadratic step moving the integer coordinates of five levels or more too, where "
+           "there are enough observations for it (local_integers=True)",
+           _mondrian_with(local_integers=True)),
+    Method("mondrian-iso", "mfbo: online Mondrian forest, UCB kappa=1, an isotropic "
+           "quadratic step (one curvature, continuous and five-level-or-more integer "
+           "coordinates) where there are too few observations for the local quadratic, in a "
+           "space with such an integer (local_isotropic='if-integers')",
+           _mondrian_with(local_isotropic="if-integers")),
+    Method("mondrian-noiso", "mfbo: online Mondrian forest, UCB kappa=1, without the "
+           "isotropic quadratic step (local_isotropic=False; the default before it)",
+           _mondrian_with(local_isotropic=False)),
+    Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
+    Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
+           _mfbo("bart")),
+    Method("random", "mfbo: random search", _mfbo("random")),
+    Method("smac", "SMAC3 HyperparameterOptimizationFacade (random forest)", _peer("run_smac"),
+           ("smac", "ConfigSpace")),
+    Method("optuna", "Optuna TPESampler (defaults, seeded)", _peer("run_optuna"), ("optuna",)),
+    Method("optuna-mv", "Optuna TPESampler (multivariate=True, group=False, seeded)",
+           _peer("run_optuna_multivariate"), ("optuna",)),
+    Method("optuna-indep", "Optuna TPESampler (multivariate=False, seeded)",
+           _peer("run_optuna_independent"), ("optuna",)),
+    Method("skopt-forest", "scikit-optimize forest_minimize", _peer("run_skopt_forest"),
+           ("scikit-optimize",)),
+    Method("skopt-gp", "scikit-optimize gp_minimize", _peer("run_skopt_gp"),
+           ("scikit-optimize",)),
+]}
+
+
+def get_method(name: str) -> Method:
+    """The registered method ``name``; ``ValueError`` lists the known names otherwise."""
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; method must be one of {sorted(METHODS)}.")
+    return METHODS[name]
+
+
+def optimizer_settings(method: str | Method) -> dict:
+    """The :class:`mfbo.Optimizer` keyword arguments (``surrogate``, ``acquisition``, options) of
+    one of mfbo's own methods; ``ValueError`` for a peer."""
+    m = method if isinstance(method, Method) else get_method(method)
+    settings = getattr(m.runner, "optimizer_settings", None)
+    if settings is None:
+        raise ValueError(f"method {m.name!r} is not one of mfbo's own methods.")
+    return dict(settings)
+
+
+def run_method(method: str | Method, problem, budget: int, seed: int) -> MethodRun:
+    """Run ``method`` on ``problem`` once with ``budget`` evaluations and seed ``seed``."""
+    m = method if isinstance(method, Method) else get_method(method)
+    m.check_available()
+    objective = TimedObjective(problem)
+    (grid, continuous), wall = timed(lambda: m.runner(objective, problem, int(budget),
+                                                      int(seed)))
+    return MethodRun(values=list(objective.values), wall_s=wall,
+                     objective_time_s=objective.time, grid=grid, continuous=bool(continuous))

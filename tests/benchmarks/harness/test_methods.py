@@ -1,0 +1,96 @@
+"""mfbo's own methods: each runs the surrogate and recipe its name says."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from benchmarks.harness import bench, methods
+
+
+def test_bart_method_runs_the_bart_surrogate(tmp_path):
+    assert methods.optimizer_settings("bart")["surrogate"] == "bart"
+    (rec,) = bench.run("branin", "bart", budget=12, seeds=1, out=tmp_path / "b.jsonl",
+                       progress=False)
+    assert rec["method"] == "bart" and rec["n_evals"] == 12
+    assert all(np.isfinite(rec["values"])) and rec["best"] == min(rec["values"])
+
+
+@pytest.mark.parametrize("method, posterior", [("mondrian-bp", "bp"),
+                                               ("mondrian-empirical", "empirical"),
+                                               ("mondrian", "alternating")])
+def test_mondrian_methods_run_their_posterior(tmp_path, monkeypatch, method, posterior):
+    import mfbo.proposal.models
+
+    made = []
+    real = mfbo.proposal.models.MondrianModel.__init__
+
+    def init(self, *args, **kwargs):
+        made.append(kwargs.get("posterior"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(mfbo.proposal.models.MondrianModel, "__init__", init)
+    (rec,) = bench.run("branin", method, budget=14, seeds=1, out=tmp_path / "b.jsonl",
+                       progress=False)
+    assert made == [posterior] and rec["n_evals"] == 14 and rec["best"] == min(rec["values"])
+
+
+def test_the_kappa_cycle_method_is_the_default_recipe_with_kappa_2_then_1(tmp_path):
+    from mfbo.proposal.recipes import get_recipe
+
+    settings = methods.optimizer_settings("mondrian-kappa21")
+    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0))
+    assert settings["acquisition"] is None and "kappa" not in settings  # the recipe's cycle
+    (rec,) = bench.run("branin", "mondrian-kappa21", budget=14, seeds=1,
+                       out=tmp_path / "k.jsonl", progress=False)
+    assert rec["n_evals"] == 14 and rec["best"] == min(rec["values"])
+
+
+def test_the_plateau_kappa_method_is_the_default_recipe_with_plateau_kappa_2(tmp_path):
+    from mfbo.proposal.recipes import get_recipe
+
+    settings = methods.optimizer_settings("mondrian-plateaukappa2")
+    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"),
+                                                        plateau_kappa=2.0)
+    # Branin's loss never repeats: the run is the default's, evaluation for evaluation
+    runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-plateaukappa2")]
+    assert runs[0]["values"] == runs[1]["values"]
+
+
+def test_the_repeat_raw_method_switches_the_default_forest_to_raw_losses(tmp_path):
+    settings = methods.optimizer_settings("mondrian-repeatraw")
+    assert settings["surrogate"] == "mondrian"
+    assert settings["surrogate_options"] == {"repeat_y_transform": "raw"}
+    # Branin's loss never repeats: the run is the default's, evaluation for evaluation
+    runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-repeatraw")]
+    assert runs[0]["values"] == runs[1]["values"]
+
+
+def test_the_noparzen_method_is_the_default_recipe_without_parzen_steps(tmp_path):
+    from mfbo.proposal.recipes import get_recipe
+
+    settings = methods.optimizer_settings("mondrian-noparzen")
+    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), parzen_every=0,
+                                                        parzen_when_converged=False)
+    # the same initial design and first model-based proposal as the default, then its own
+    runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-noparzen")]
+    n0 = min(5 * 2, 14 // 4)  # minimize's initial design at 14 calls (D = 2)
+    assert runs[0]["values"][:n0 + 1] == runs[1]["values"][:n0 + 1]
+    assert runs[0]["values"][n0 + 1] != runs[1]["values"][n0 + 1]
+
+
+def test_the_noconvparzen_method_is_the_default_without_parzen_steps_when_converged(
+        tmp_path):
+    from mfbo.proposal.recipes import get_recipe
+
+    assert get_recipe("mondrian").parzen_when_converged
+    settings = methods.optimizer_settings("mondrian-noconvparzen")
+    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"),
+                                                        parzen_when_converged=False)
+    # on Branin at 14 evaluations no local step has converged: the default's run
+    runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-noconvparzen")]
+    assert runs[0]["values"] == runs[1]["values"]
