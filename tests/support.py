@@ -67,7 +67,7 @@ def run_mfbo(*args: str, timeout: float = 600, cwd=None) -> subprocess.Completed
 
 
 def have_data(name: str) -> bool:
-    from benchmarks import data
+    from benchmarks.problems import data
     try:
         data.fetch_file(name, download=False)
         return True
