@@ -34,11 +34,22 @@ def lazy_exports(package: str, where: dict[str, str]):
 
 class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves ``old`` module names as the modules now at ``moved[old]`` (the same objects, so
-    classes unpickled through an old path are the current classes)."""
+    classes unpickled through an old path are the current classes).  A module moved more than
+    once (``moved[moved[old]]``) is served from its last place."""
 
     def __init__(self, moved: dict[str, str]):
         self.moved = dict(moved)
+        self._target = {old: self._last_place(old) for old in self.moved}
         self._specs = {}
+
+    def _last_place(self, name: str) -> str:
+        seen = {name}
+        while name in self.moved:
+            name = self.moved[name]
+            if name in seen:
+                raise ValueError(f"modules moved in a cycle through {name!r}")
+            seen.add(name)
+        return name
 
     def find_spec(self, name, path=None, target=None):
         if name in self.moved:
@@ -46,7 +57,7 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
-        module = importlib.import_module(self.moved[spec.name])
+        module = importlib.import_module(self._target[spec.name])
         self._specs[module.__name__] = module.__spec__
         return module
 

@@ -11,11 +11,11 @@ import numpy as np
 from scipy.special import gammaincinv, ndtri
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from .._core.rng import seed_states
+from .._core._rng_kernels import seed_states
 from .._core.scaling import target_exponent
 from .._core.validation import (check_choice, check_int, check_positive, check_target,
                                 check_X, feature_names, seed_sequence, set_feature_names)
-from . import _bart_core as core
+from . import _bart_kernels as core
 
 _SAMPLERS = {"pg": core.SAMPLER_PG, "cgm": core.SAMPLER_CGM,
              "growprune": core.SAMPLER_GROWPRUNE}

@@ -21,8 +21,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from . import _smc_core as core
-from .._core.rng import seed_states
+from . import _smc_kernels as core
+from .._core._rng_kernels import seed_states
 from .._core.scaling import target_exponent
 from .._core.validation import (check_choice, check_int, check_positive, check_target,
                                 check_X, feature_names, seed_sequence, set_feature_names)
@@ -95,13 +95,13 @@ def run_filter(X: np.ndarray, y: np.ndarray, n_classes: int, n_particles: int,
     y : ndarray of shape (N,)
         Labels in ``0..n_classes - 1``; real targets when ``normal_prior`` is given.
     state : ndarray of shape (1, 4), uint64
-        The xoshiro256** stream (see ``surrogates._core.rng``), advanced in place.
+        The xoshiro256** stream (see ``surrogates._core._rng_kernels``), advanced in place.
     lik_scale : float, default=1.0
         Exponent of the likelihood in the targets; 0 makes every target the prior (the
         filter then samples the sequential prior of Section 3.2.3, for tests).
     normal_prior : tuple of 4 floats or None, default=None
         ``(kappa, mu0, nu, lambda)``: regression with normal-inverse-gamma leaves (see
-        :func:`~surrogates.bayes_trees._smc_core.node_loglik`); ``alpha`` and ``n_classes``
+        :func:`~surrogates.bayes_trees._smc_kernels.node_loglik`); ``alpha`` and ``n_classes``
         are then unused.
     Other parameters as for :class:`SMCDecisionTreeClassifier`.
     """

@@ -7,7 +7,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from .._core.tree import NNODES, ROOT, X_LIMIT, TreeStore, node_depths, scale_rows
+from .._core._tree_kernels import NNODES, ROOT, X_LIMIT, node_depths, scale_rows
+from .._core.tree import TreeStore
 from .._core.validation import (check_bounds, check_choice, check_int, check_positive,
                           check_unchanged, check_X, feature_names, seed_sequence,
                           set_feature_names, unchanged_since)

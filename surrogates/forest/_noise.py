@@ -8,7 +8,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ._regression import N_BP, bp_messages, heuristic_hyperparameters
+from ._regression_kernels import N_BP, bp_messages, heuristic_hyperparameters
 
 #: the search runs over ``noise_var / Var(y)`` in ``[FRACTION_MIN, FRACTION_MAX]``, on a log
 #: scale: a coarse grid of GRID_POINTS values, then Brent's bounded search between the best

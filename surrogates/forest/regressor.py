@@ -11,13 +11,14 @@ from scipy.special import ndtri
 from sklearn.base import RegressorMixin
 
 from ._base import BaseMondrianForest, check_fitted
-from ._regression import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP, bp_messages,
-                          NODE_BLOCK, heuristic_hyperparameters, predict_forest_moments,
-                          predict_forest_moments_serial, predict_regression,
-                          predict_regression_serial)
+from ._regression_kernels import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP,
+                                  NODE_BLOCK, bp_messages, heuristic_hyperparameters,
+                                  predict_forest_moments, predict_forest_moments_serial,
+                                  predict_regression, predict_regression_serial)
 from ._noise import bp_buffer, marginal_likelihood_hyperparameters
 from .._core.scaling import Y_LIMIT, target_exponent, unscale
-from .._core.tree import ROOT, TASK_REGRESSION, X_LIMIT, TargetsTooLarge, _SmallBatchKernel
+from .._core._tree_kernels import ROOT, TASK_REGRESSION, X_LIMIT
+from .._core.tree import TargetsTooLarge, _SmallBatchKernel
 from .._core.validation import check_choice, check_positive, check_target
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
-from . import _core as core
+from . import _kernels as core
 from .._core.scaling import target_exponent
 
 _NO_EVENT = -1      # activate/deactivate: nothing left to add/remove in this dimension

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from . import _core as core
+from . import _kernels as core
 from .._core.scaling import unscale
 from .._core.validation import check_choice, check_int, check_positive, check_target, check_X, \
     feature_names, seed_sequence, set_feature_names

@@ -59,5 +59,5 @@ def _check_dense(n: int, what: str, n_matrices: int = 1) -> None:
 
 
 def _core_rng(ss: np.random.SeedSequence) -> np.ndarray:
-    from .._core.rng import seed_states
+    from .._core._rng_kernels import seed_states
     return seed_states(ss, 1)

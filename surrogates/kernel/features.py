@@ -13,10 +13,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.tree import NNODES, TASK_STRUCTURE, TreeStore
+from .._core._tree_kernels import NNODES, TASK_STRUCTURE
+from .._core.tree import TreeStore
 from .._core.validation import (check_choice, check_int, check_unchanged, check_X,
                                 feature_names, set_feature_names, seed_sequence)
-from . import _core as core
+from . import _kernels as core
 from ._common import _check_lifetime, _check_seed
 
 

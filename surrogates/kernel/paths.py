@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._core.tree import LEFT, NNODES, TAU
+from .._core._tree_kernels import LEFT, NNODES, TAU
 from .._core.validation import (check_choice, check_int, check_positive, check_target,
                                 check_X, seed_sequence)
-from . import _core as core
+from . import _kernels as core
 from ._common import _check_dense, _check_lifetime, _check_seed, _core_rng, _resolve_delta2
 from .features import _CellMap
 from .ridge import MondrianKernelRidge

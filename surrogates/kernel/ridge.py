@@ -16,7 +16,7 @@ from .._core.scaling import target_exponent, unscale
 from .._core.validation import (check_choice, check_int, check_positive, check_target,
                                 check_unchanged, check_X, feature_names, set_feature_names,
                                 seed_sequence)
-from . import _core as core
+from . import _kernels as core
 from ._common import _check_dense, _check_lifetime, _check_seed, _core_rng, _resolve_delta2
 from .features import _CellMap
 

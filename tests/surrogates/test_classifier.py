@@ -8,7 +8,7 @@ from scipy import stats
 from sklearn.datasets import load_digits, load_iris
 
 from surrogates import MondrianForestClassifier
-from surrogates.forest._classification import expected_discount
+from surrogates.forest._classification_kernels import expected_discount
 from surrogates._core.tree import check_invariants
 
 
@@ -145,7 +145,7 @@ def test_pickle_round_trip():
 def _reference_proba(m, X):
     """Spec A5-A7 in plain Python straight from the store: node means derived along each
     query's path, the branch-off terms with the closed-form expected discount."""
-    from surrogates._core.tree import FEAT, LEFT, RIGHT, ROOT, TAU, THRESH
+    from surrogates._core._tree_kernels import FEAT, LEFT, RIGHT, ROOT, TAU, THRESH
 
     s = m._store
     K = len(m.classes_)
@@ -258,7 +258,8 @@ def test_cache_is_built_after_enough_queries_and_survives_pickling():
 @pytest.mark.parametrize("lifetime", [np.inf, 2.0])
 def test_serial_and_threaded_small_batch_kernels_grow_identical_trees(lifetime):
     """One-point updates go to whichever extend kernel is timed faster: both must agree."""
-    from surrogates._core.tree import NNODES, _SmallBatchKernel
+    from surrogates._core._tree_kernels import NNODES
+    from surrogates._core.tree import _SmallBatchKernel
 
     X, y = _blobs(90, seed=4)
     models = []
@@ -283,7 +284,7 @@ def test_serial_and_threaded_small_batch_kernels_grow_identical_trees(lifetime):
 
 def test_fresh_array_large_is_a_plain_writable_array():
     from surrogates._core.tree import fresh_array
-    from surrogates.forest._classification import WALK_DTYPE
+    from surrogates.forest._classification_kernels import WALK_DTYPE
 
     for shape, dtype in [((600, 1000), np.float64), ((3, 200000), WALK_DTYPE), (10, np.int64)]:
         a = fresh_array(shape, dtype)

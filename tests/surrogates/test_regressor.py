@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from surrogates import MondrianForestRegressor
-from surrogates.forest._regression import (MODE_BP_E, POST_M, POST_V,
-                                    _branch_moments, truncated_exp_mean)
-from surrogates._core.tree import LEFT, PARENT, RIGHT, TAU, preorder
+from surrogates.forest._regression_kernels import (MODE_BP_E, POST_M, POST_V, _branch_moments,
+                                                   truncated_exp_mean)
+from surrogates._core._tree_kernels import LEFT, PARENT, RIGHT, TAU, preorder
 
 
 def _data(n=200, d=2, seed=0, noise=0.1):
@@ -513,7 +513,7 @@ def test_node_batched_moments_equal_the_per_point_walk(posterior, branch_off, li
     import numba
 
     from surrogates import regressor
-    from surrogates._core.tree import ROOT
+    from surrogates._core._tree_kernels import ROOT
 
     rng = np.random.default_rng(11)
     X = rng.random((300, 4))

@@ -6,8 +6,8 @@ import pytest
 from scipy import stats
 
 from surrogates import MondrianForestRegressor
-from surrogates._core.tree import (LEFT, NNODES, ROOT, TASK_REGRESSION, TreeStore, check_invariants,
-                              extend_trees)
+from surrogates._core._tree_kernels import LEFT, NNODES, ROOT, TASK_REGRESSION, extend_trees
+from surrogates._core.tree import TreeStore, check_invariants
 
 
 def _data(n=60, d=3, seed=0):
@@ -148,7 +148,7 @@ def test_store_grows_and_reproducible_streams():
 
 def test_extend_kernel_is_serial_and_parallel_consistent():
     """The parallel and serial kernels are one implementation: same seeds, same trees."""
-    from surrogates._core.tree import extend_trees_parallel
+    from surrogates._core._tree_kernels import extend_trees_parallel
     X, y = _data(200, 3)
     stores = []
     for kernel in (extend_trees, extend_trees_parallel):

@@ -25,8 +25,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._core.rng import next_u64, open_unit_double, unit_double
-from .prior import extents, split_probability
+from .._core._rng_kernels import next_u64, open_unit_double, unit_double
+from ._prior_kernels import extents, split_probability
 
 SAMPLER_PG = 0
 SAMPLER_CGM = 1

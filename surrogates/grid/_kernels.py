@@ -32,8 +32,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .._core.rng import GOLDEN_GAMMA, mix64, open_unit_double
-from .._core.sparse import quad_form
+from .._core._rng_kernels import GOLDEN_GAMMA, mix64, open_unit_double
+from .._core._sparse_kernels import quad_form
 
 _ONE = np.uint64(1)
 _TAG_TIME = np.uint64(1)

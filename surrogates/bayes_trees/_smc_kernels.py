@@ -28,8 +28,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._core.rng import next_u64, open_unit_double, uniform
-from .prior import extents, split_probability
+from .._core._rng_kernels import next_u64, open_unit_double, uniform
+from ._prior_kernels import extents, split_probability
 
 UNEXPANDED = -2
 LEAF = -1

@@ -31,10 +31,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._core.prefetch import prefetch
+from .._core._prefetch_kernels import prefetch
 from .._core.threads import parallel_kernel
-from .._core.tree import (FEAT, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
-                          branch_off, branch_off_probability, child_containing, preorder)
+from .._core._tree_kernels import (FEAT, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH,
+                                   box_distance, branch_off, branch_off_probability,
+                                   child_containing, preorder)
 
 
 @njit(cache=True, inline="always")

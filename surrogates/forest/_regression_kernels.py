@@ -28,9 +28,9 @@ import numpy as np
 from numba import njit, prange
 
 from .._core.threads import parallel_kernel
-from .._core.tree import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
-                          branch_off, branch_off_probability_outside, child_containing,
-                          preorder)
+from .._core._tree_kernels import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
+                                   branch_off, branch_off_probability_outside, child_containing,
+                                   preorder)
 
 MODE_EMPIRICAL, MODE_BP_E, MODE_BP_R, MODE_BP_F = 0, 1, 2, 3
 # columns of the per-node BP array

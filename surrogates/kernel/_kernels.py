@@ -22,11 +22,11 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, prange
 
-from .._core.rng import splitmix64, uniform, unit_double
-from .._core.sparse import quad_form
+from .._core._rng_kernels import splitmix64, uniform, unit_double
+from .._core._sparse_kernels import quad_form
 from .._core.threads import parallel_kernel
-from .._core.tree import (FEAT, HEAD, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH,
-                          box_distance, preorder)
+from .._core._tree_kernels import (FEAT, HEAD, LEFT, NNODES, PARENT, RIGHT, ROOT, TAU, THRESH,
+                                   box_distance, preorder)
 
 # --------------------------------------------------------------------------------------------
 # truncation and routing
