@@ -8,11 +8,10 @@ from functools import lru_cache
 import numpy as np
 import pytest
 from scipy import stats
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from surrogates import BARTRegressor
-from surrogates._core.rng import seed_states
-from surrogates.bayes_trees import _bart_core as core
+from surrogates._core._rng_kernels import seed_states
+from surrogates.bayes_trees import _bart_kernels as core
 
 SAMPLERS = {"pg": core.SAMPLER_PG, "cgm": core.SAMPLER_CGM,
             "growprune": core.SAMPLER_GROWPRUNE}
@@ -316,8 +315,3 @@ def test_constant_and_tiny_targets():
     np.testing.assert_allclose(m.predict(X), 7.0, atol=0.3)
     m.fit(X[:1], [2.0])
     np.testing.assert_allclose(m.predict(X), 2.0, atol=0.3)
-
-
-@parametrize_with_checks([BARTRegressor(n_trees=5, n_burn=5, n_samples=10, random_state=0)])
-def test_sklearn_estimator_checks(estimator, check):
-    check(estimator)

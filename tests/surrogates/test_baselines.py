@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from surrogates import (LaplaceKernelRidge, RandomBinningFeatures, RandomFourierFeatures,
                         laplace_kernel, select_width)
@@ -112,11 +111,6 @@ def test_bad_input():
     with pytest.raises(ValueError, match="X"):
         LaplaceKernelRidge().fit(bad, y)
 
-
-@parametrize_with_checks([LaplaceKernelRidge(), RandomFourierFeatures(random_state=0),
-                          RandomBinningFeatures(random_state=0)])
-def test_sklearn_estimator_checks(estimator, check):
-    check(estimator)
 
 
 def test_smac_forest_per_tree_predictions_use_each_trees_leaves():

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from surrogates import MondrianGrid
 from surrogates.grid import GridExploration
@@ -392,8 +391,3 @@ def test_pickle_round_trip_and_reproducibility():
     fresh = MondrianGrid(n_grids=3, lifetimes=[2.0, 1.0, 0.0], random_state=5).fit(X, y)
     np.testing.assert_array_equal(same.predict(Q), fresh.predict(Q))
     assert not np.allclose(same.predict(Q), other.predict(Q))
-
-
-@parametrize_with_checks([MondrianGrid(n_grids=3, random_state=0)])
-def test_sklearn_estimator_checks(estimator, check):
-    check(estimator)

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.stats import multivariate_normal
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from surrogates import (MondrianKernel, MondrianKernelRidge, forest_lifetime_path,
                         laplace_kernel, lifetime_path, relative_error)
@@ -425,10 +424,3 @@ def test_pickle_round_trip_and_reproducibility():
     mk = MondrianKernel(n_trees=5, lifetime=3.0, extension="sample", random_state=1).fit(X)
     mk2 = pickle.loads(pickle.dumps(mk))
     assert (mk.transform(Xq) != mk2.transform(Xq)).nnz == 0
-
-
-@parametrize_with_checks([MondrianKernel(n_trees=5, random_state=0),
-                          MondrianKernelRidge(n_trees=5, random_state=0),
-                          MondrianKernelRidge(n_trees=5, solver="sgd", random_state=0)])
-def test_sklearn_estimator_checks(estimator, check):
-    check(estimator)

@@ -10,13 +10,12 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 from sklearn.base import clone
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from surrogates import SMCDecisionTreeClassifier, SMCDecisionTreeRegressor
-from surrogates.bayes_trees import _smc_core as core
-from surrogates.bayes_trees.prior import split_probability
+from surrogates.bayes_trees import _smc_kernels as core
+from surrogates.bayes_trees._prior_kernels import split_probability
 from surrogates.bayes_trees.smc import run_filter
-from surrogates._core.rng import seed_states
+from surrogates._core._rng_kernels import seed_states
 
 ALPHA_S, BETA_S, ALPHA = 0.95, 0.5, 5.0
 # the tiny data's model: a prior favouring small trees and a sharper leaf likelihood, so that
@@ -272,15 +271,7 @@ def test_max_stages_truncates_to_leaves():
     np.testing.assert_allclose(m.predict_proba(X).sum(1), 1.0)
 
 
-# -- the estimator --------------------------------------------------------------------------
-@parametrize_with_checks([SMCDecisionTreeClassifier(n_particles=10, n_islands=2,
-                                                    random_state=0),
-                          SMCDecisionTreeClassifier(n_particles=5, n_islands=1,
-                                                    proposal="optimal", random_state=0)])
-def test_sklearn_estimator_checks(estimator, check):
-    check(estimator)
-
-
+# -- the estimator (scikit-learn's estimator checks: test_sklearn_compat.py) ---------------
 def _blobs():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))
@@ -454,14 +445,6 @@ def test_regressor_fits_a_step_and_reports_uncertainty():
             clone(m).set_params(**{param: value}).fit(X, y)
     with pytest.raises(ValueError, match="y"):
         clone(m).fit(X, np.where(np.arange(400) == 3, np.nan, y))
-
-
-# (scikit-learn's training check fits linear data in 10 dimensions, which a single tree of
-# the default prior approximates to R^2 > 0.5 only with enough particles)
-@parametrize_with_checks([SMCDecisionTreeRegressor(n_particles=100, n_islands=1,
-                                                   random_state=0)])
-def test_regressor_sklearn_estimator_checks(estimator, check):
-    check(estimator)
 
 
 def test_mcmc_local_updates_track_the_full_posterior():
