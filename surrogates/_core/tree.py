@@ -27,10 +27,10 @@ def fresh_array(shape, dtype=np.float64) -> np.ndarray:
 
     For large arrays numpy asks the kernel for transparent huge pages, and where the kernel
     then compacts memory synchronously (THP ``defrag = madvise``), first touching a fresh
-    array can stall: growing the store of a 100-tree letter forest online took 5.4 s of its
-    9.9 s that way, against about 1 s with ordinary pages, and the kernels' random accesses
-    measured no slower with ordinary pages.  (A map is zero-filled on demand like
-    ``np.empty``'s memory; pickles and copies of the array are ordinary arrays.)
+    array can stall; the kernels are no slower on ordinary pages.  Measured stall:
+    surrogates/README.md, section 'Implementation choices measured during development'.  (A
+    map is zero-filled on demand like ``np.empty``'s memory; pickles and copies of the array
+    are ordinary arrays.)
     """
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape)) * dtype.itemsize
@@ -42,8 +42,9 @@ def fresh_array(shape, dtype=np.float64) -> np.ndarray:
 class _SmallBatchKernel:
     """Chooses between the serial and the threaded extend kernel for small batches.
 
-    Updating the trees on parallel threads can halve the time of a one-point update, but a
-    parallel region can stall for milliseconds when other processes hold the cores.
+    Updating the trees on parallel threads can make a one-point update faster, but a parallel
+    region can stall when other processes hold the cores (measured: surrogates/README.md,
+    section 'Implementation choices measured during development').
     Both kernels grow identical trees, so the choice is only about speed: the one with the
     lower moving average of seconds per point, the other being re-timed every ``EXPLORE``
     calls.  (The first call of each kernel in a process, which may load or compile it, is

@@ -38,8 +38,8 @@ class _ProbaCache:
     nor copied.  Building costs O(nodes * K) per tree; without it, each query derives the
     node means along its path, O(depth * K) per tree.  After an update the cache is built
     once the queries since then have cost about as much as building it (``QUERY_COST``: one
-    query's path walk in nodes of the cache build; a build cost as much as 70-200 uncached
-    queries on UCI letter, 14,000 nodes per tree, and 8-16 on digits, 1,600), so one-point
+    query's path walk in nodes of the cache build; measured build costs: surrogates/README.md,
+    section 'Implementation choices measured during development'), so one-point
     predictions between one-point updates never pay for a whole build.  A mutable holder,
     so that predicting does not change the estimator's ``__dict__``.
     """

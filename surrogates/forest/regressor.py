@@ -23,13 +23,13 @@ from .._core.validation import check_choice, check_positive, check_target
 
 
 #: batches of at least SERIAL_BELOW points are predicted on the thread pool, batches below
-#: PARALLEL_FROM on one thread (measured: below a few hundred points the pool costs more than
-#: it saves, and far more while other processes hold the cores); in between, whichever kernel
-#: has recently been faster per point (the other is re-timed now and then, see
-#: ``_SmallBatchKernel``).  Every batch is predicted node by node (each tree's nodes visited
-#: once with all the queries of a block that reach them; the same numbers, bit for bit, as
-#: walking each query down each tree).  On the thread pool a batch is cut into one block per
-#: thread, of at most NODE_BLOCK queries.
+#: PARALLEL_FROM on one thread (below a few hundred points the pool costs more than it saves:
+#: surrogates/README.md, section 'Implementation choices measured during development'); in between,
+#: whichever kernel has recently been faster per point (the other is re-timed now and then, see
+#: ``_SmallBatchKernel``).  Every batch is predicted node by node (each tree's nodes visited once
+#: with all the queries of a block that reach them; the same numbers, bit for bit, as walking each
+#: query down each tree).  On the thread pool a batch is cut into one block per thread, of at most
+#: NODE_BLOCK queries.
 SERIAL_BELOW = 2048
 PARALLEL_FROM = 256
 
@@ -99,8 +99,8 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         ``gamma2 = D / (gamma2_factor * log2 N)``; BP only. Not the paper's 20 (Section 3.2)
         nor the authors' reference code's 2: with 20 the deep edges keep so much prior variance
         that branch-off components are nearly uninformative.  Factor 1 was chosen by RMSE
-        and calibration on Friedman-1 and cpu_act (RMSE 2.70 and 3.78 with calibration errors
-        within 0.05, against 2.82 and 3.95 for factor 2); see README.
+        and calibration on Friedman-1 and cpu_act.  Measured accuracy: surrogates/README.md,
+        section 'Regression forest: the gamma2_factor default'.
     noise_var : float, "ml" or None, default=None
         Known observation-noise variance of the targets; replaces the ``K`` heuristic (with
         ``gamma1 = 2 (Var(y) - noise_var)``).  ``"ml"``: the variance that maximises the
@@ -110,8 +110,8 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         heuristic assumes nearly noise-free targets (noise std about ``std(y) / 32``); on
         noisy targets it is over-confident; ``"ml"`` is not, but it also counts as noise the
         variation that the label-independent cuts leave within leaves, so it can overestimate
-        the noise and give under-confident intervals.  On the flight delays its NLPD is below
-        the GP baselines' on both the time-ordered and the shuffled split (README).
+        the noise and give under-confident intervals.  Measured on the flight delays:
+        surrogates/README.md, section 'Regression forest: noise_var="ml" on the flight delays'.
     feature_bounds : array-like of shape (n_features, 2) or None, default=None
         Known ``(low, high)`` range of each feature, used to scale inputs to ``[0, 1]``.
         ``None``: the range of the data of the first ``fit``/``partial_fit`` (never re-scaled).

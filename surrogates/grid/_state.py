@@ -24,7 +24,8 @@ _BLAS = None
 def _serial_blas(method):
     """Run ``method`` with single-threaded BLAS.  The grid's matrix products are small and
     come many at a time, and threaded BLAS spends more time synchronising than computing on
-    them: a refit from scratch at 1114 cells took 7 to 12 times longer with threads."""
+    them (measured: surrogates/README.md, section 'Implementation choices measured during
+    development')."""
 
     @functools.wraps(method)
     def wrapper(*args, **kwargs):

@@ -180,10 +180,11 @@ def relabel_tree(inode, fnode, meta, pnext, t, lifetime, F, n_old, n_new, feat_o
 # Inverse updates (Sherman-Morrison, bordering) are unstable here: the cells of every tree sum
 # to the all-ones column, so Phi^T Phi has an (M-1)-dimensional null space, A^-1 has entries of
 # order 1/delta2, and each new cell's Schur complement (of order delta2) would be computed by
-# cancellation against them (an 8 % error after two cuts at delta2 = 1e-4).  Updates of the
-# upper Cholesky factor R (A = R^T R) are backward stable, as Balog et al. (2016, Section
-# 4.2.1) advise, and a Schur complement is then ``dg - |R^-T a|^2``, accurate to eps * dg.  R
-# is stored row-major, so every loop below runs along rows.
+# cancellation against them (measured error: surrogates/README.md, section 'Implementation
+# choices measured during development').  Updates of the upper Cholesky factor R
+# (A = R^T R) are backward stable, as Balog et al. (2016, Section 4.2.1) advise, and a Schur
+# complement is then ``dg - |R^-T a|^2``, accurate to eps * dg.  R is stored row-major, so
+# every loop below runs along rows.
 # --------------------------------------------------------------------------------------------
 
 
