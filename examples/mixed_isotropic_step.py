@@ -1,5 +1,5 @@
 """The isotropic local step, for a bowl in many real and integer coordinates
-(``Recipe.local_isotropic``).
+(``LocalStep(isotropic=...)`` in the recipe's steps).
 
 Run: ``python examples/mixed_isotropic_step.py``.  A loss that falls towards one point in
 four reals and four integers, with a categorical choice that moves the point.  Within 50
@@ -7,8 +7,8 @@ evaluations the local quadratic of the reals alone never has enough observations
 never moves an integer); in a space with an integer of five levels or more the default
 fits one curvature shared by the reals and those integers from 2 (c + 2) observations and
 steps to its minimum where it is curved and predicts better than a plane
-(``local_isotropic="if-curved"``; README, "How the Mondrian defaults were chosen").
-``local_isotropic=False`` is the default before it.
+(``isotropic="if-curved"``; benchmarks/DEFAULTS.md, "Isotropic quadratic steps").
+``isotropic=False`` is the default before it.
 """
 
 import dataclasses
@@ -16,6 +16,7 @@ import dataclasses
 import numpy as np
 
 import mfbo
+from mfbo.proposal import LocalStep
 
 space = {**{f"x{i}": mfbo.Real(-10.0, 10.0) for i in range(4)},
          **{f"n{i}": mfbo.Integer(-10, 10) for i in range(4)},
@@ -28,7 +29,8 @@ def loss(kind, **p):
     return float(r + (kind != "b"))  # a cone, lowest (0) at -2 with kind "b"
 
 
-former = dataclasses.replace(mfbo.get_recipe("mondrian"), local_isotropic=False)
+default = mfbo.get_recipe("mondrian")
+former = default.with_step(dataclasses.replace(default.step(LocalStep), isotropic=False))
 for label, surrogate in (("without the isotropic step", former), ("default", "mondrian")):
     best = [mfbo.minimize(loss, space, n_calls=50, random_state=seed, progress_bar=False,
                           surrogate=surrogate).best_value for seed in range(3)]

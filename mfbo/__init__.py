@@ -6,16 +6,15 @@
 ...                        random_state=0, progress_bar=False)       # doctest: +SKIP
 """
 
-from .optimize.minimize import Objective, minimize, objective
-from .proposal.models import Model
-from .optimize.optimizer import Optimizer, StudyExhausted, Trial
-from .proposal.recipes import RECIPES, Recipe, get_recipe, register_surrogate
-from .results.importance import Importance
-from .results.plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
-from .results.result import OptimizeResult
+from surrogates._core.exports import MovedModules
+
+from .optimize import Objective, Optimizer, StudyExhausted, minimize, objective
+from .proposal import RECIPES, Model, Recipe, get_recipe, register_surrogate
+from .results import (Importance, OptimizeResult, plot_convergence, plot_evaluations,
+                      plot_importance, plot_objective)
 from .space import Categorical, Integer, Ordinal, Real, Space
 from .storage import InMemoryStorage, SQLiteStorage, StorageLocked, StorageUnavailable
-from .study.study import Study, TrialFinished
+from .study import Study, Trial, TrialFinished
 
 __version__ = "0.1.0"
 
@@ -54,3 +53,13 @@ __all__ = ["Categorical", "Importance", "Integer", "InMemoryStorage", "Model",
            "TrialFinished", "get_recipe", "minimize", "objective", "plot_convergence",
            "plot_evaluations", "plot_importance", "plot_objective", "register_surrogate",
            "__version__"]
+
+# where the modules of the flat 0.1 layout live now
+MovedModules.install({f"{__name__}.{old}": f"{__name__}.{new}" for old, new in {
+    "api": "optimize.minimize", "optimizer": "optimize.optimizer", "parallel": "optimize.workers",
+    "checks": "_core.arguments", "candidates": "space.candidates", "trial": "study.trial",
+    "liveness": "study.ownership", "heartbeat": "study.ownership", "models": "proposal.models",
+    "recipes": "proposal.recipes", "local_model": "proposal.steps.local_models",
+    "parzen": "proposal.steps.parzen", "plots": "results.plots", "figure": "results._figure",
+    "importance": "results.importance", "dependence": "results.dependence",
+    "surface": "results.surface", "study_command": "cli.study"}.items()})

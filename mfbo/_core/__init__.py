@@ -1,0 +1,1 @@
+"""What every room of mfbo shares: checks of integer arguments and the seed of a study."""

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..optimize.optimizer import Optimizer, StudyExhausted
 from .._core.seeds import seed_sequence
-from ..proposal.recipes import default_n_initial
+from ..proposal.recipes import as_recipe
 from ..space import Categorical, Dimension, Integer, Ordinal, Real, Space
 
 __all__ = ["MondrianSearchCV"]
@@ -226,8 +226,9 @@ class MondrianSearchCV(BaseSearchCV):
         recorded, failure = 0, None
         for (coded, n_iter), seed in zip(spaces, seeds):
             kwargs = dict(options)
-            kwargs.setdefault("n_initial", max(1, min(
-                default_n_initial(self.surrogate, len(coded.space)), n_iter // 4 or 1)))
+            if "n_initial" not in kwargs:
+                kwargs["n_initial"] = as_recipe(self.surrogate).initial_design.size_within(
+                    len(coded.space), n_iter)
             opt = Optimizer(coded.space, surrogate=self.surrogate, random_state=seed,
                             direction="maximize", **kwargs)
             try:

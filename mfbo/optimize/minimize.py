@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 from .._core.arguments import check_int
 from .optimizer import Optimizer, StudyExhausted
 from .workers import Workers, evaluate, is_broken
-from ..proposal.recipes import default_n_initial
+from ..proposal.recipes import as_recipe
 from ..results.result import OptimizeResult
 from ..space import as_space
 from ..study.study import TrialFinished, check_direction, checked_configurations
@@ -139,8 +139,8 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         raise ValueError(f"initial_points holds {len(points)} configurations, more than "
                          f"n_calls={n_calls}.")
     if "n_initial" not in optimizer_options:
-        default = default_n_initial(surrogate, len(space))
-        optimizer_options["n_initial"] = max(1, min(default, n_calls // 4 or 1))
+        optimizer_options["n_initial"] = as_recipe(surrogate).initial_design.size_within(
+            len(space), n_calls)
     opt = Optimizer(space, surrogate=surrogate, acquisition=acquisition, candidates=candidates,
                     random_state=random_state, storage=storage, study_name=study_name,
                     direction=direction, **optimizer_options)

@@ -11,7 +11,6 @@ it the negated values, and everything the user sees stays in the values' own uni
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import threading
 import warnings
@@ -22,7 +21,8 @@ from ..study.ownership import HOST, owner_host
 from ..proposal.models import Model
 from .._core.seeds import seed_sequence
 from ..proposal.proposer import Proposer
-from ..proposal.recipes import Recipe, make_model, recipe_for, recipe_overrides
+from ..proposal.recipes import Recipe, as_recipe
+from ..proposal.steps import AcquisitionSearch
 from ..space import Space, as_space
 from ..storage import Storage
 from ..study.study import Rows, Study, check_direction
@@ -147,13 +147,12 @@ class Optimizer:
         self._lock = threading.RLock()
         check_direction(direction)
         space = as_space(space)
-        changes = recipe_overrides(
+        recipe = as_recipe(surrogate).with_options(
             acquisition=acquisition, kappa=kappa, xi=xi, initial_design=initial_design,
             n_initial=n_initial, n_random_candidates=n_random_candidates,
             local_search=local_search, neighbourhood=neighbourhood)
         ss = seed_sequence(random_state)
-        recipe = dataclasses.replace(recipe_for(surrogate), **changes)
-        model = make_model(surrogate, recipe, len(space), ss.spawn(1)[0], surrogate_options)
+        model = recipe.build_model(len(space), ss.spawn(1)[0], surrogate_options)
         cands = make_candidates(space, candidates)
         self.proposer = Proposer(space, recipe, model, ss.entropy, cands, batch_strategy, liar,
                                  min_distance)
@@ -229,16 +228,18 @@ class Optimizer:
         return self.proposer.n_initial
 
     @property
-    def n_random_candidates(self) -> int:
-        return self.recipe.n_random_candidates
+    def n_random_candidates(self) -> int | None:
+        search = self.recipe.step(AcquisitionSearch)
+        return None if search is None else search.n_random
 
     @property
     def initial_design(self) -> str:
-        return self.recipe.initial_design
+        return self.recipe.initial_design.kind
 
     @property
     def local_search(self) -> bool:
-        return self.recipe.local_search
+        search = self.recipe.step(AcquisitionSearch)
+        return search is not None and search.local_search
 
     @property
     def batch_strategy(self) -> str:

@@ -1,0 +1,13 @@
+"""Where the next trial goes: recipes (a surrogate model and the policy that uses it), the
+models, the steps a policy is made of, and the proposer that runs them."""
+
+from .models import Model
+from .proposer import Proposer
+from .recipes import RECIPES, Recipe, as_recipe, get_recipe, register_surrogate
+from .scoring import Acquisition
+from .steps import (AcquisitionSearch, InitialDesign, LocalStep, ParzenStep, PerDimension,
+                    PlateauEscape, RandomInterleave, Step)
+
+__all__ = ["Acquisition", "AcquisitionSearch", "InitialDesign", "LocalStep", "Model",
+           "ParzenStep", "PerDimension", "PlateauEscape", "Proposer", "RECIPES", "RandomInterleave",
+           "Recipe", "Step", "as_recipe", "get_recipe", "register_surrogate"]

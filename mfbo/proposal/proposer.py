@@ -1,13 +1,11 @@
-"""The proposal policy: where the next trial goes, given a study's state.
+"""The proposal policy at work: where the next trial goes, given a study's state.
 
-A :class:`Proposer` follows one :class:`~mfbo.proposal.recipes.Recipe`: the initial design first, then
-random points (while the model is not ready, and with the recipe's interleaving probability),
-otherwise the maximiser of the acquisition over a candidate set, over random points refined
-by local search, or (the recipe's Parzen steps) over points drawn from a density of the best
-observations; some proposals are a local quadratic model's step instead.  Pending trials are
-accounted for by a constant liar or by Thompson draws.  It reads a
-:class:`~mfbo.study.Study` (observations, asked points, pending trials, candidate rows still
-available) and never writes to it.
+A :class:`Proposer` follows one :class:`~mfbo.proposal.recipes.Recipe`: its initial design
+first, then random points while the model is not ready, then the recipe's steps in order
+(:mod:`mfbo.proposal.steps`), the first that proposes a point deciding the trial.  Pending
+trials are accounted for by a constant liar or by Thompson draws.  It reads a
+:class:`~mfbo.study.study.Study` (observations, asked points, pending trials, candidate rows
+still available) and never writes to it.
 """
 
 from __future__ import annotations
@@ -16,23 +14,19 @@ import numbers
 
 import numpy as np
 
-from acquisitions import make_acquisition, maximize_over_candidates, maximize_random_local, snap
+from acquisitions import snap
 
-from ..space.candidates import CandidateSet
-from .local_models import isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
-from .models import Model
-from .parzen import good_region_sample
-from .recipes import Recipe
 from ..space import Space
+from ..space.candidates import CandidateSet
 from ..study.study import Study
+from .models import Model
+from .recipes import Recipe
+from .steps import EXHAUSTED, Context
 
 __all__ = ["Proposer"]
 
 #: random points tried for a random proposal before the study counts as exhausted
 RANDOM_TRIES = 1000
-#: with ``min_distance``, the initial design looks at most this many times ``n_initial``
-#: points of its sequence for one far enough from the asked points
-DESIGN_SKIPS = 64
 
 
 def _load_proposal_modules() -> None:
@@ -82,11 +76,8 @@ class Proposer:
         if set_levels is not None:
             set_levels(space.levels)
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
-        self._acquisitions = [make_acquisition(recipe.acquisition, kappa=k, xi=recipe.xi)
-                              for k in recipe.kappas]
+        self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
         self.acquisition = self._acquisitions[0]
-        self._plateau_acquisition = None if recipe.plateau_kappa is None else \
-            make_acquisition(recipe.acquisition, kappa=recipe.plateau_kappa, xi=recipe.xi)
         if (self.acquisition.thompson or batch_strategy == "thompson") and \
                 model.is_informative and not hasattr(model, "predict_per_tree"):
             raise ValueError("Thompson sampling needs a surrogate with predict_per_tree.")
@@ -124,22 +115,24 @@ class Proposer:
         there is nothing left to propose).  ``lied`` is the constant liar's model copy of the
         previous proposal of the same ask, handed back to be extended by one lie."""
         number = study.n_trials
-        rng = self._rng(number)
         cands = self.candidates
         if cands is not None and not study.available.any():
             self.last_exhaustion_reason = self._exhaustion_reason()
             return None, lied
+        ctx = Context(self, study, number, self._rng(number), lied)
         if number < self.n_initial:
-            unit, cand = self._initial_point(study, number, rng)
-        elif not self.model.ready or rng.random() < self.recipe.random_interleave or \
-                self._on_plateau(study):
-            unit, cand = self._random_point(study, rng)
+            unit, cand = self.recipe.initial_design.propose(ctx)
+        elif not self.model.ready:
+            unit, cand = ctx.random_point()
         else:
-            unit, converged = self._local_step(study, number, rng)
-            cand = None
-            if unit is None:
-                unit, cand, lied = self._acquire(
-                    study, rng, lied, parzen=converged and self.recipe.parzen_when_converged)
+            for step in self.recipe.steps:
+                point = step.propose(ctx)
+                if point is not None:
+                    unit, cand = point
+                    break
+            else:
+                unit, cand = ctx.random_point()
+        lied = ctx.lied
         if unit is None:
             self.last_exhaustion_reason = self._exhaustion_reason()
             return None, lied
@@ -159,53 +152,22 @@ class Proposer:
         return (f"no configuration that is neither evaluated nor pending was found among "
                 f"{RANDOM_TRIES} random points.")
 
-    def _design_points(self, count: int) -> np.ndarray:
+    def design_points(self, count: int) -> np.ndarray:
         """At least the first ``count`` points of the initial design's sequence (the design
-        is its first ``n_initial``): the recipe's kind of design, continued beyond
-        ``n_initial`` points where ``min_distance`` skips some (Sobol and random points by
-        their own sequence, Latin hypercubes by further ones of ``n_initial`` points)."""
+        is its first ``n_initial``), continued beyond ``n_initial`` points where
+        ``min_distance`` skips some; drawn once from the study's design stream and kept."""
         if self._init_U is None or self._init_U.shape[0] < count:
             # the same stream every time: a longer sequence begins with the shorter one
             init_rng = np.random.default_rng([*np.atleast_1d(self._entropy).tolist(), 2**32 - 1])
-            kind = self.recipe.initial_design
-            if kind == "lhs":
-                blocks = -(-max(count, self.n_initial) // self.n_initial)
-                self._init_U = np.vstack([self.space.sample(self.n_initial, init_rng, kind)
-                                          for _ in range(blocks)])
-            else:
-                self._init_U = self.space.sample(max(count, self.n_initial), init_rng, kind)
+            self._init_U = self.recipe.initial_design.points(self.space, count, self.n_initial,
+                                                              init_rng)
         return self._init_U
 
-    def _initial_point(self, study: Study, number: int, rng):
-        if self.min_distance > 0 and self.candidates is None:
-            return self._far_design_point(study, number, rng)
-        target = self._design_points(self.n_initial)[number]
-        if self.candidates is not None:
-            idx = np.flatnonzero(study.available)
-            d = ((self.candidates.U[idx] - target) ** 2).sum(axis=1)
-            return self.candidates.U[idx[np.argmin(d)]], int(idx[np.argmin(d)])
-        if study.seen(self.space.from_unit(target)[0]):
-            return self._random_point(study, rng)
-        return target, None
+    _design_points = design_points
 
-    def _far_design_point(self, study: Study, number: int, rng):
-        """Design point ``number``, or when it is within ``min_distance`` of an asked point
-        (or is one), the next point of the design's sequence that is not; a random point
-        that is not once :data:`DESIGN_SKIPS` ``* n_initial`` points have been looked at.
-        A point skipped by an earlier trial stays too close (asked points only accumulate),
-        and one taken by it is asked, so each trial looks from its own number on."""
-        known = study.asked.X
-        limit = DESIGN_SKIPS * self.n_initial
-        start = number
-        while start < limit:
-            U = self._design_points(min(limit, 2 * start + self.n_initial))
-            for u in U[start:]:
-                if self._is_new(study, u, known):
-                    return u, None
-            start = U.shape[0]
-        return self._random_point(study, rng)
-
-    def _random_point(self, study: Study, rng):
+    def random_point(self, study: Study, rng):
+        """A uniformly random point neither asked nor too near an asked one (a random
+        available candidate in a finite space), or ``(None, None)``."""
         if self.candidates is not None:
             idx = np.flatnonzero(study.available)
             i = int(idx[rng.integers(idx.size)])
@@ -213,61 +175,11 @@ class Proposer:
         known = study.asked.X
         for _ in range(RANDOM_TRIES):
             u = snap(rng.random(len(self.space)), self.space.levels)
-            if self._is_new(study, u, known):
+            if self.is_new(study, u, known):
                 return u, None
-        return None, None
+        return EXHAUSTED
 
-    def _on_plateau(self, study: Study) -> bool:
-        """Whether the recipe's plateau escape is due: the observations since the initial
-        design end in a run of ``k * plateau_escape`` (k >= 1) losses each equal to a loss
-        observed before it, and no proposal has been made from these observations yet (in a
-        batch, or with several workers asking before the next tell, one escape, not all).
-        A failed trial's row (the worst loss so far) is such a repeat."""
-        m = self.recipe.plateau_escape
-        y = study.obs.y
-        # the cheap tests first: the latest loss must itself be a repeat
-        if not m or y.shape[0] - self.n_initial < m or study.n_asked_since_observed or \
-                not np.any(y[:-1] == y[-1]):
-            return False
-        _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
-        repeat = (np.arange(y.shape[0]) > first[inverse.ravel()])[self.n_initial:]
-        r = repeat.size if repeat.all() else int(np.argmin(repeat[::-1]))
-        return r >= m and r % m == 0
-
-    def _due(self, every: int, number: int) -> bool:
-        """Whether proposal ``number`` is the ``every``-th since the initial design, or a
-        multiple of it (``every`` = 0: never): the rule of the recipe's periodic steps."""
-        return bool(every) and (number - self.n_initial) % every == every - 1
-
-    def _local_step(self, study: Study, number: int, rng):
-        """``(unit, converged)``: the local quadratic model's proposal (or, where the
-        quadratic gives none, the recipe's isotropic or linear one) when the recipe asks for
-        one at proposal ``number`` (sequential proposals in a continuous or mixed space
-        only), else ``(None, converged)`` where ``converged`` says whether one was due but its
-        minimiser is a point already asked."""
-        if self.candidates is not None or study.pending or \
-                not self._due(self.recipe.local_model_every, number):
-            return None, False
-        u = None
-        levels = self.space.levels
-        wider = ordinal_as_continuous(levels)  # integers of five levels or more freed
-        has_ordinal = not np.array_equal(wider, levels)
-        if self.recipe.local_integers and has_ordinal:
-            u = quadratic_step(study.obs.X, study.obs.y, wider, rng)
-        if u is None:
-            u = quadratic_step(study.obs.X, study.obs.y, levels, rng)
-        isotropic = self.recipe.local_isotropic
-        if u is None and (isotropic is True or (isotropic and has_ordinal)):
-            u = isotropic_step(study.obs.X, study.obs.y, wider,
-                               if_curved=isotropic == "if-curved")
-        if u is None and self.recipe.local_linear:
-            u = linear_step(study.obs.X, study.obs.y, levels)
-        if u is None:
-            return None, False
-        u = snap(u, levels)
-        return (u, False) if self._is_new(study, u, study.asked.X) else (None, True)
-
-    def _is_new(self, study: Study, u: np.ndarray, known: np.ndarray) -> bool:
+    def is_new(self, study: Study, u: np.ndarray, known: np.ndarray) -> bool:
         """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
         asked point (``known``: their unit-cube rows)."""
         if self.min_distance > 0 and len(known) and \
@@ -283,7 +195,25 @@ class Proposer:
             return self._plateau_acquisition
         return self._acquisitions[n_observations % len(self._acquisitions)]
 
-    def _score_fn(self, study: Study, model: Model, rng):
+    def scoring_model(self, study: Study, lied):
+        """``(model, lied)``: the model to score with; with trials pending under the constant
+        liar, a copy told the lies (``lied``, extended by one lie from the previous proposal
+        of the same ask where it can be)."""
+        pending = study.pending
+        if not (pending and self.batch_strategy == "constant_liar"):
+            return self.model, lied
+        X, y = study.obs.X, study.obs.y
+        lie = {"min": y.min(), "mean": y.mean(), "max": y.max()}[self.liar]
+        if lied is not None and lied._lies == len(pending) - 1:
+            lied.add_lies(pending[-1].unit, lie)  # the trial proposed just before
+        elif lied is None or lied._lies != len(pending):
+            lied = self.model.with_lies(X, y, np.array([t.unit for t in pending]), lie)
+        lied._lies = len(pending)
+        return lied, lied
+
+    def score_fn(self, study: Study, model: Model, rng):
+        """The acquisition of this proposal as a function of unit points (higher is better):
+        one tree's prediction under Thompson sampling."""
         acq = self.acquisition_for(study.obs.n, study.loss_repeated)
         thompson = acq.thompson or self.batch_strategy == "thompson" and bool(study.pending)
         if thompson:
@@ -299,64 +229,3 @@ class Proposer:
             m, s = model.predict(U)
             return acq(m, s, best)
         return score
-
-    def _acquire(self, study: Study, rng, lied, parzen: bool = False):
-        """``(unit, candidate, lied)``: the acquisition's best new point (a Parzen step when
-        ``parzen`` or when the recipe's period makes one due)."""
-        model = self.model
-        pending = study.pending
-        if pending and self.batch_strategy == "constant_liar":
-            X, y = study.obs.X, study.obs.y
-            lie = {"min": y.min(), "mean": y.mean(), "max": y.max()}[self.liar]
-            if lied is not None and lied._lies == len(pending) - 1:
-                lied.add_lies(pending[-1].unit, lie)  # the trial proposed just before
-            elif lied is None or lied._lies != len(pending):
-                lied = model.with_lies(X, y, np.array([t.unit for t in pending]), lie)
-            lied._lies = len(pending)
-            model = lied
-        score = self._score_fn(study, model, rng)
-        # asked points (evaluated and pending): never proposed again, and ties of the
-        # acquisition are broken away from them
-        known = study.asked.X
-        if self.candidates is not None:
-            idx = maximize_over_candidates(score, self.candidates.U, study.available, 1, rng,
-                                           far_from=known)
-            if idx.size == 0:
-                return None, None, lied
-            i = int(idx[0])
-            return self.candidates.U[i], i, lied
-        recipe = self.recipe
-        if parzen or self._due(recipe.parzen_every, study.n_trials):
-            # a global step: the acquisition's best among points of the good region
-            good = good_region_sample(study.obs.X, study.obs.y, self.space.levels,
-                                      recipe.parzen_candidates, rng)
-            pts = maximize_random_local(score, self.space.levels, n=10, rng=rng, n_random=0,
-                                        extra=good, patience=0, exclude=study.asked_keys,
-                                        far_from=known)
-        else:
-            pts = self._random_local(study, score, rng, known)
-        for u in pts:
-            if self._is_new(study, u, known):
-                return u, None, lied
-        unit, cand = self._random_point(study, rng)
-        return unit, cand, lied
-
-    def _random_local(self, study: Study, score, rng, known: np.ndarray) -> np.ndarray:
-        """The acquisition's best points among random points refined by local searches from
-        the best of them and the best observations (the recipe's settings)."""
-        recipe = self.recipe
-        starts = None
-        if recipe.local_search:
-            y = study.obs.y
-            best = np.argpartition(y, 10)[:10] if y.size > 10 else np.arange(y.size)
-            starts = study.obs.X[best[np.argsort(y[best], kind="stable")]]
-        pts = maximize_random_local(
-            score, self.space.levels, n=10, rng=rng,
-            n_random=recipe.n_random_candidates, starts=starts,
-            n_local=10 if recipe.local_search else 0,
-            patience=recipe.patience if recipe.local_search else 0,
-            min_improvement=recipe.min_improvement,
-            search_patience=recipe.search_patience if recipe.local_search else 0,
-            exclude=study.asked_keys, far_from=known, neighbourhood=recipe.neighbourhood,
-            joint_dims=recipe.joint_move_dims)
-        return pts

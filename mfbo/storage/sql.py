@@ -60,10 +60,9 @@ SCHEMA_VERSION = 1
 DEFAULT_RETRY_TIMEOUT = 300.0
 #: seconds a session may sit idle inside a transaction before the server ends it.  Proposals
 #: are computed inside the transaction, between two statements, one trial at a time (each is
-#: recorded as it is proposed, also in a batch): the longest pause measured was 0.1 s (8
-#: dimensions, 300 trials, default surrogate, also in a batch of 16).  A minute leaves a wide
-#: margin (a loaded machine, a larger study, a model compiled on first use) and still frees a
-#: stopped worker's study within one default grace period
+#: recorded as it is proposed, also in a batch), so a pause lasts one proposal.  A minute
+#: leaves a wide margin over that (a loaded machine, a larger study, a model compiled on first
+#: use) and still frees a stopped worker's study within one default grace period
 DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT = 60.0
 #: seconds a statement waits for a lock before the transaction is tried again: twice the idle
 #: limit, since a stopped holder is ended by the server within that limit and a live one holds

@@ -41,9 +41,8 @@ __all__ = ["SQLiteStorage", "SCHEMA_VERSION", "DEFAULT_TIMEOUT"]
 #: before it was recorded, which have the same tables but the heartbeats)
 SCHEMA_VERSION = 1
 #: seconds a process waits for the write lock that another one holds.  A transaction holds it
-#: for one ask or tell (measured, 8 dimensions, 300 trials, default surrogate: at most 0.11 s
-#: for one trial, 0.64 s for a batch of 16), so a minute of waiting, even behind a queue of
-#: workers, means that the holder is stopped or paused inside its transaction; nothing can
+#: for one ask or tell (the proposals of one ask), so a minute of waiting, even behind a queue
+#: of workers, means that the holder is stopped or paused inside its transaction; nothing can
 #: take the lock from it, so the waiter says so
 DEFAULT_TIMEOUT = 60.0
 # where SQLite's WAL mode takes its write lock: a POSIX lock on this byte of the "-shm" file

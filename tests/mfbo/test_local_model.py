@@ -1,18 +1,22 @@
 """The local quadratic step and how a recipe uses it."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 import mfbo
 from acquisitions import snap
-from mfbo.proposal.local_models import (FULL_QUADRATIC_MAX_DIMS, MIN_ORDINAL_LEVELS,
-                                        _isotropic_minimiser, isotropic_step, linear_step,
-                                        ordinal_as_continuous, quadratic_step)
-from tests.support import quad, run_trials
+from mfbo.proposal import LocalStep, PlateauEscape
+from mfbo.proposal.steps.local_models import (FULL_QUADRATIC_MAX_DIMS, MIN_ORDINAL_LEVELS,
+                                              _isotropic_minimiser, isotropic_step, linear_step,
+                                              ordinal_as_continuous, quadratic_step)
+from tests.support import quad, run_trials, with_step
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
+
+
+def _local(**settings):
+    """The default recipe with its local step's ``settings`` changed."""
+    return with_step(mfbo.get_recipe("mondrian"), LocalStep, **settings)
 
 
 def _bowl(c, n, seed, centre=0.37, spread=0.2):
@@ -77,11 +81,11 @@ def test_flat_losses_and_identical_points_give_a_point_or_none_never_nan():
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
 def test_recipe_refuses_a_bad_local_model_every(bad):
     with pytest.raises(ValueError, match="local_model_every"):
-        dataclasses.replace(mfbo.get_recipe("mondrian"), local_model_every=bad)
+        _local(every=bad)
 
 
 def test_every_kth_model_proposal_is_the_quadratic_step():
-    recipe = dataclasses.replace(mfbo.get_recipe("mondrian"), local_model_every=3)
+    recipe = _local(every=3)
     opt = mfbo.Optimizer(SPACE, surrogate=recipe, random_state=0)
     n0 = recipe.initial_size(len(SPACE))
     steps = []
@@ -149,8 +153,7 @@ def test_no_linear_step_without_enough_observations_or_continuous_coordinates():
 def test_a_linear_step_where_the_quadratic_has_too_few_observations():
     # the plane's slots: proposals 2, 5, 8, ... after the initial design, while fewer than
     # 24 observations (the quadratic's need in 2-D), from 12 on (the plane's)
-    recipe = dataclasses.replace(mfbo.get_recipe("mondrian"), local_model_every=3,
-                                 local_linear=True, plateau_escape=0)
+    recipe = _local(every=3, linear=True).without(PlateauEscape)
     opt = mfbo.Optimizer(SPACE, surrogate=recipe, random_state=4)
     n0 = recipe.initial_size(len(SPACE))
     linear, quadratic = [], []
@@ -171,8 +174,8 @@ def test_a_linear_step_where_the_quadratic_has_too_few_observations():
         opt.tell(t, quad(**t.params))
     assert len(linear) >= 4 and all(linear) and quadratic and all(quadratic)
     # without the plane, the same run up to its first slot, then other proposals
-    plain = run_trials(mfbo.Optimizer(SPACE, surrogate=dataclasses.replace(
-        recipe, local_linear=False), random_state=4), quad, n0 + 3)
+    plain = run_trials(mfbo.Optimizer(SPACE, surrogate=with_step(
+        recipe, LocalStep, linear=False), random_state=4), quad, n0 + 3)
     assert [t.params for t in plain.trials[:n0 + 2]] == [t.params for t in opt.trials[:n0 + 2]]
     assert plain.trials[n0 + 2].params != opt.trials[n0 + 2].params
 
@@ -180,7 +183,7 @@ def test_a_linear_step_where_the_quadratic_has_too_few_observations():
 @pytest.mark.parametrize("bad", [1, None, "yes"])
 def test_recipe_refuses_a_bad_local_linear(bad):
     with pytest.raises(TypeError, match="local_linear"):
-        dataclasses.replace(mfbo.get_recipe("mondrian"), local_linear=bad)
+        _local(linear=bad)
 
 
 def _corner(**p):
@@ -193,7 +196,7 @@ def test_the_linear_steps_take_a_run_to_a_corner_the_forest_alone_misses():
     space = mfbo.Space({k: mfbo.Real(0.0, 1.0) for k in "abcdef"})
     best = {}
     for on in (False, True):
-        recipe = dataclasses.replace(mfbo.get_recipe("mondrian"), local_linear=on)
+        recipe = _local(linear=on)
         best[on] = [min(t.value for t in run_trials(
             mfbo.Optimizer(space, surrogate=recipe, random_state=s), _corner, 50).trials)
             for s in range(3)]
@@ -235,9 +238,9 @@ def test_local_integers_is_the_plain_recipe_until_its_quadratic_can_be_fitted():
     # the real's alone (3) needs 12; before 40 the runs are identical, after they part
     space = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "z1": mfbo.Integer(-10, 10),
                         "z2": mfbo.Integer(-10, 10)})
-    base = dataclasses.replace(mfbo.get_recipe("mondrian"), plateau_escape=0)
-    runs = [run_trials(mfbo.Optimizer(space, surrogate=dataclasses.replace(
-        base, local_integers=on), random_state=2), _int_bowl, 60) for on in (False, True)]
+    base = mfbo.get_recipe("mondrian").without(PlateauEscape)
+    runs = [run_trials(mfbo.Optimizer(space, surrogate=with_step(
+        base, LocalStep, integers=on), random_state=2), _int_bowl, 60) for on in (False, True)]
     params = [[t.params for t in r.trials] for r in runs]
     assert params[0][:40] == params[1][:40]
     assert params[0] != params[1]
@@ -249,8 +252,8 @@ def test_local_integers_changes_nothing_without_an_integer_of_five_levels():
 
     def f(x, y, k, c):
         return quad(x, y) + 0.1 * k + (c == "b")
-    runs = [run_trials(mfbo.Optimizer(space, surrogate=dataclasses.replace(
-        mfbo.get_recipe("mondrian"), local_integers=on), random_state=3), f, 45)
+    runs = [run_trials(mfbo.Optimizer(space, surrogate=_local(integers=on), random_state=3),
+                       f, 45)
         for on in (False, True)]
     assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
 
@@ -258,7 +261,7 @@ def test_local_integers_changes_nothing_without_an_integer_of_five_levels():
 @pytest.mark.parametrize("bad", [1, None, "yes"])
 def test_recipe_refuses_a_bad_local_integers(bad):
     with pytest.raises(TypeError, match="local_integers"):
-        dataclasses.replace(mfbo.get_recipe("mondrian"), local_integers=bad)
+        _local(integers=bad)
 
 
 # -- the isotropic quadratic: one curvature, from 2 (c + 2) observations ---------------------
@@ -338,9 +341,8 @@ def test_the_isotropic_steps_bring_a_run_closer_to_a_round_bowls_centre(rule):
     best = {on: [] for on in (False, rule)}
     for seed in range(3):
         for on in best:
-            opt = mfbo.Optimizer(_ROUND, surrogate=dataclasses.replace(
-                mfbo.get_recipe("mondrian"), local_isotropic=on), n_initial=10,
-                random_state=seed)
+            opt = mfbo.Optimizer(_ROUND, surrogate=_local(isotropic=on), n_initial=10,
+                                 random_state=seed)
             best[on].append(min(t.value for t in run_trials(opt, _round_bowl, 60).trials))
     assert np.mean(best[rule]) < 0.6 * np.mean(best[False])
 
@@ -351,8 +353,8 @@ def test_local_isotropic_if_integers_changes_nothing_without_an_integer_of_five_
 
     def f(k, c, **x):
         return _round_bowl(**x, z1=4, z2=4) + 0.1 * k + (c == "b")
-    runs = {on: run_trials(mfbo.Optimizer(space, surrogate=dataclasses.replace(
-        mfbo.get_recipe("mondrian"), local_isotropic=on), n_initial=10, random_state=3), f, 40)
+    runs = {on: run_trials(mfbo.Optimizer(space, surrogate=_local(isotropic=on), n_initial=10,
+                                          random_state=3), f, 40)
         for on in (False, "if-integers", "if-curved", True)}
     params = {on: [t.params for t in r.trials] for on, r in runs.items()}
     assert params[False] == params["if-integers"] == params["if-curved"]
@@ -362,4 +364,4 @@ def test_local_isotropic_if_integers_changes_nothing_without_an_integer_of_five_
 @pytest.mark.parametrize("bad", [1, None, "yes"])
 def test_recipe_refuses_a_bad_local_isotropic(bad):
     with pytest.raises(TypeError, match="local_isotropic"):
-        dataclasses.replace(mfbo.get_recipe("mondrian"), local_isotropic=bad)
+        _local(isotropic=bad)

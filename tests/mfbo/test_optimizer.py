@@ -8,6 +8,7 @@ import pytest
 
 import mfbo
 from mfbo import Categorical, Integer, Optimizer, Real, StudyExhausted
+from mfbo.proposal import AcquisitionSearch
 from tests.mfbo.nearest_model import Nearest
 from tests.support import SPACE, quad, run_trials as run
 
@@ -311,7 +312,7 @@ def test_surrogate_chooses_the_random_candidate_count_and_local_search():
     mond = Optimizer(SPACE, random_state=0)
     smac = Optimizer(SPACE, surrogate="rf-smac", random_state=0)
     assert mond.n_random_candidates == 2000 and smac.n_random_candidates == 10_000
-    assert mond.recipe.patience < smac.recipe.patience
+    assert mond.recipe.step(AcquisitionSearch).patience < smac.recipe.step(AcquisitionSearch).patience
     assert Optimizer(SPACE, n_random_candidates=64).n_random_candidates == 64
     smac_like = run(Optimizer(SPACE, random_state=0, n_initial=4, n_random_candidates=64,
                               local_search={"patience": 10, "min_improvement": 0.0}), quad, 8)

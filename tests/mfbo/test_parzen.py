@@ -1,6 +1,5 @@
 """The Parzen density of the best observations and the recipe's global steps drawn from it."""
 
-import dataclasses
 import pickle
 
 import numpy as np
@@ -9,14 +8,23 @@ from scipy import stats
 
 import mfbo
 from acquisitions import maximize_random_local, snap
-from mfbo.proposal.parzen import MAX_GOOD, good_region_sample, n_good
-from tests.support import quad, run_trials
+from mfbo.proposal import LocalStep, ParzenStep, PlateauEscape
+from mfbo.proposal.steps.parzen import MAX_GOOD, good_region_sample, n_good
+from tests.support import quad, run_trials, with_step
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
 
-def _recipe(**kw):
-    return dataclasses.replace(mfbo.get_recipe("mondrian"), **kw)
+def _recipe(parzen=None, local=None, escape=True):
+    """The default recipe with its Parzen step's settings ``parzen`` (False: no such step),
+    its local step's ``local`` (False: none) and, unless not ``escape``, its plateau escape."""
+    recipe = mfbo.get_recipe("mondrian")
+    for kind, settings in ((ParzenStep, parzen), (LocalStep, local)):
+        if settings is False:
+            recipe = recipe.without(kind)
+        elif settings:
+            recipe = with_step(recipe, kind, **settings)
+    return recipe if escape else recipe.without(PlateauEscape)
 
 
 def test_the_density_is_made_of_the_best_quarter():
@@ -100,30 +108,30 @@ def test_the_maximiser_can_score_extra_points_only():
     assert np.array_equal(best, extra[[1]])
 
 
-@pytest.mark.parametrize("fields, match", [({"parzen_every": -1}, "parzen_every"),
-                                           ({"parzen_every": 1.5}, "parzen_every"),
-                                           ({"parzen_every": True}, "parzen_every"),
-                                           ({"parzen_candidates": 0}, "parzen_candidates")])
-def test_the_recipe_checks_the_parzen_fields(fields, match):
+@pytest.mark.parametrize("fields, match", [({"every": -1}, "parzen_every"),
+                                           ({"every": 1.5}, "parzen_every"),
+                                           ({"every": True}, "parzen_every"),
+                                           ({"n_candidates": 0}, "parzen_candidates")])
+def test_the_step_checks_its_settings(fields, match):
     with pytest.raises(ValueError, match=match):
-        _recipe(**fields)
+        _recipe(parzen=fields)
 
 
 def test_the_default_takes_a_parzen_step_every_second_proposal():
-    assert mfbo.get_recipe("mondrian").parzen_every == 2
-    assert mfbo.get_recipe("mondrian").parzen_when_converged
-    assert mfbo.Recipe(model=mfbo.get_recipe("mondrian").model).parzen_every == 0
+    step = mfbo.get_recipe("mondrian").step(ParzenStep)
+    assert step.every == 2 and step.when_converged
+    assert mfbo.Recipe(model=mfbo.get_recipe("mondrian").model).step(ParzenStep) is None
     # the number of points drawn matters only when steps are taken
     runs = [run_trials(mfbo.Optimizer(SPACE, surrogate=r, random_state=3), quad, 25)
-            for r in (_recipe(parzen_every=0), _recipe(parzen_every=0, parzen_candidates=7))]
+            for r in (_recipe(parzen={"every": 0}),
+                      _recipe(parzen={"every": 0, "n_candidates": 7}))]
     assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
 
 
 def test_a_parzen_step_is_the_acquisitions_best_of_the_drawn_points():
     # one candidate per step: every model-based proposal is that draw, made from proposal
     # i's own stream (no local quadratic steps or plateau escapes in this recipe)
-    recipe = _recipe(parzen_every=1, parzen_candidates=1, local_model_every=0,
-                     plateau_escape=0)
+    recipe = _recipe(parzen={"every": 1, "n_candidates": 1}, local=False, escape=False)
     opt = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=5, n_initial=6),
                      quad, 14)
     obs = opt.study.obs
@@ -134,7 +142,7 @@ def test_a_parzen_step_is_the_acquisitions_best_of_the_drawn_points():
         assert np.allclose(obs.X[i], SPACE.to_unit([SPACE.from_unit(drawn[0])[0]])[0])
     # with every second step (the default): the others are random points and searches
     half = run_trials(mfbo.Optimizer(SPACE, random_state=5, n_initial=6), quad, 14)
-    base = run_trials(mfbo.Optimizer(SPACE, surrogate=_recipe(parzen_every=0),
+    base = run_trials(mfbo.Optimizer(SPACE, surrogate=_recipe(parzen={"every": 0}),
                                      random_state=5, n_initial=6), quad, 7)
     assert [t.params for t in half.trials[:7]] == [t.params for t in base.trials]
     assert half.trials[7].params != run_trials(base, quad, 1).trials[7].params
@@ -143,7 +151,8 @@ def test_a_parzen_step_is_the_acquisitions_best_of_the_drawn_points():
 def test_candidate_sets_are_enumerated_as_before():
     grid = [{"x": x, "y": y} for x in np.linspace(-1, 1, 9) for y in np.linspace(-1, 1, 9)]
     runs = [run_trials(mfbo.Optimizer(SPACE, surrogate=r, random_state=1, candidates=grid),
-                       quad, 20) for r in (_recipe(parzen_every=0), _recipe(parzen_every=1))]
+                       quad, 20) for r in (_recipe(parzen={"every": 0}),
+                                           _recipe(parzen={"every": 1}))]
     assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
 
 
@@ -180,16 +189,17 @@ def test_batches_alternate_parzen_steps_with_searches_and_stay_distinct():
 def _count_parzen_steps(monkeypatch, recipe, quadratic):
     """Run 24 trials under ``recipe`` with the local quadratic's minimiser replaced by
     ``quadratic(X, y)``; the proposal numbers at which a Parzen step drew its points."""
-    import mfbo.proposal.proposer as proposal
+    import mfbo.proposal.steps.local as local
+    import mfbo.proposal.steps.parzen as parzen
 
     steps = []
-    draw = proposal.good_region_sample
+    draw = parzen.good_region_sample
 
     def counted(X, y, *args):
         steps.append(len(y))
         return draw(X, y, *args)
-    monkeypatch.setattr(proposal, "good_region_sample", counted)
-    monkeypatch.setattr(proposal, "quadratic_step", lambda X, y, levels, rng: quadratic(X, y))
+    monkeypatch.setattr(parzen, "good_region_sample", counted)
+    monkeypatch.setattr(local, "quadratic_step", lambda X, y, levels, rng: quadratic(X, y))
     opt = run_trials(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=2, n_initial=6),
                      quad, 24)
     asked = [tuple(SPACE.to_unit([t.params])[0]) for t in opt.trials]
@@ -200,12 +210,12 @@ def _count_parzen_steps(monkeypatch, recipe, quadratic):
 def test_a_converged_local_step_becomes_a_parzen_step(monkeypatch):
     # local quadratic steps at proposals 8, 11, 14, ... (every third after 6 initial points)
     # and no periodic Parzen steps, so every Parzen step here comes from a converged slot
-    recipe = _recipe(parzen_every=0, local_model_every=3, plateau_escape=0,
-                     parzen_when_converged=True)
+    recipe = _recipe(parzen={"every": 0, "when_converged": True}, local={"every": 3},
+                     escape=False)
     at_best = lambda X, y: X[np.argmin(y)].copy()  # noqa: E731  (a point already asked)
     assert _count_parzen_steps(monkeypatch, recipe, at_best) == [8, 11, 14, 17, 20, 23]
     # off: the full maximiser takes those slots
-    off = dataclasses.replace(recipe, parzen_when_converged=False)
+    off = with_step(recipe, ParzenStep, when_converged=False)
     assert _count_parzen_steps(monkeypatch, off, at_best) == []
     # a new minimiser is proposed as it is; no minimiser (too few points): the full maximiser
     fresh = lambda X, y: np.clip(X[np.argmin(y)] + 1e-3, 0, 1)  # noqa: E731

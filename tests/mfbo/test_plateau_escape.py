@@ -6,13 +6,16 @@ import numpy as np
 import pytest
 
 import mfbo
-from tests.support import quad, run_trials
+from mfbo.proposal import PlateauEscape
+from tests.support import quad, run_trials, with_step
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
 
 def _recipe(m):
-    return dataclasses.replace(mfbo.get_recipe("mondrian"), plateau_escape=m)
+    """The default recipe with a plateau escape after every ``m`` repeats (0: none)."""
+    recipe = mfbo.get_recipe("mondrian")
+    return with_step(recipe, PlateauEscape, every=m) if m != 0 else recipe.without(PlateauEscape)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
@@ -25,14 +28,14 @@ def _record_random(opt):
     """A list that from now on receives the numbers of the trials whose proposal was
     uniformly random."""
     proposer = opt.proposer
-    original = proposer._random_point
+    original = proposer.random_point
     numbers = []
 
     def recorded(study, rng):
         numbers.append(study.n_trials)
         return original(study, rng)
 
-    proposer._random_point = recorded
+    proposer.random_point = recorded
     return numbers
 
 

@@ -7,13 +7,17 @@ import numpy as np
 import pytest
 
 import mfbo
+from mfbo.proposal import PlateauEscape
 from tests.support import quad, run_trials as _run, stepped_quad as _stepped
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
 
-def _recipe(plateau_kappa, **kw):
-    return dataclasses.replace(mfbo.get_recipe("mondrian"), plateau_kappa=plateau_kappa, **kw)
+def _recipe(plateau_kappa, escape=True):
+    recipe = mfbo.get_recipe("mondrian")
+    recipe = dataclasses.replace(recipe, acquisition=dataclasses.replace(
+        recipe.acquisition, plateau_kappa=plateau_kappa))
+    return recipe if escape else recipe.without(PlateauEscape)
 
 
 @pytest.mark.parametrize("bad, exc", [(-1.0, ValueError), (float("nan"), ValueError),
@@ -25,9 +29,10 @@ def test_recipe_refuses_a_bad_plateau_kappa(bad, exc):
 
 
 def test_plateau_kappa_is_kept_as_a_float_and_pickles():
-    assert mfbo.get_recipe("mondrian").plateau_kappa is None
+    assert mfbo.get_recipe("mondrian").acquisition.plateau_kappa is None
     recipe = _recipe(2)
-    assert recipe.plateau_kappa == 2.0 and isinstance(recipe.plateau_kappa, float)
+    kappa = recipe.acquisition.plateau_kappa
+    assert kappa == 2.0 and isinstance(kappa, float)
     assert pickle.loads(pickle.dumps(recipe)) == recipe
 
 
@@ -81,7 +86,7 @@ def test_without_repeats_nothing_changes():
 def test_after_a_repeat_each_proposal_is_the_plateau_weights():
     """Every proposal is the one kappa 1 (before the first repeat) or kappa 4 (after it) makes
     from the same observations (same seed, hence the same proposal stream)."""
-    opt = _run(mfbo.Optimizer(SPACE, surrogate=_recipe(4.0, plateau_escape=0), random_state=5,
+    opt = _run(mfbo.Optimizer(SPACE, surrogate=_recipe(4.0, escape=False), random_state=5,
                               n_initial=4), _stepped, 16)
     params = [t.params for t in opt.trials]
     values = [t.value for t in opt.trials]
@@ -89,14 +94,14 @@ def test_after_a_repeat_each_proposal_is_the_plateau_weights():
     assert 4 <= first_repeat < 14  # the stepped loss repeats after the initial design
     for n in range(4, 16):
         kappa = 4.0 if n > first_repeat else 1.0
-        alone = mfbo.Optimizer(SPACE, surrogate=_recipe(None, plateau_escape=0),
+        alone = mfbo.Optimizer(SPACE, surrogate=_recipe(None, escape=False),
                                kappa=kappa, random_state=5, n_initial=4)
         alone.enqueue(params[:n])
         for v in values[:n]:
             alone.tell(alone.ask(), v)
         assert alone.ask().params == params[n], n
     # and the plateau weight does change the proposals after the repeat
-    plain = _run(mfbo.Optimizer(SPACE, surrogate=_recipe(None, plateau_escape=0),
+    plain = _run(mfbo.Optimizer(SPACE, surrogate=_recipe(None, escape=False),
                                 random_state=5, n_initial=4), _stepped, 16)
     assert [t.params for t in plain.trials][:first_repeat + 1] == params[:first_repeat + 1]
     assert [t.params for t in plain.trials] != params

@@ -1,5 +1,6 @@
-"""Recipes: frozen proposal policies per named surrogate, overridden by the optimizer's
-arguments, and registered with a surrogate."""
+"""Recipes: frozen proposal policies per named surrogate (a model, an acquisition, an initial
+design and an ordered list of steps), overridden by the optimizer's arguments, and registered
+with a surrogate."""
 
 import dataclasses
 import pickle
@@ -9,7 +10,9 @@ import pytest
 import mfbo
 from mfbo import Optimizer, Recipe, get_recipe
 from mfbo.proposal.models import MondrianModel, RandomModel, SMACForestModel
-from mfbo.proposal.recipes import RECIPES, PerDimension, default_n_initial, register_surrogate
+from mfbo.proposal import (Acquisition, AcquisitionSearch, InitialDesign, LocalStep, ParzenStep,
+                           PerDimension, PlateauEscape, RandomInterleave, as_recipe)
+from mfbo.proposal.recipes import RECIPES, register_surrogate
 from tests.mfbo.nearest_model import Nearest
 from tests.support import SPACE, quad
 
@@ -33,26 +36,34 @@ def registered():
 def test_built_in_recipes():
     mond, smac, rand = get_recipe("mondrian"), get_recipe("RF-SMAC"), get_recipe("random")
     assert (mond.model, smac.model, rand.model) == (MondrianModel, SMACForestModel, RandomModel)
-    assert mond.acquisition == "ucb" and (mond.kappa, mond.xi) == (1.0, 0.0)
-    assert smac.acquisition == "lognormal-ei"
+    assert mond.acquisition == Acquisition("ucb", kappa=1.0, xi=0.0)
+    assert smac.acquisition.name == "lognormal-ei"
     assert mond.initial_size(3) == 15 and smac.initial_size(3) == 30
     assert (mond.random_interleave, smac.random_interleave, rand.random_interleave) == \
         (0.0, 0.2, 1.0)
-    assert (mond.n_random_candidates, smac.n_random_candidates) == (2_000, 10_000)
-    assert (mond.patience, mond.min_improvement) == (3, 1e-3)
-    assert (smac.patience, smac.min_improvement) == (10, 0.0)
-    assert (mond.neighbourhood, smac.neighbourhood) == ("joint", "one-exchange")
-    assert (mond.local_model_every, mond.plateau_escape, smac.plateau_escape) == (3, 3, 0)
+    msearch, ssearch = mond.step(AcquisitionSearch), smac.step(AcquisitionSearch)
+    assert (msearch.n_random, ssearch.n_random) == (2_000, 10_000)
+    assert (msearch.patience, msearch.min_improvement) == (3, 1e-3)
+    assert (ssearch.patience, ssearch.min_improvement) == (10, 0.0)
+    assert (msearch.neighbourhood, ssearch.neighbourhood) == ("joint", "one-exchange")
+    # the default policy reads as its steps, in order
+    assert [type(s) for s in mond.steps] == [RandomInterleave, PlateauEscape, LocalStep,
+                                             ParzenStep, AcquisitionSearch]
+    assert (mond.step(LocalStep).every, mond.step(PlateauEscape).every) == (3, 3)
+    assert smac.step(PlateauEscape) is None and smac.step(LocalStep) is None
     assert mond.model_options == {"y_transform": "log", "posterior": "alternating",
                                   "trend": "if-integers", "trend_window": 10}
     assert smac.model_options == {"log_y": True}
     assert mfbo.SURROGATES is RECIPES and {"mondrian", "random", "rf-smac"} <= set(RECIPES)
+    assert all(RECIPES[name].name == name for name in RECIPES)
 
 
 def test_a_recipe_is_frozen():
     recipe = get_recipe("mondrian")
     with pytest.raises(dataclasses.FrozenInstanceError):
         recipe.acquisition = "ei"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        recipe.step(LocalStep).every = 5
     with pytest.raises(TypeError):
         recipe.model_options["y_transform"] = None
     options = {"y_transform": "rank"}
@@ -66,13 +77,14 @@ def test_a_recipe_is_frozen():
 def test_a_recipe_pickles_and_stays_read_only():
     for name in RECIPES:
         assert pickle.loads(pickle.dumps(get_recipe(name))) == get_recipe(name)
-    own = Recipe(model=MondrianModel, model_options={"y_transform": "rank"}, kappa=0.5)
+    own = Recipe(model=MondrianModel, model_options={"y_transform": "rank"},
+                 acquisition=Acquisition(kappa=0.5))
     copy = pickle.loads(pickle.dumps(own))
     assert copy == own and copy.model_options == {"y_transform": "rank"}
     with pytest.raises(TypeError):
         copy.model_options["y_transform"] = None
     with pytest.raises(dataclasses.FrozenInstanceError):
-        copy.kappa = 2.0
+        copy.acquisition.kappa = 2.0
     # a study run with the unpickled recipe proposes what the original does
     a = run(Optimizer(SPACE, surrogate=own, random_state=3), 12)
     b = run(Optimizer(SPACE, surrogate=copy, random_state=3), 12)
@@ -86,33 +98,60 @@ def test_get_recipe_names_the_argument():
         get_recipe(3)
 
 
-@pytest.mark.parametrize("fields, exc, match", [
-    ({"model": "MondrianModel"}, TypeError, "model must be callable"),
-    ({"acquisition": "foo"}, ValueError, "acquisition"),
-    ({"kappa": -1.0}, ValueError, "kappa"),
-    ({"kappa": ()}, ValueError, "kappa must be a number or a non-empty tuple"),
-    ({"kappa": (2.0, -1.0)}, ValueError, "kappa"),
-    ({"kappa": (2.0, float("inf"))}, ValueError, "kappa must be finite"),
-    ({"kappa": (2.0, "1")}, TypeError, "kappa must be a number or a non-empty tuple"),
-    ({"kappa": True}, TypeError, "kappa"),
-    ({"initial_design": "grid"}, ValueError, "initial_design"),
-    ({"n_initial": 0}, ValueError, "n_initial"),
-    ({"random_interleave": 1.5}, ValueError, "random_interleave"),
-    ({"n_random_candidates": 0}, ValueError, "n_random_candidates"),
-    ({"local_search": "yes"}, TypeError, "local_search"),
-    ({"patience": 0}, ValueError, "patience"),
-    ({"min_improvement": float("nan")}, ValueError, "min_improvement"),
-    ({"search_patience": -1}, ValueError, "search_patience"),
-    ({"search_patience": 2.0}, ValueError, "search_patience"),
-    ({"neighbourhood": "star"}, ValueError, "neighbourhood"),
-    ({"model_options": [("y_transform", "log")]}, TypeError, "model_options"),
+@pytest.mark.parametrize("make, exc, match", [
+    (lambda: Recipe(model="MondrianModel"), TypeError, "model must be callable"),
+    (lambda: Recipe(model=MondrianModel, acquisition="foo"), ValueError, "acquisition"),
+    (lambda: Recipe(model=MondrianModel, acquisition=3), TypeError, "acquisition"),
+    (lambda: Acquisition(kappa=-1.0), ValueError, "kappa"),
+    (lambda: Acquisition(kappa=()), ValueError, "kappa must be a number or a non-empty tuple"),
+    (lambda: Acquisition(kappa=(2.0, -1.0)), ValueError, "kappa"),
+    (lambda: Acquisition(kappa=(2.0, float("inf"))), ValueError, "kappa must be finite"),
+    (lambda: Acquisition(kappa=(2.0, "1")), TypeError,
+     "kappa must be a number or a non-empty tuple"),
+    (lambda: Acquisition(kappa=True), TypeError, "kappa"),
+    (lambda: Acquisition(plateau_kappa=-1.0), ValueError, "plateau_kappa"),
+    (lambda: InitialDesign("grid"), ValueError, "initial_design"),
+    (lambda: InitialDesign(size=0), ValueError, "n_initial"),
+    (lambda: Recipe(model=MondrianModel, initial_design="sobol"), TypeError, "initial_design"),
+    (lambda: RandomInterleave(1.5), ValueError, "random_interleave"),
+    (lambda: AcquisitionSearch(n_random=0), ValueError, "n_random_candidates"),
+    (lambda: AcquisitionSearch(local_search="yes"), TypeError, "local_search"),
+    (lambda: AcquisitionSearch(patience=0), ValueError, "patience"),
+    (lambda: AcquisitionSearch(min_improvement=float("nan")), ValueError, "min_improvement"),
+    (lambda: AcquisitionSearch(search_patience=-1), ValueError, "search_patience"),
+    (lambda: AcquisitionSearch(search_patience=2.0), ValueError, "search_patience"),
+    (lambda: AcquisitionSearch(neighbourhood="star"), ValueError, "neighbourhood"),
+    (lambda: AcquisitionSearch(joint_move_dims=0), ValueError, "joint_move_dims"),
+    (lambda: PlateauEscape(0), ValueError, "plateau_escape"),
+    (lambda: LocalStep(every=0), ValueError, "local_model_every"),
+    (lambda: LocalStep(linear=1), TypeError, "local_linear"),
+    (lambda: LocalStep(integers="yes"), TypeError, "local_integers"),
+    (lambda: LocalStep(isotropic="always"), TypeError, "local_isotropic"),
+    (lambda: ParzenStep(every=-1), ValueError, "parzen_every"),
+    (lambda: ParzenStep(n_candidates=0), ValueError, "parzen_candidates"),
+    (lambda: ParzenStep(when_converged=None), TypeError, "parzen_when_converged"),
+    (lambda: Recipe(model=MondrianModel, steps=[InitialDesign()]), TypeError, "steps"),
+    (lambda: Recipe(model=MondrianModel, steps=["search"]), TypeError, "steps"),
+    (lambda: Recipe(model=MondrianModel, steps=AcquisitionSearch()), TypeError, "steps"),
+    (lambda: Recipe(model=MondrianModel, model_options=[("y_transform", "log")]), TypeError,
+     "model_options"),
 ])
-def test_a_recipe_checks_its_fields(fields, exc, match):
+def test_a_recipe_and_its_steps_check_their_settings(make, exc, match):
     with pytest.raises(exc, match=match):
-        Recipe(**{"model": MondrianModel, **fields})
-    if "model" not in fields:  # and so does dataclasses.replace
-        with pytest.raises(exc, match=match):
-            dataclasses.replace(get_recipe("mondrian"), **fields)
+        make()
+
+
+def test_a_step_replaced_or_removed_gives_a_new_recipe():
+    base = get_recipe("mondrian")
+    more = base.with_step(PlateauEscape(5))
+    assert more.step(PlateauEscape) == PlateauEscape(5) and base.step(PlateauEscape).every == 3
+    assert [type(s) for s in more.steps] == [type(s) for s in base.steps]  # in its place
+    none = base.without(PlateauEscape)
+    assert none.step(PlateauEscape) is None and len(none.steps) == len(base.steps) - 1
+    added = get_recipe("rf-smac").with_step(LocalStep(every=2))
+    assert [type(s) for s in added.steps] == [RandomInterleave, LocalStep, AcquisitionSearch]
+    assert Recipe(model=MondrianModel, steps=[AcquisitionSearch()]).steps == \
+        (AcquisitionSearch(),)  # a list is kept as a tuple
 
 
 def test_optimizer_arguments_override_the_recipe():
@@ -121,22 +160,37 @@ def test_optimizer_arguments_override_the_recipe():
                     n_initial=3, n_random_candidates=64,
                     local_search={"patience": 5, "search_patience": 7},
                     neighbourhood="one-exchange")
+    search = base.step(AcquisitionSearch)
     assert opt.recipe == dataclasses.replace(
-        base, acquisition="ei", kappa=2.0, xi=0.1, initial_design="lhs", n_initial=3,
-        n_random_candidates=64, patience=5, search_patience=7, neighbourhood="one-exchange")
-    assert opt.recipe.min_improvement == base.min_improvement  # a key not given: the recipe's
-    assert get_recipe("mondrian") is base and base.acquisition == "ucb"  # base untouched
+        base, acquisition=Acquisition("ei", kappa=2.0, xi=0.1),
+        initial_design=InitialDesign("lhs", 3)).with_step(dataclasses.replace(
+            search, n_random=64, patience=5, search_patience=7, neighbourhood="one-exchange"))
+    # a key not given: the recipe's
+    assert opt.recipe.step(AcquisitionSearch).min_improvement == search.min_improvement
+    assert get_recipe("mondrian") is base and base.acquisition.name == "ucb"  # base untouched
     assert (opt.acquisition.name, opt.n_initial, opt.n_random_candidates,
             opt.initial_design) == ("ei", 3, 64, "lhs")
     off = Optimizer(SPACE, surrogate="rf-smac", local_search=False)
-    assert off.recipe == dataclasses.replace(get_recipe("rf-smac"), local_search=False)
+    smac = get_recipe("rf-smac")
+    assert off.recipe == smac.with_step(dataclasses.replace(smac.step(AcquisitionSearch),
+                                                            local_search=False))
     assert not off.local_search and Optimizer(SPACE).recipe == base
-    # an override and a recipe with that field give the same study
+    # an override and a recipe with that setting give the same study
     a = run(Optimizer(SPACE, random_state=0, acquisition="ei", n_initial=4,
                       n_random_candidates=128), 8)
     b = run(Optimizer(SPACE, random_state=0, n_random_candidates=128, surrogate=dataclasses.replace(
-        base, acquisition="ei", n_initial=4)), 8)
+        base, acquisition="ei", initial_design=InitialDesign("sobol", 4))), 8)
     assert [t.params for t in a.trials] == [t.params for t in b.trials]
+    # the search's settings need a search step to set
+    bare = Recipe(model=MondrianModel, steps=())
+    with pytest.raises(ValueError, match="AcquisitionSearch"):
+        Optimizer(SPACE, surrogate=bare, n_random_candidates=10)
+
+
+def test_a_policy_without_steps_proposes_random_points():
+    bare = Recipe(model=MondrianModel, initial_design=InitialDesign(size=3), steps=())
+    opt = run(Optimizer(SPACE, surrogate=bare, random_state=0), 10)
+    assert opt.n_finished == 10 and len({tuple(t.params.values()) for t in opt.trials}) == 10
 
 
 def test_surrogate_options_update_the_recipes_model_options():
@@ -157,7 +211,8 @@ def test_a_registered_factory_gets_the_default_recipe(registered):
                     surrogate_options={"scale": 2.0})
     assert isinstance(opt.model, Nearest) and opt.model.scale == 2.0
     assert opt.n_initial == 10 and opt.acquisition.name == "ucb"
-    assert default_n_initial("nearest-recipe", 3) == 30 == default_n_initial(object(), 3)
+    assert as_recipe("nearest-recipe").initial_size(3) == 30
+    assert as_recipe("nearest-recipe").name == "nearest-recipe"
     with pytest.raises(TypeError, match="factory"):
         register_surrogate("other", 3)
     with pytest.raises(ValueError, match="built-in"):
@@ -166,8 +221,9 @@ def test_a_registered_factory_gets_the_default_recipe(registered):
 
 def test_a_registered_recipe_is_used_whole(registered):
     registered.append("smac-half")
-    half = dataclasses.replace(get_recipe("rf-smac"), random_interleave=0.5,
-                               n_initial=PerDimension(2), n_random_candidates=64)
+    smac = get_recipe("rf-smac")
+    half = dataclasses.replace(smac, initial_design=InitialDesign("sobol", PerDimension(2)),
+                               steps=(RandomInterleave(0.5), AcquisitionSearch(n_random=64)))
     register_surrogate("smac-half", half)
     opt = Optimizer(SPACE, surrogate="smac-half", random_state=0)
     assert opt.recipe == half and opt.n_initial == 4 and opt.acquisition.name == "lognormal-ei"
@@ -178,23 +234,24 @@ def test_a_registered_recipe_is_used_whole(registered):
     assert opt.n_finished == 12
     r = mfbo.minimize(quad, SPACE, n_calls=8, surrogate="smac-half", random_state=0,
                       progress_bar=False)
-    assert len(r.trials) == 8 and default_n_initial("smac-half", 2) == 4
+    assert len(r.trials) == 8 and as_recipe("smac-half").initial_design.size_within(2, 100) == 4
+    assert as_recipe("smac-half").initial_design.size_within(2, 8) == 2  # a quarter of 8
 
 
 def test_an_initial_design_rule_must_give_a_size():
-    bad = Recipe(model=MondrianModel, n_initial=lambda d: 0)
+    bad = Recipe(model=MondrianModel, initial_design=InitialDesign(size=lambda d: 0))
     with pytest.raises(ValueError, match="n_initial rule"):
         Optimizer(SPACE, surrogate=bad)
     assert Optimizer(SPACE, surrogate=bad, n_initial=2).n_initial == 2
 
 
 def test_a_kappa_cycle_gives_each_proposal_its_weight():
-    recipe = Recipe(model=MondrianModel, kappa=[2, 1])  # a list is kept as a tuple
-    assert recipe.kappa == (2.0, 1.0) and recipe.kappas == (2.0, 1.0)
-    assert get_recipe("rf-smac").kappas == (1.0,)
+    acq = Acquisition(kappa=[2, 1])  # a list is kept as a tuple
+    assert acq.kappa == (2.0, 1.0) and acq.kappas == (2.0, 1.0)
+    assert get_recipe("rf-smac").acquisition.kappas == (1.0,)
     opt = Optimizer(SPACE, kappa=(3, 0.5))
-    assert opt.recipe.kappa == (3.0, 0.5)
-    assert Optimizer(SPACE, kappa=2).recipe.kappa == 2.0
+    assert opt.recipe.acquisition.kappa == (3.0, 0.5)
+    assert Optimizer(SPACE, kappa=2).recipe.acquisition.kappa == 2.0
     for bad, exc in (([], ValueError), ((1.0, None), TypeError), ((1.0, float("nan")), ValueError)):
         with pytest.raises(exc, match="kappa"):
             Optimizer(SPACE, kappa=bad)

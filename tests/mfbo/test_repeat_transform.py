@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import mfbo
+from mfbo.proposal import InitialDesign
 from mfbo.proposal.models import MondrianModel
 from tests.support import quad, run_trials as _run, stepped_quad as _stepped
 
@@ -130,6 +131,6 @@ class _DuckModel:
 
 
 def test_a_model_without_the_hook_runs_through_repeats():
-    recipe = mfbo.Recipe(model=_DuckModel, n_initial=3)
+    recipe = mfbo.Recipe(model=_DuckModel, initial_design=InitialDesign(size=3))
     opt = _run(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=0), _stepped, 10)
     assert opt.study.loss_repeated and opt.proposer.model.n == 10

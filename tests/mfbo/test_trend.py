@@ -12,8 +12,9 @@ import pytest
 
 import mfbo
 from mfbo.proposal.models import MondrianModel
+from mfbo.proposal import LocalStep
 from mfbo.proposal.recipes import get_recipe
-from tests.support import quad, run_trials
+from tests.support import quad, run_trials, with_step
 
 
 def _model(trend, n_dims=2, **kw):
@@ -338,7 +339,7 @@ def test_the_trend_alone_takes_a_run_to_a_corner():
     recipe = get_recipe("mondrian")
     best = {}
     for on in (False, True):
-        r = dataclasses.replace(recipe, local_linear=False, model_options={
+        r = dataclasses.replace(with_step(recipe, LocalStep, linear=False), model_options={
             **recipe.model_options, "trend": on, "trend_window": None})
         best[on] = [min(t.value for t in run_trials(
             mfbo.Optimizer(space, surrogate=r, random_state=s), _corner, 50).trials)

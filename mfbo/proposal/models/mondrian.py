@@ -41,10 +41,9 @@ class MondrianModel(Model):
         number of observations has doubled; then the node statistics are recomputed from the
         transformed losses (:meth:`MondrianForestRegressor.refit_targets`: the partitions are
         kept, O(n log n), amortised O(log n) per observation).  Losses beyond about 7e305 are
-        first divided by a power of two, so that no difference of losses overflows.  The
-        offset 0.3 was chosen on the LDA and SVM grids, Branin and Hartmann6 (LDA grid: 15/15
-        runs at the optimum, 9/15 with ``log(y)``); the measurements behind it and behind the
-        other transforms are in README, "How the Mondrian defaults were chosen".
+        first divided by a power of two, so that no difference of losses overflows.  How the
+        offset and the default transform were chosen: benchmarks/DEFAULTS.md, "Output
+        transform, initial design, maximiser, min_distance".
     repeat_y_transform : {"log", "smac-log", "rank", "raw", None}, default=None
         The output transform from the moment two complete trials have returned exactly the
         same loss (:meth:`on_repeated_loss`) on: exact repeats mark a plateau problem (a
@@ -65,11 +64,9 @@ class MondrianModel(Model):
         a model's capacity (depth, width, neighbours), whose loss often runs to a bound,
         while past an optimum inside the box the trend would point on to the box's bounds
         (on the continuous bbob functions it is worse).  The ridge penalty is ``1e-3 n``
-        on the slopes (none on the intercept), on coordinates centred at 0.5.  Taken
-        always (``trend_window=None``) it was better on the sklearn-tune dev and test
-        splits and worse where an optimum lies inside the box (mixed Ackley); the
-        ``mondrian`` recipe takes it with ``trend_window=10`` (README, "How the Mondrian
-        defaults were chosen").
+        on the slopes (none on the intercept), on coordinates centred at 0.5.  The
+        ``mondrian`` recipe takes it with ``trend_window=10``; why: benchmarks/DEFAULTS.md,
+        "The linear trend, chosen online".
     trend_window : int or None, default=None
         With the trend on, also keep the forest without it, and predict with whichever of
         the two predicted the last ``trend_window`` observations better: the smaller sum of
@@ -82,11 +79,8 @@ class MondrianModel(Model):
         Only observations told after the first fit are scored, so a model fed a study's
         observations in one batch (a study resumed from storage replays them so) starts
         the comparison afresh; a pickled model keeps its scores.  None: the trend always.
-        The ``mondrian`` recipe's 10 was set before any run and kept by a screen on the dev
-        splits: window 5 ranks better on sklearn-tune (mean rank of the three windows 1.70
-        against 10's 2.02) but not on the mixed problems (2.25 and 2.25), window 20 the
-        other way round (2.27 against 2.02; 1.50 against 2.25; README, "How the Mondrian
-        defaults were chosen").
+        The ``mondrian`` recipe's window is 10 (benchmarks/DEFAULTS.md, "The linear trend,
+        chosen online").
     noise_in_std : bool, default=False
         Whether the std handed to the acquisition includes the forest's observation noise
         ``sigma_y^2``.  The objectives are deterministic, so by default it does not (like
@@ -98,7 +92,7 @@ class MondrianModel(Model):
         observation noise), or ``"alternating"``: one forest, predicted with the empirical
         posterior from an even number of observations and with BP from an odd number, so
         that consecutive proposals come from the two models in turn (the ``mondrian``
-        recipe's default; see README, "How the Mondrian defaults were chosen").
+        recipe's default; benchmarks/DEFAULTS.md, "Alternating posteriors").
     """
 
     def __init__(self, n_dims: int, random_state, n_estimators: int = 10,

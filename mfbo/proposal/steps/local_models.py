@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .models.targets import LOG_SHIFT
+from ..models.targets import LOG_SHIFT
 
 __all__ = ["quadratic_step", "isotropic_step", "linear_step", "ordinal_as_continuous",
            "FULL_QUADRATIC_MAX_DIMS", "MIN_ORDINAL_LEVELS"]

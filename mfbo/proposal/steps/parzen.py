@@ -14,10 +14,16 @@ the next, which is how such a corner is found; the forest then decides among the
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["good_region_sample", "n_good", "GOOD_FRACTION", "MAX_GOOD"]
+from acquisitions import maximize_random_local
+
+from ..._core.arguments import check_int
+from .base import Context, Point, Step
+
+__all__ = ["ParzenStep", "good_region_sample", "n_good", "GOOD_FRACTION", "MAX_GOOD"]
 
 #: share of the observations (the lowest losses) that make the density (hyperopt's gamma)
 GOOD_FRACTION = 0.25
@@ -96,3 +102,48 @@ def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
             v[bad] = mu[bad] + sd[bad] * rng.standard_normal(bad.size)
         out[:, d] = np.clip(v, 0.0, 1.0)
     return out
+
+
+@dataclass(frozen=True)
+class ParzenStep(Step):
+    """Every ``every`` model-based proposals (0: never), the acquisition's best of
+    ``n_candidates`` points drawn from a Parzen density of the best quarter of the
+    observations (:func:`good_region_sample`, TPE's density of good points) instead of the
+    full search: a global step into the region the best points share, which the forest then
+    chooses within.  Continuous or mixed spaces only (a candidate set is always enumerated).
+
+    Parameters
+    ----------
+    every : int, default=2
+    n_candidates : int, default=200
+        Few make the step close to a draw from the density; many make it the acquisition's
+        maximum over the good region.
+    when_converged : bool, default=False
+        Also when a local step was due but its minimiser is a point already asked (the local
+        model has converged on it): a run that has converged otherwise pays for a search of
+        the whole space in every such slot, the most expensive ask there is.
+    """
+
+    every: int = 2
+    n_candidates: int = 200
+    when_converged: bool = False
+
+    def __post_init__(self):
+        check_int(self.every, "parzen_every", minimum=0)
+        check_int(self.n_candidates, "parzen_candidates")
+        if not isinstance(self.when_converged, bool):
+            raise TypeError(f"parzen_when_converged must be a bool, got "
+                            f"{self.when_converged!r}.")
+
+    def propose(self, ctx: Context) -> Point | None:
+        if ctx.candidates is not None or not (
+                (ctx.converged and self.when_converged) or ctx.due(self.every)):
+            return None
+        score = ctx.score()
+        study = ctx.study
+        good = good_region_sample(study.obs.X, study.obs.y, ctx.space.levels,
+                                  self.n_candidates, ctx.rng)
+        pts = maximize_random_local(score, ctx.space.levels, n=10, rng=ctx.rng, n_random=0,
+                                    extra=good, patience=0, exclude=study.asked_keys,
+                                    far_from=study.asked.X)
+        return ctx.first_new(pts)

@@ -1,0 +1,20 @@
+"""The steps a proposal policy is made of, in the order a recipe usually lists them.
+
+- :class:`InitialDesign`: the first trials, before any model;
+- :class:`RandomInterleave`: some proposals uniformly random (SMAC's interleaving);
+- :class:`PlateauEscape`: a random proposal after a run of repeated losses;
+- :class:`LocalStep`: the minimiser of a local quadratic (or isotropic, or linear) model;
+- :class:`ParzenStep`: the acquisition's best among points of a Parzen density of good ones;
+- :class:`AcquisitionSearch`: the acquisition's maximiser over the space or candidate set.
+"""
+
+from .base import EXHAUSTED, Context, Step
+from .initial_design import InitialDesign, PerDimension
+from .interleave import RandomInterleave
+from .local import LocalStep
+from .parzen import ParzenStep
+from .plateau import PlateauEscape
+from .search import AcquisitionSearch
+
+__all__ = ["AcquisitionSearch", "Context", "EXHAUSTED", "InitialDesign", "LocalStep",
+           "ParzenStep", "PerDimension", "PlateauEscape", "RandomInterleave", "Step"]

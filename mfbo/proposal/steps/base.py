@@ -1,0 +1,92 @@
+"""What every step of a proposal policy sees, and what it answers.
+
+A recipe's policy is an ordered list of steps (:class:`Step`).  For each proposal after the
+initial design, once the model is ready, the :class:`~mfbo.proposal.proposer.Proposer` asks
+the steps in order; the first that proposes a point decides the trial, and a step that does
+not apply passes (returns None).  When every step passes the proposal is a random point.  A
+step is frozen settings plus one method, :meth:`Step.propose`, reading one :class:`Context`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import numpy as np
+
+__all__ = ["Step", "Context", "Point", "EXHAUSTED", "check_every"]
+
+#: a step's answer: ``(unit point, candidate row or None)``, or :data:`EXHAUSTED`
+Point = Tuple[Optional[np.ndarray], Optional[int]]
+#: the answer of a step that looked and found no configuration left to propose
+EXHAUSTED: Point = (None, None)
+
+
+def check_every(every, name: str) -> int:
+    """``every`` (a period in proposals; 0: never) as an int, or a ``ValueError`` naming it."""
+    from ..._core.arguments import check_int
+
+    return check_int(every, name, minimum=0)
+
+
+class Step:
+    """One mechanism of a proposal policy (a frozen dataclass of its settings)."""
+
+    def propose(self, ctx: "Context") -> Point | None:  # pragma: no cover - interface
+        """A point for this proposal, :data:`EXHAUSTED`, or None to pass to the next step."""
+        raise NotImplementedError
+
+
+class Context:
+    """One proposal in the making: the proposer and study it reads, the proposal's number and
+    random stream, and what earlier steps of it left (a local step whose minimiser was
+    already asked sets :attr:`converged`; the constant liar's model is built once, by the
+    first step that scores points)."""
+
+    def __init__(self, proposer, study, number: int, rng: np.random.Generator, lied=None):
+        self.proposer = proposer
+        self.study = study
+        self.number = number
+        self.rng = rng
+        #: the constant liar's model of this ask, handed on to the next proposal
+        self.lied = lied
+        #: whether a local step was due but its minimiser is a point already asked
+        self.converged = False
+        self._score = None
+
+    @property
+    def space(self):
+        return self.proposer.space
+
+    @property
+    def candidates(self):
+        return self.proposer.candidates
+
+    def due(self, every: int) -> bool:
+        """Whether this proposal is the ``every``-th since the initial design, or a multiple of
+        it (``every`` = 0: never): the rule of the periodic steps."""
+        return bool(every) and (self.number - self.proposer.n_initial) % every == every - 1
+
+    def is_new(self, u: np.ndarray, known: np.ndarray | None = None) -> bool:
+        """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
+        asked point (``known``: their unit-cube rows; default: the study's)."""
+        return self.proposer.is_new(self.study, u, self.study.asked.X if known is None else known)
+
+    def random_point(self) -> Point:
+        """A uniformly random new point (a random available candidate), or EXHAUSTED."""
+        return self.proposer.random_point(self.study, self.rng)
+
+    def score(self):
+        """The acquisition as a function of unit points (higher is better), made on first use:
+        with trials pending under the constant liar, on the model told the lies."""
+        if self._score is None:
+            model, self.lied = self.proposer.scoring_model(self.study, self.lied)
+            self._score = self.proposer.score_fn(self.study, model, self.rng)
+        return self._score
+
+    def first_new(self, points) -> Point:
+        """The first of ``points`` that is new, else a random point (or EXHAUSTED)."""
+        known = self.study.asked.X
+        for u in points:
+            if self.is_new(u, known):
+                return u, None
+        return self.random_point()

@@ -1,0 +1,83 @@
+"""Local steps: the minimiser of a model fitted to the observations nearest the incumbent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from acquisitions import snap
+
+from ..._core.arguments import check_int
+from .base import Context, Point, Step
+from .local_models import isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
+
+__all__ = ["LocalStep"]
+
+
+@dataclass(frozen=True)
+class LocalStep(Step):
+    """Every ``every`` model-based proposals, the minimiser of a quadratic fitted to the
+    observations nearest the best one (:func:`~.local_models.quadratic_step`), when there are
+    enough of them and no trial is pending (sequential proposals in a continuous or mixed
+    space only).  A minimiser already asked passes, marking the proposal converged (see
+    :class:`~.parzen.ParzenStep`).
+
+    Parameters
+    ----------
+    every : int, default=3
+    linear : bool, default=False
+        Where the quadratic gives none (too few observations, a degenerate fit), the step of a
+        plane fitted the same way (:func:`~.local_models.linear_step`: to the corner of the
+        trust box its slope descends to), once there are enough for that.
+    integers : bool, default=False
+        Let the quadratic move the integer coordinates of at least five levels too (snapped
+        back to the levels) where there are enough observations for that larger quadratic.
+    isotropic : {False, True, "if-integers", "if-curved"}, default=False
+        Where the quadratic gives none, first an isotropic quadratic (one curvature for all
+        coordinates; :func:`~.local_models.isotropic_step`) over the continuous coordinates and
+        the integers of at least five levels.  ``"if-integers"``: only in a space with such an
+        integer; ``"if-curved"``: there, and only where the fitted curvature is positive and
+        it predicts its observations better than a plane (leave-one-out).
+    """
+
+    every: int = 3
+    linear: bool = False
+    integers: bool = False
+    isotropic: bool | str = False
+
+    def __post_init__(self):
+        check_int(self.every, "local_model_every")
+        for name in ("linear", "integers"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"local_{name} must be a bool, got {getattr(self, name)!r}.")
+        if not (isinstance(self.isotropic, bool)
+                or self.isotropic in ("if-integers", "if-curved")):
+            raise TypeError(f"local_isotropic must be True, False, 'if-integers' or "
+                            f"'if-curved', got {self.isotropic!r}.")
+
+    def propose(self, ctx: Context) -> Point | None:
+        study = ctx.study
+        if ctx.candidates is not None or study.pending or not ctx.due(self.every):
+            return None
+        u = None
+        levels = ctx.space.levels
+        X, y = study.obs.X, study.obs.y
+        wider = ordinal_as_continuous(levels)  # integers of five levels or more freed
+        has_ordinal = not np.array_equal(wider, levels)
+        if self.integers and has_ordinal:
+            u = quadratic_step(X, y, wider, ctx.rng)
+        if u is None:
+            u = quadratic_step(X, y, levels, ctx.rng)
+        iso = self.isotropic
+        if u is None and (iso is True or (iso and has_ordinal)):
+            u = isotropic_step(X, y, wider, if_curved=iso == "if-curved")
+        if u is None and self.linear:
+            u = linear_step(X, y, levels)
+        if u is None:
+            return None
+        u = snap(u, levels)
+        if ctx.is_new(u):
+            return u, None
+        ctx.converged = True
+        return None

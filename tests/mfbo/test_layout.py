@@ -1,0 +1,119 @@
+"""The layout rules of the packages: mfbo's rooms import downwards only and never in a circle,
+only ``mfbo/__init__`` reaches into the integrations, results never import the optimizer, and
+the library packages never import mfbo."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+#: mfbo's rooms from the bottom up: a module may import from its own room and those below
+ROOMS = ["_core", "space", "storage", "study", "proposal", "results", "optimize", "cli",
+         "integrations"]
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """The absolute names of the modules ``path`` imports (anywhere in it, also in functions)."""
+    module = _module(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            names.add(target)
+            names.update(f"{target}.{a.name}" for a in node.names)
+    return names
+
+
+def _files(package: str) -> list[Path]:
+    return sorted(p for p in (ROOT / package).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+MFBO = _files("mfbo")
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ROOMS else None
+
+
+def test_every_mfbo_module_lives_in_a_room():
+    loose = [_module(p) for p in MFBO if _room(_module(p)) is None]
+    assert sorted(loose) == ["mfbo", "mfbo.__main__"]
+
+
+@pytest.mark.parametrize("path", MFBO, ids=lambda p: _module(p))
+def test_rooms_import_downwards_only(path):
+    room = _room(_module(path))
+    if room is None:
+        return  # mfbo/__init__ and __main__: the top
+    up = {name for name in _imports(path) if _room(name) is not None
+          and ROOMS.index(_room(name)) > ROOMS.index(room)}
+    assert not up, f"{_module(path)} ({room}) imports from rooms above it: {sorted(up)}"
+
+
+@pytest.mark.parametrize("path", MFBO, ids=lambda p: _module(p))
+def test_only_mfbo_init_reaches_into_the_integrations(path):
+    module = _module(path)
+    if module == "mfbo" or module.startswith("mfbo.integrations"):
+        return
+    assert not {n for n in _imports(path) if n.startswith("mfbo.integrations")}
+
+
+def test_mfbo_init_names_the_integrations_lazily():
+    # as strings for its lazy hook, never as an import
+    init = ROOT / "mfbo" / "__init__.py"
+    assert not {n for n in _imports(init) if n.startswith("mfbo.integrations")}
+
+
+@pytest.mark.parametrize("path", [p for p in MFBO if _room(_module(p)) == "results"],
+                         ids=lambda p: _module(p))
+def test_results_never_import_the_optimizer(path):
+    assert not {n for n in _imports(path) if n.startswith("mfbo.optimize")}
+
+
+@pytest.mark.parametrize("path", _files("surrogates") + _files("acquisitions"),
+                         ids=lambda p: _module(p))
+def test_the_library_packages_never_import_mfbo_or_the_benchmarks(path):
+    assert not {n for n in _imports(path) if n.split(".")[0] in ("mfbo", "benchmarks")}
+
+
+def test_the_mfbo_import_graph_has_no_circle():
+    modules = {_module(p): p for p in MFBO}
+
+    def resolve(name):
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+    edges = {m: {resolve(n) for n in _imports(p)} - {None, m} for m, p in modules.items()}
+    # a package's __init__ importing its own modules, and those importing siblings, is the
+    # usual shape; a circle is a path from a module back to itself
+    state: dict[str, int] = {}
+    circle: list[str] = []
+
+    def visit(m, path):
+        state[m] = 1
+        for n in sorted(edges[m]):
+            if state.get(n) == 1:
+                circle.extend(path[path.index(n):] + [m, n] if n in path else [m, n])
+                return True
+            if n not in state and visit(n, path + [m]):
+                return True
+        state[m] = 2
+        return False
+    for m in sorted(modules):
+        if m not in state and visit(m, []):
+            break
+    assert not circle, " -> ".join(circle)
