@@ -69,7 +69,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.harness.environment import versions
-from mfbo.proposal.recipes import get_recipe
+from mfbo.proposal import (AcquisitionSearch, LocalStep, ParzenStep, PlateauEscape, Recipe,
+                           get_recipe)
 from benchmarks.harness.timing import clock, timed
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
@@ -167,9 +168,23 @@ def _mfbo(surrogate: str, acquisition: str | None = None, **options) -> Callable
     return runner
 
 
-def _mondrian_with(**fields) -> Callable:
-    """The default Mondrian recipe with ``fields`` changed, under UCB kappa=1 (an ablation)."""
-    return _mfbo(dataclasses.replace(get_recipe("mondrian"), **fields), "ucb", kappa=1.0)
+def _step_changed(kind: type, **settings) -> Recipe:
+    """The default Mondrian recipe with its step of type ``kind`` given ``settings``."""
+    recipe = get_recipe("mondrian")
+    return recipe.with_step(dataclasses.replace(recipe.step(kind), **settings))
+
+
+def _acquisition_changed(**settings) -> Recipe:
+    """The default Mondrian recipe with its acquisition given ``settings``."""
+    recipe = get_recipe("mondrian")
+    return dataclasses.replace(recipe, acquisition=dataclasses.replace(recipe.acquisition,
+                                                                       **settings))
+
+
+def _mondrian_with(recipe: Recipe) -> Callable:
+    """``recipe`` (the default Mondrian recipe with something changed) under UCB kappa=1 (an
+    ablation)."""
+    return _mfbo(recipe, "ucb", kappa=1.0)
 
 
 def _peer(function: str) -> Callable:
@@ -187,13 +202,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _mfbo("mondrian", "ei")),
     Method("mondrian-nolocal", "mfbo: online Mondrian forest, UCB kappa=1, without the local "
            "quadratic steps (the default before they were added)",
-           _mondrian_with(local_model_every=0)),
+           _mondrian_with(get_recipe("mondrian").without(LocalStep))),
     Method("mondrian-allmoves", "mfbo: online Mondrian forest, UCB kappa=1, joint local-search "
            "moves growing with the dimension (the default before they were capped)",
-           _mondrian_with(joint_move_dims=None)),
+           _mondrian_with(_step_changed(AcquisitionSearch, joint_move_dims=None))),
     Method("mondrian-noescape", "mfbo: online Mondrian forest, UCB kappa=1, without the random "
            "proposal after runs of repeated losses (the default before it was added)",
-           _mondrian_with(plateau_escape=0)),
+           _mondrian_with(get_recipe("mondrian").without(PlateauEscape))),
     Method("mondrian-bp", "mfbo: online Mondrian forest with the exact Gaussian BP posterior "
            "(surrogate_options={'posterior': 'bp'}), UCB kappa=1",
            _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "bp"})),
@@ -204,11 +219,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-searchstop", "mfbo: online Mondrian forest, UCB kappa=1, the acquisition's "
            "local searches all stopped once the best score found has not risen for 3 rounds "
            "(search_patience=3)",
-           _mondrian_with(search_patience=3)),
+           _mondrian_with(_step_changed(AcquisitionSearch, search_patience=3))),
     Method("mondrian-kappa21", "mfbo: online Mondrian forest, UCB with kappa 2 for the "
            "proposals from an even number of observations (those of the empirical posterior) "
            "and 1 for those from an odd number (the BP posterior's): kappa=(2, 1)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0)))),
+           _mfbo(_acquisition_changed(kappa=(2.0, 1.0)))),
     Method("mondrian-notrend", "mfbo: online Mondrian forest, UCB kappa=1, without the linear "
            "trend's forest in spaces with an integer coordinate (surrogate_options="
            "{'trend': False}; the default before the trend was chosen online)",
@@ -240,10 +255,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-noparzen", "mfbo: online Mondrian forest, UCB kappa=1, without the "
            "acquisition's choice among points of a Parzen density of the best observations on "
            "every second model-based proposal (the default before it was added)",
-           _mondrian_with(parzen_every=0, parzen_when_converged=False)),
+           _mondrian_with(get_recipe("mondrian").without(ParzenStep))),
     Method("mondrian-plateaukappa2", "mfbo: online Mondrian forest, UCB kappa=1 until a loss "
            "repeats exactly, then kappa=2 (plateau_kappa=2)",
-           _mfbo(dataclasses.replace(get_recipe("mondrian"), plateau_kappa=2.0))),
+           _mfbo(_acquisition_changed(plateau_kappa=2.0))),
     Method("mondrian-repeatraw", "mfbo: online Mondrian forest, UCB kappa=1, log-scaled losses "
            "until a loss repeats exactly, raw losses from then on (repeat_y_transform='raw')",
            _mfbo("mondrian", "ucb", kappa=1.0,
@@ -251,23 +266,23 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-noconvparzen", "mfbo: online Mondrian forest, UCB kappa=1, the full "
            "maximiser (not a Parzen step) when the local quadratic's minimiser is a point "
            "already asked (parzen_when_converged=False; the default before it was added)",
-           _mondrian_with(parzen_when_converged=False)),
+           _mondrian_with(_step_changed(ParzenStep, when_converged=False))),
     Method("mondrian-nolinear", "mfbo: online Mondrian forest, UCB kappa=1, no local linear "
            "step where there are too few observations for the local quadratic "
            "(local_linear=False; the default before it was added)",
-           _mondrian_with(local_linear=False)),
+           _mondrian_with(_step_changed(LocalStep, linear=False))),
     Method("mondrian-localint", "mfbo: online Mondrian forest, UCB kappa=1, the local "
            "quadratic step moving the integer coordinates of five levels or more too, where "
            "there are enough observations for it (local_integers=True)",
-           _mondrian_with(local_integers=True)),
+           _mondrian_with(_step_changed(LocalStep, integers=True))),
     Method("mondrian-iso", "mfbo: online Mondrian forest, UCB kappa=1, an isotropic "
            "quadratic step (one curvature, continuous and five-level-or-more integer "
            "coordinates) where there are too few observations for the local quadratic, in a "
            "space with such an integer (local_isotropic='if-integers')",
-           _mondrian_with(local_isotropic="if-integers")),
+           _mondrian_with(_step_changed(LocalStep, isotropic="if-integers"))),
     Method("mondrian-noiso", "mfbo: online Mondrian forest, UCB kappa=1, without the "
            "isotropic quadratic step (local_isotropic=False; the default before it)",
-           _mondrian_with(local_isotropic=False)),
+           _mondrian_with(_step_changed(LocalStep, isotropic=False))),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

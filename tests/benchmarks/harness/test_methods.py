@@ -39,7 +39,9 @@ def test_the_kappa_cycle_method_is_the_default_recipe_with_kappa_2_then_1(tmp_pa
     from mfbo.proposal.recipes import get_recipe
 
     settings = methods.optimizer_settings("mondrian-kappa21")
-    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), kappa=(2.0, 1.0))
+    recipe = get_recipe("mondrian")
+    assert settings["surrogate"] == dataclasses.replace(
+        recipe, acquisition=dataclasses.replace(recipe.acquisition, kappa=(2.0, 1.0)))
     assert settings["acquisition"] is None and "kappa" not in settings  # the recipe's cycle
     (rec,) = bench.run("branin", "mondrian-kappa21", budget=14, seeds=1,
                        out=tmp_path / "k.jsonl", progress=False)
@@ -50,8 +52,9 @@ def test_the_plateau_kappa_method_is_the_default_recipe_with_plateau_kappa_2(tmp
     from mfbo.proposal.recipes import get_recipe
 
     settings = methods.optimizer_settings("mondrian-plateaukappa2")
-    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"),
-                                                        plateau_kappa=2.0)
+    recipe = get_recipe("mondrian")
+    assert settings["surrogate"] == dataclasses.replace(
+        recipe, acquisition=dataclasses.replace(recipe.acquisition, plateau_kappa=2.0))
     # Branin's loss never repeats: the run is the default's, evaluation for evaluation
     runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
                       progress=False)[0] for m in ("mondrian", "mondrian-plateaukappa2")]
@@ -69,11 +72,10 @@ def test_the_repeat_raw_method_switches_the_default_forest_to_raw_losses(tmp_pat
 
 
 def test_the_noparzen_method_is_the_default_recipe_without_parzen_steps(tmp_path):
-    from mfbo.proposal.recipes import get_recipe
+    from mfbo.proposal import ParzenStep, get_recipe
 
     settings = methods.optimizer_settings("mondrian-noparzen")
-    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"), parzen_every=0,
-                                                        parzen_when_converged=False)
+    assert settings["surrogate"] == get_recipe("mondrian").without(ParzenStep)
     # the same initial design and first model-based proposal as the default, then its own
     runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
                       progress=False)[0] for m in ("mondrian", "mondrian-noparzen")]
@@ -84,12 +86,13 @@ def test_the_noparzen_method_is_the_default_recipe_without_parzen_steps(tmp_path
 
 def test_the_noconvparzen_method_is_the_default_without_parzen_steps_when_converged(
         tmp_path):
-    from mfbo.proposal.recipes import get_recipe
+    from mfbo.proposal import ParzenStep, get_recipe
 
-    assert get_recipe("mondrian").parzen_when_converged
+    recipe = get_recipe("mondrian")
+    assert recipe.step(ParzenStep).when_converged
     settings = methods.optimizer_settings("mondrian-noconvparzen")
-    assert settings["surrogate"] == dataclasses.replace(get_recipe("mondrian"),
-                                                        parzen_when_converged=False)
+    assert settings["surrogate"] == recipe.with_step(
+        dataclasses.replace(recipe.step(ParzenStep), when_converged=False))
     # on Branin at 14 evaluations no local step has converged: the default's run
     runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
                       progress=False)[0] for m in ("mondrian", "mondrian-noconvparzen")]
