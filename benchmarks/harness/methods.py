@@ -44,7 +44,7 @@ mfbo's own methods (always available):
 On a problem with a candidate set (random grids, measured tables) they enumerate its rows
 exactly (``candidates=``).
 
-Peers (the ``peers`` extra: ``pip install "mfbo[peers]"``), adapters in :mod:`benchmarks.peers`,
+Peers (the ``peers`` extra: ``pip install "mfbo[peers]"``), adapters in :mod:`benchmarks.harness.peers`,
 imported only when used: ``smac`` (SMAC3 HyperparameterOptimizationFacade), ``optuna`` (TPE,
 the installed Optuna's default settings, seeded), ``optuna-mv`` (TPE with ``multivariate=True``
 and ``group=False`` set explicitly, seeded: the multivariate TPE whatever Optuna's default;
