@@ -21,6 +21,15 @@ def quad(x, y):
     return (x - 0.3) ** 2 + (y + 0.2) ** 2
 
 
+#: a box of Branin's shape and a quadratic on it (minimum 0 at (1, 2)), for the reliability
+#: regression tests and those moved out of them
+BOX = {"x": (-5.0, 10.0), "y": (0.0, 15.0)}
+
+
+def box_quad(x, y):
+    return (x - 1) ** 2 + (y - 2) ** 2
+
+
 def stepped_quad(x, y):
     """``quad`` rounded to steps of 0.05: a loss with plateaus (repeats come early)."""
     return round(quad(x, y) / 0.05) * 0.05

@@ -42,8 +42,8 @@ from hypothesis import strategies as st
 
 from mfbo import Optimizer
 from mfbo.study.study import Study, TrialFinished
-from tests.mfbo.journal_checks import (JournalViolation, check_finished, check_reports, replay,
-                                       signature)
+from tests.mfbo.study.journal_checks import (JournalViolation, check_finished, check_reports,
+                                             replay, signature)
 from tests.support import ROOT, SPACE, checkout_env, quad
 
 STUDY = "shared"

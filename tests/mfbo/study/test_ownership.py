@@ -1,18 +1,22 @@
-"""Heartbeats and liveness on the SQLite journal, its schema version, and the warning for a
-file on a network file system."""
+"""Owners and heartbeats: liveness of an owner token, heartbeats on the SQLite journal, its
+schema version, orphans of other hosts and reused process ids."""
 
+import json
+import os
+import socket
 import sqlite3
 import time
+import warnings
 
 import pytest
 
-from mfbo import Optimizer, SQLiteStorage
-from mfbo.study.ownership import HOST, owner_alive
-from mfbo.storage import as_storage, filesystems
-
+import mfbo
 from benchmarks.harness.shared_workers import (SPACE as WORKER_SPACE, journal_check,
                                                kill_in_first_evaluation, start_worker)
-from tests.support import SPACE
+from mfbo import Optimizer, SQLiteStorage
+from mfbo.storage import as_storage
+from mfbo.study.ownership import HOST, owner_alive
+from tests.support import BOX as S, SPACE, box_quad as f
 
 
 def test_owner_alive_rules():
@@ -69,31 +73,6 @@ def test_a_killed_worker_of_another_host_is_replaced_after_the_grace_period(tmp_
     time.sleep(max(0.0, wait))
     assert opt.ask().id == trial  # asked again after the grace period
     assert journal_check(storage, "k")["claims"] == 1
-
-
-MOUNTINFO = """\
-22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
-40 22 0:35 / /mnt/shared rw,relatime shared:20 - nfs4 server:/export rw,vers=4.2
-41 40 0:36 / /mnt/shared/local\\040disk rw shared:21 - xfs /dev/sdb1 rw
-42 22 0:37 / /scratch rw - lustre 10.0.0.1@tcp:/fs rw
-"""
-
-
-def test_filesystem_type_from_the_mount_table():
-    assert filesystems.filesystem_type("/home/me", MOUNTINFO) == "ext4"
-    assert filesystems.filesystem_type("/mnt/shared/run", MOUNTINFO) == "nfs4"
-    assert filesystems.filesystem_type("/mnt/shared/local disk/x", MOUNTINFO) == "xfs"
-    assert filesystems.filesystem_type("/mnt/sharedness", MOUNTINFO) == "ext4"
-    assert filesystems.filesystem_type("/scratch", MOUNTINFO) == "lustre"
-
-
-def test_a_sqlite_file_on_a_network_file_system_warns(tmp_path, monkeypatch):
-    monkeypatch.setattr("mfbo.storage.sqlite.network_filesystem", lambda path: "nfs4")
-    with pytest.warns(UserWarning, match="network file system \\(nfs4\\).*postgresql://"):
-        storage = SQLiteStorage(str(tmp_path / "n.db"))
-    assert storage.studies() == []  # a warning, not an error
-    monkeypatch.undo()
-    assert filesystems.network_filesystem(str(tmp_path / "n.db")) is None  # a local disk
 
 
 def check_read_only_handles_write_no_heartbeat(storage, open_reader, rows):
@@ -197,3 +176,82 @@ def check_pruning_never_fails_a_beat(where):
 
 def test_pruning_never_fails_a_beat(tmp_path):
     check_pruning_never_fails_a_beat(str(tmp_path / "d.db"))
+
+
+def _journal_ask(db, owner, params):
+    """Append a raw ``ask`` event as another process would have written it."""
+    space = mfbo.Space(S)
+    conn = sqlite3.connect(db)
+    n = conn.execute("SELECT COUNT(*) FROM events WHERE kind = 'ask'").fetchone()[0]
+    payload = {"id": n, "params": params, "unit": space.to_unit([params])[0].tolist(),
+               "candidate": None, "owner": owner, "time": 0.0}
+    conn.execute("INSERT INTO events (study, kind, payload, time) VALUES (?, ?, ?, 0)",
+                 ("default", "ask", json.dumps(payload)))
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
+def test_a_reused_pid_does_not_keep_an_orphan_alive(tmp_path):
+    db = str(tmp_path / "o.db")
+    Optimizer(S, storage=db).close()
+    # the pid is alive (this process) but it started at another time: the asker is gone
+    _journal_ask(db, f"{socket.gethostname()}:{os.getppid()}:1:abc", {"x": 1.0, "y": 2.0})
+    opt = Optimizer(S, storage=db, random_state=0)
+    t = opt.ask()
+    assert t.id == 0 and t.params == {"x": 1.0, "y": 2.0}  # reclaimed
+    # an owner that is this very process's parent with its real start time stays alive
+    from mfbo.study.ownership import _process_start
+    _journal_ask(db, f"{socket.gethostname()}:{os.getppid()}:{_process_start(os.getppid())}:x",
+                 {"x": 2.0, "y": 3.0})
+    assert opt.ask().id == 2
+
+
+def test_orphans_of_other_hosts_are_reported(tmp_path):
+    db = str(tmp_path / "h.db")
+    mfbo.minimize(f, S, n_calls=4, storage=db, random_state=0, progress_bar=False)
+    _journal_ask(db, "elsewhere-host:123:456:tok", {"x": 1.0, "y": 2.0})
+    with pytest.warns(UserWarning, match="other hosts .elsewhere-host"):
+        Optimizer(S, storage=db)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = mfbo.minimize(f, S, n_calls=6, storage=db, random_state=0, progress_bar=False)
+    text = " ".join(str(w.message) for w in caught)
+    assert "other hosts" in text and "pending trial(s) [4]" in text
+    assert sum(t.state != "pending" for t in r.trials) == 5
+
+
+def test_owner_tokens_of_hosts_with_colons(monkeypatch):
+    from mfbo.study import ownership as liveness
+
+    for host in ("::1", "node:1", "fe80::1%eth0"):
+        monkeypatch.setattr(liveness, "HOST", host)
+        owner = liveness.new_owner()
+        assert liveness.owner_host(owner) == host
+        assert liveness.owner_alive(owner)  # this process's open owner
+        liveness.release(owner)
+        assert not liveness.owner_alive(owner)
+        parent = os.getppid()  # another live process of this host
+        assert liveness.owner_alive(f"{host}:{parent}:{liveness._process_start(parent)}:abc")
+        assert not liveness.owner_alive(f"{host}:{parent}:999999999:abc")  # a reused pid
+        assert liveness.owner_alive(f"other:{host}:{parent}::abc")  # another host, no beat
+    # ... and older tokens without a start time, and tokens of no known form
+    assert liveness.owner_host("box:12:abcdef") == "box"
+    assert not liveness.owner_alive("no-pid-here")
+
+
+def test_a_host_name_with_colons_does_not_make_every_owner_look_dead(tmp_path, python_run):
+    # MFBO_HOST="::1" used to make every owner look dead: the same pending trial was claimed
+    # again and again and minimize(n_workers=3) never returned
+    db = str(tmp_path / "h.db")
+    proc = python_run(f"""
+        import mfbo
+        from tests.support import quad, SPACE
+        mfbo.minimize(quad, SPACE, n_calls=9, n_workers=3, storage={db!r}, random_state=0,
+                      surrogate="random", progress_bar=False)
+        from mfbo import SQLiteStorage
+        events = SQLiteStorage({db!r}).read("default", 0)
+        print(sum(k == "claim" for _, k, _ in events), sum(k == "tell" for _, k, _ in events))
+    """, 300, MFBO_HOST="::1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["0", "9"]

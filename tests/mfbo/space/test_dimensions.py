@@ -1,60 +1,16 @@
+"""The dimensions: integers and reals of extreme ranges, names, bools and lists refused,
+categorical NaN; and the Ordinal dimension (values in a meaningful order, encoded like a
+categorical, searched as an ordered coordinate)."""
+
+import math
+
 import numpy as np
 import pytest
 
-from mfbo import Categorical, Integer, Real, Space
+import mfbo
+from mfbo import Categorical, Integer, Optimizer, Ordinal, Real, Space
+from mfbo.storage import SQLiteStorage
 
-
-def make():
-    return Space({"lr": Real(1e-4, 1e-1, log=True), "x": (-2.0, 3.0), "n": Integer(1, 4),
-                  "act": Categorical(["relu", "tanh", None]), "k": (2, 5)})
-
-
-def test_round_trip_and_encoding():
-    s = make()
-    assert isinstance(s.dimensions["x"], Real) and isinstance(s.dimensions["k"], Integer)
-    assert list(s.levels) == [0, 0, 4, -3, 4]
-    rows = [{"lr": 1e-3, "x": 0.5, "n": 3, "act": None, "k": 5},
-            {"lr": 1e-1, "x": -2.0, "n": 1, "act": "relu", "k": 2}]
-    U = s.to_unit(rows)
-    assert U.min() >= 0 and U.max() <= 1
-    back = s.from_unit(U)
-    assert back[0]["n"] == 3 and back[0]["act"] is None and back[1]["act"] == "relu"
-    assert back[0]["lr"] == pytest.approx(1e-3) and back[1]["x"] == pytest.approx(-2.0)
-    assert Space.from_json(s.to_json()) == s
-
-
-def test_sampled_points_are_valid():
-    s = make()
-    for kind in ("random", "sobol", "lhs"):
-        for p in s.from_unit(s.sample(20, np.random.default_rng(0), kind)):
-            s.validate(p)
-
-
-@pytest.mark.parametrize("bad, exc, match", [
-    ({"lr": 1e-3, "x": 0.5, "n": 3, "act": None}, ValueError, "missing"),
-    ({"lr": 1e-3, "x": 0.5, "n": 3, "act": None, "k": 2, "zz": 1}, ValueError, "unknown"),
-    ({"lr": 1e-3, "x": 9.0, "n": 3, "act": None, "k": 2}, ValueError, "'x'"),
-    ({"lr": 1e-3, "x": 0.5, "n": 2.5, "act": None, "k": 2}, TypeError, "'n'"),
-    ({"lr": 1e-3, "x": "a", "n": 2, "act": None, "k": 2}, TypeError, "'x'"),
-    ({"lr": 1e-3, "x": 0.5, "n": 2, "act": "elu", "k": 2}, ValueError, "'act'"),
-])
-def test_bad_params(bad, exc, match):
-    with pytest.raises(exc, match=match):
-        make().validate(bad)
-
-
-@pytest.mark.parametrize("spec, match", [
-    (lambda: {"a": (1.0, 0.0)}, "low < high"), (lambda: {"a": Real(0.0, 1.0, log=True)}, "low > 0"),
-    (lambda: {}, "at least one"), (lambda: {"a b": (0.0, 1.0)}, "identifiers"),
-    (lambda: {"a": "x"}, "dimension 'a'"), (lambda: {"a": Categorical([1, 1])}, "distinct"),
-    (lambda: {"a": (0.0, float("inf"))}, "finite"),
-])
-def test_bad_spaces(spec, match):
-    with pytest.raises((ValueError, TypeError), match=match):
-        Space(spec())
-
-
-# -- integers and reals of extreme ranges ---------------------------------------------------------
 
 WIDE_INTEGERS = [Integer(10**17, 10**17 + 10), Integer(-2**63, 2**63 - 1), Integer(0, 2**62),
                  Integer(2**62, 2**62 + 2**52), Integer(-5, 2**50), Integer(1, 2**62, log=True),
@@ -189,3 +145,68 @@ def test_names_that_are_not_identifiers_are_refused(name):
 def test_names_already_normal_are_kept():
     s = Space({"\u00e9t\u00e9": (0.0, 1.0), "\u03bb": Integer(0, 3), "_x1": ["a"]})
     assert s.names == ["\u00e9t\u00e9", "\u03bb", "_x1"]
+
+
+def test_encoding_values_and_json():
+    s = Space({"size": Ordinal(["S", "M", "L"]), "c": Categorical(["S", "M", "L"])})
+    assert list(s.levels) == [3, -3]  # ordered vs unordered, same encoding
+    U = s.to_unit([{"size": "L", "c": "L"}])
+    assert np.allclose(U, [[5 / 6, 5 / 6]])
+    assert s.from_unit(U) == [{"size": "L", "c": "L"}]
+    assert Space.from_json(s.to_json()) == s
+    assert s.dimensions["size"] != Categorical(["S", "M", "L"])
+    assert repr(s.dimensions["size"]) == "Ordinal(['S', 'M', 'L'])"
+    with pytest.raises(ValueError, match="'size'"):
+        s.validate({"size": "XL", "c": "S"})
+    with pytest.raises(ValueError, match="distinct"):
+        Ordinal([1, 1])
+
+
+def test_optimizer_over_an_ordinal_and_resume(tmp_path):
+    space = {"x": (0.0, 1.0), "size": Ordinal([1, 2, 4, 8, 16])}
+    db = str(tmp_path / "s.db")
+    r = mfbo.minimize(lambda x, size: x + abs(size - 4), space, n_calls=15, random_state=0,
+                      progress_bar=False, storage=db)
+    assert all(t.params["size"] in (1, 2, 4, 8, 16) for t in r.trials)
+    again = mfbo.Optimizer(space, storage=SQLiteStorage(db))  # the stored space matches
+    assert again.n_finished == 15
+
+
+def test_infinite_width_real_is_refused():
+    with pytest.raises(ValueError, match="finite width"):
+        Real(-1e308, 1e308)
+    Real(-1e307, 1e307)  # wide but representable
+
+
+def test_categorical_nan_is_one_choice():
+    with pytest.raises(ValueError, match="distinct"):
+        Categorical([float("nan"), float("nan")])
+    space = {"c": Categorical([float("nan"), 1.0])}
+    opt = Optimizer(space, random_state=0)
+    t = opt.tell({"c": float("nan")}, 1.0)
+    assert math.isnan(t.params["c"])
+    (last,) = opt.ask(1)
+    assert last.params["c"] == 1.0
+    with pytest.raises(mfbo.StudyExhausted):
+        opt.ask()
+
+
+def test_integer_refuses_bools_and_lists_get_a_clear_message():
+    space = {"i": Integer(0, 5), "c": Categorical(["a", "b"])}
+    opt = Optimizer(space, random_state=0)
+    with pytest.raises(TypeError, match="'i' must be an integer"):
+        opt.tell({"i": True, "c": "a"}, 1.0)
+    with pytest.raises(ValueError, match="'c' = \\[1, 2\\] is not one of"):
+        opt.tell({"i": 1, "c": [1, 2]}, 1.0)
+    with pytest.raises(TypeError, match="booleans"):
+        Optimizer({"i": Integer(0, 1), "j": Integer(0, 1)},
+                  candidates=np.array([[True, False], [False, True]]))
+    assert opt.n_trials == 0
+
+
+def test_integer_with_more_values_than_a_float_resolves_stays_inside_its_range():
+    # once refused (more than 2**53 values); now a continuous coordinate decoded exactly
+    dim = Integer(-2**62, 2**62)
+    values = dim.from_unit(np.linspace(0, 1, 101))
+    assert all(isinstance(v, int) and -2**62 <= v <= 2**62 for v in values)
+    assert values[0] == -2**62 and values[-1] == 2**62

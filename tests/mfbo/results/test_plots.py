@@ -1,5 +1,5 @@
-"""Figures (mfbo.results.plots): matplotlib Figures made without pyplot, drawn into the caller's axes
-on request, saved only when asked; partial dependence of the right shape."""
+"""Figures (mfbo.results.plots): matplotlib Figures made without pyplot, drawn into the
+caller's axes on request, saved only when asked."""
 
 import ast
 import os
@@ -15,10 +15,12 @@ from matplotlib.figure import Figure
 import mfbo
 from mfbo import Categorical, Integer, Ordinal, Real, Space
 from mfbo.results.dependence import partial_dependence
-from mfbo.results.surface import fit_forest, mean_function
 from tests.support import ROOT, checkout_env
 
+
 PNG = b"\x89PNG\r\n\x1a\n"
+
+
 MIXED = {"lr": Real(1e-4, 1e-1, log=True), "x": (0.0, 1.0), "n": Integer(1, 5),
          "act": Categorical(["relu", "tanh", None]), "size": Ordinal(["S", "M", "L"]),
          "k": Categorical(["fixed"])}
@@ -66,7 +68,6 @@ def test_path_also_writes_the_file(result, tmp_path):
         assert _png(tmp_path / name)
     result.plot_convergence(tmp_path / "c.svg")
     assert (tmp_path / "c.svg").read_text().lstrip().startswith("<?xml")
-
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +141,7 @@ def test_ordinary_losses_are_drawn_as_they_are(result):
     np.testing.assert_array_equal(fig.axes[0].lines[0].get_ydata(), result.best_so_far())
     assert result.plot_evaluations().axes[0].get_ylabel() == "loss"
 
+
 def test_ax_draws_into_the_callers_axes(result, tmp_path):
     fig = Figure()
     left, right = fig.subplots(1, 2)
@@ -177,37 +179,6 @@ def test_objective_of_the_optimizers_own_model():
     fig = opt.result().plot_objective(model=opt.model, n_points=5, n_points_pair=4,
                                       n_samples=8)
     assert isinstance(fig, Figure) and len(fig.axes) >= 4
-
-
-def test_partial_dependence_of_a_separable_function():
-    space = Space({"a": (0.0, 1.0), "b": Real(1e-3, 1.0, log=True), "c": Integer(1, 4)})
-    f = lambda U: 3.0 * U[:, 0] - 2.0 * U[:, 1] + U[:, 2] ** 2  # noqa: E731
-    pd = partial_dependence(f, space, "a", n_points=11, n_samples=64)
-    assert np.allclose(np.diff(pd.mean), 3.0 * np.diff(pd.unit[0]))
-    pd = partial_dependence(f, space, "b", n_points=4, n_samples=64)
-    assert np.allclose(pd.values[0], [1e-3, 1e-2, 1e-1, 1.0])  # even in log10(b)
-    assert np.all(np.diff(pd.mean) < 0)
-    pd = partial_dependence(f, space, "c", n_points=40, n_samples=64)
-    assert pd.values[0] == [1, 2, 3, 4] and np.all(np.diff(pd.mean) > 0)
-    pd2 = partial_dependence(f, space, ("a", "b"), n_points=5, n_samples=64)
-    assert pd2.mean.shape == (5, 5)
-    assert np.allclose(pd2.mean - pd2.mean[:1, :1], 3.0 * (pd2.unit[0][:, None] - pd2.unit[0][0])
-                       - 2.0 * (pd2.unit[1][None, :] - pd2.unit[1][0]))
-
-
-def test_partial_dependence_of_a_fitted_forest_is_monotone_the_right_way():
-    space = Space({"up": (0.0, 1.0), "down": (0.0, 1.0), "unused": (0.0, 1.0)})
-    opt = mfbo.Optimizer(space, surrogate="random", random_state=0)
-    for _ in range(150):
-        t = opt.ask()
-        opt.tell(t, 5.0 * t.params["up"] - 3.0 * t.params["down"])
-    f = mean_function(fit_forest(opt.result(), random_state=0))
-    up = partial_dependence(f, space, "up", n_points=10).mean
-    down = partial_dependence(f, space, "down", n_points=10).mean
-    flat = partial_dependence(f, space, "unused", n_points=10).mean
-    assert np.corrcoef(np.arange(10), up)[0, 1] > 0.95 and up[-1] - up[0] > 3.5
-    assert np.corrcoef(np.arange(10), down)[0, 1] < -0.95 and down[0] - down[-1] > 2.0
-    assert np.ptp(flat) < 0.25 * np.ptp(down)
 
 
 def test_bad_input_is_refused_with_the_argument_named(result):

@@ -20,7 +20,7 @@ from mfbo.study.study import Study
 
 from benchmarks.harness import postgres_server
 from benchmarks.harness.shared_workers import journal_check, kill_in_first_evaluation, start_worker
-from tests.mfbo.test_heartbeats import remote_ask
+from tests.mfbo.study.test_ownership import remote_ask
 from tests.support import SPACE, checkout_env, quad, wait_until_stopped
 
 REASON = postgres_server.unavailable()
@@ -438,7 +438,7 @@ def test_a_role_that_may_only_read_gets_a_permission_error_and_reads_read_only(s
 
 
 def test_another_space_is_named_precisely(url):
-    from tests.mfbo.test_storage import check_other_spaces_are_named
+    from tests.mfbo.storage.test_sqlite import check_other_spaces_are_named
     check_other_spaces_are_named(url)
 
 
@@ -458,7 +458,7 @@ def test_create_false_opens_an_existing_study_database_only(url):
 
 def test_read_only_handles_write_no_heartbeat(url):
     import sqlalchemy
-    from tests.mfbo.test_heartbeats import check_read_only_handles_write_no_heartbeat
+    from tests.mfbo.study.test_ownership import check_read_only_handles_write_no_heartbeat
     engine = sqlalchemy.create_engine(url)
 
     def rows():
@@ -473,12 +473,12 @@ def test_read_only_handles_write_no_heartbeat(url):
 
 
 def test_heartbeat_rows_are_pruned_and_a_silent_owner_is_still_reclaimed(url):
-    from tests.mfbo.test_heartbeats import check_heartbeat_rows_are_pruned
+    from tests.mfbo.study.test_ownership import check_heartbeat_rows_are_pruned
     check_heartbeat_rows_are_pruned(url)
 
 
 def test_pruning_never_fails_a_beat(url):
-    from tests.mfbo.test_heartbeats import check_pruning_never_fails_a_beat
+    from tests.mfbo.study.test_ownership import check_pruning_never_fails_a_beat
     check_pruning_never_fails_a_beat(url)
 
 
@@ -495,5 +495,5 @@ def test_study_command_names_a_role_that_may_not_read(server, url):
 
 
 def test_reads_in_pages(url):
-    from tests.mfbo.test_storage import check_reads_in_pages
+    from tests.mfbo.storage.test_sqlite import check_reads_in_pages
     check_reads_in_pages(url)

@@ -1,4 +1,4 @@
-"""The local quadratic step and how a recipe uses it."""
+"""The local models (quadratic, linear and isotropic steps) of the local step."""
 
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ from mfbo.proposal.steps.local_models import (FULL_QUADRATIC_MAX_DIMS, MIN_ORDIN
                                               _isotropic_minimiser, isotropic_step, linear_step,
                                               ordinal_as_continuous, quadratic_step)
 from tests.support import quad, run_trials, with_step
+
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
@@ -76,31 +77,6 @@ def test_flat_losses_and_identical_points_give_a_point_or_none_never_nan():
     assert u is None or np.all(np.isfinite(u))
     assert quadratic_step(np.full((40, 2), 0.5), np.arange(40.0), [0, 0],
                           np.random.default_rng(0)) is None
-
-
-@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
-def test_recipe_refuses_a_bad_local_model_every(bad):
-    with pytest.raises(ValueError, match="local_model_every"):
-        _local(every=bad)
-
-
-def test_every_kth_model_proposal_is_the_quadratic_step():
-    recipe = _local(every=3)
-    opt = mfbo.Optimizer(SPACE, surrogate=recipe, random_state=0)
-    n0 = recipe.initial_size(len(SPACE))
-    steps = []
-    for i in range(n0 + 30):
-        t = opt.ask()
-        k = i - n0
-        if k >= 0 and k % 3 == 2:
-            study = opt.study
-            rng = opt.proposer._rng(i)
-            rng.random()  # the draw that decides on random interleaving
-            expect = quadratic_step(study.obs.X, study.obs.y, SPACE.levels, rng)
-            if expect is not None:
-                steps.append(np.allclose(SPACE.to_unit([t.params])[0], expect, atol=1e-9))
-        opt.tell(t, quad(**t.params))
-    assert steps and all(steps)
 
 
 def _plane(slopes, n, seed):
@@ -180,30 +156,6 @@ def test_a_linear_step_where_the_quadratic_has_too_few_observations():
     assert plain.trials[n0 + 2].params != opt.trials[n0 + 2].params
 
 
-@pytest.mark.parametrize("bad", [1, None, "yes"])
-def test_recipe_refuses_a_bad_local_linear(bad):
-    with pytest.raises(TypeError, match="local_linear"):
-        _local(linear=bad)
-
-
-def _corner(**p):
-    """Lowest (0) at the corner (0, 0, 0, 0, 1, 1) of [0, 1]^6, flat (3) where the sum is
-    above 3: a loss lowest at bounds, as a decision tree's error often is."""
-    return min(p["a"] + p["b"] + p["c"] + p["d"] + (1 - p["e"]) + (1 - p["f"]), 3.0)
-
-
-def test_the_linear_steps_take_a_run_to_a_corner_the_forest_alone_misses():
-    space = mfbo.Space({k: mfbo.Real(0.0, 1.0) for k in "abcdef"})
-    best = {}
-    for on in (False, True):
-        recipe = _local(linear=on)
-        best[on] = [min(t.value for t in run_trials(
-            mfbo.Optimizer(space, surrogate=recipe, random_state=s), _corner, 50).trials)
-            for s in range(3)]
-    assert max(best[True]) == 0.0
-    assert min(best[False]) > 0.1
-
-
 def test_ordinal_as_continuous_frees_integers_of_five_levels_or_more_only():
     levels = np.array([0, 2, MIN_ORDINAL_LEVELS - 1, MIN_ORDINAL_LEVELS, 21, -3, -7])
     out = ordinal_as_continuous(levels)
@@ -227,41 +179,6 @@ def test_a_quadratic_with_the_integers_moves_them_towards_the_bowls_centre():
     wide = space.from_unit(snap(wide_u[None], levels))[0]
     assert narrow["z"] == best["z"]
     assert abs(wide["z"] - 3) < abs(best["z"] - 3)
-
-
-def _int_bowl(x, z1, z2):
-    return (x - 0.3) ** 2 + 0.02 * ((z1 - 4) ** 2 + (z2 + 2) ** 2)
-
-
-def test_local_integers_is_the_plain_recipe_until_its_quadratic_can_be_fitted():
-    # one real and two integers: the wider quadratic (10 coefficients) needs 40 observations,
-    # the real's alone (3) needs 12; before 40 the runs are identical, after they part
-    space = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "z1": mfbo.Integer(-10, 10),
-                        "z2": mfbo.Integer(-10, 10)})
-    base = mfbo.get_recipe("mondrian").without(PlateauEscape)
-    runs = [run_trials(mfbo.Optimizer(space, surrogate=with_step(
-        base, LocalStep, integers=on), random_state=2), _int_bowl, 60) for on in (False, True)]
-    params = [[t.params for t in r.trials] for r in runs]
-    assert params[0][:40] == params[1][:40]
-    assert params[0] != params[1]
-
-
-def test_local_integers_changes_nothing_without_an_integer_of_five_levels():
-    space = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0),
-                        "k": mfbo.Integer(1, 4), "c": mfbo.Categorical(["a", "b", "c"])})
-
-    def f(x, y, k, c):
-        return quad(x, y) + 0.1 * k + (c == "b")
-    runs = [run_trials(mfbo.Optimizer(space, surrogate=_local(integers=on), random_state=3),
-                       f, 45)
-        for on in (False, True)]
-    assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
-
-
-@pytest.mark.parametrize("bad", [1, None, "yes"])
-def test_recipe_refuses_a_bad_local_integers(bad):
-    with pytest.raises(TypeError, match="local_integers"):
-        _local(integers=bad)
 
 
 # -- the isotropic quadratic: one curvature, from 2 (c + 2) observations ---------------------
@@ -322,46 +239,3 @@ def test_the_isotropic_minimiser_is_exact_coordinate_by_coordinate(seed):
         grid = np.linspace(lo[i], hi[i], 10_001)
         assert b[i] * z[i] + k * z[i] ** 2 <= (b[i] * grid + k * grid ** 2).min() + 1e-12
     assert _isotropic_minimiser(np.zeros(2), 0.0, -np.ones(2), np.ones(2)).tolist() == [0, 0]
-
-
-_ROUND = mfbo.Space({**{f"x{i}": mfbo.Real(-1.0, 1.0) for i in range(5)},
-                     "z1": mfbo.Integer(-10, 10), "z2": mfbo.Integer(-10, 10)})
-
-
-def _round_bowl(**p):
-    # centred at 0.4 in the reals and at 4 (0.4 of the range) in the integers
-    return float(np.sqrt(sum((p[f"x{i}"] - 0.4) ** 2 for i in range(5))
-                         + ((p["z1"] - 4) / 10) ** 2 + ((p["z2"] - 4) / 10) ** 2))
-
-
-@pytest.mark.parametrize("rule", ["if-integers", "if-curved"])
-def test_the_isotropic_steps_bring_a_run_closer_to_a_round_bowls_centre(rule):
-    # five reals and two integers, 60 evaluations: the diagonal quadratic of the reals needs
-    # 44 observations (and keeps the integers), the isotropic one of all seven coordinates 18
-    best = {on: [] for on in (False, rule)}
-    for seed in range(3):
-        for on in best:
-            opt = mfbo.Optimizer(_ROUND, surrogate=_local(isotropic=on), n_initial=10,
-                                 random_state=seed)
-            best[on].append(min(t.value for t in run_trials(opt, _round_bowl, 60).trials))
-    assert np.mean(best[rule]) < 0.6 * np.mean(best[False])
-
-
-def test_local_isotropic_if_integers_changes_nothing_without_an_integer_of_five_levels():
-    space = mfbo.Space({**{f"x{i}": mfbo.Real(-1.0, 1.0) for i in range(6)},
-                        "k": mfbo.Integer(1, 4), "c": mfbo.Categorical(["a", "b", "c"])})
-
-    def f(k, c, **x):
-        return _round_bowl(**x, z1=4, z2=4) + 0.1 * k + (c == "b")
-    runs = {on: run_trials(mfbo.Optimizer(space, surrogate=_local(isotropic=on), n_initial=10,
-                                          random_state=3), f, 40)
-        for on in (False, "if-integers", "if-curved", True)}
-    params = {on: [t.params for t in r.trials] for on, r in runs.items()}
-    assert params[False] == params["if-integers"] == params["if-curved"]
-    assert params[False] != params[True]  # True takes the isotropic step in any space
-
-
-@pytest.mark.parametrize("bad", [1, None, "yes"])
-def test_recipe_refuses_a_bad_local_isotropic(bad):
-    with pytest.raises(TypeError, match="local_isotropic"):
-        _local(isotropic=bad)

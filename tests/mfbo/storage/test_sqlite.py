@@ -1,6 +1,8 @@
-"""The SQLite journal: durability, resume, a real kill, several processes sharing a study."""
+"""The SQLite journal: durability, resume, a real kill, several processes sharing a study;
+damaged and read-only databases, and where a storage path leads."""
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -8,12 +10,12 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 import mfbo
 from mfbo import Optimizer, SQLiteStorage
-
-from tests.support import ROOT, SPACE, quad, wait_until_stopped
+from tests.support import BOX as S, ROOT, SPACE, box_quad as f, quad, wait_until_stopped
 
 
 def test_journal_is_json_and_resume_replays(tmp_path):
@@ -348,3 +350,64 @@ def check_reads_in_pages(storage):
 def test_reads_in_pages(tmp_path):
     check_reads_in_pages(str(tmp_path / "pages.db"))
     check_reads_in_pages(mfbo.storage.InMemoryStorage())
+
+
+def test_a_damaged_database_gives_a_clear_error(tmp_path):
+    db = str(tmp_path / "d.db")
+    mfbo.minimize(f, S, n_calls=40, storage=db, random_state=0, progress_bar=False)
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = open(db, "rb").read()
+    for frac in (0.3, 0.6, 0.95):
+        bad = str(tmp_path / f"t{frac}.db")
+        with open(bad, "wb") as fh:
+            fh.write(data[:int(len(data) * frac)])
+        with pytest.raises(ValueError, match="damaged|not a readable"):
+            Optimizer(S, storage=bad)
+    rnd = str(tmp_path / "r.db")
+    with open(rnd, "wb") as fh:
+        fh.write(np.random.default_rng(0).bytes(5000))
+    with pytest.raises(ValueError, match="not a readable mfbo study"):
+        Optimizer(S, storage=rnd)
+
+
+def test_storage_paths(tmp_path):
+    with pytest.raises(ValueError, match="storage=None"):
+        Optimizer(S, storage="")
+    with pytest.raises(ValueError, match="is a directory"):
+        Optimizer(S, storage=str(tmp_path))
+    uri = "file:" + str(tmp_path / "u.db")
+    opt = Optimizer(S, storage=uri, random_state=0)
+    opt.tell(opt.ask(), 1.0)
+    assert os.path.exists(tmp_path / "u.db") and not os.path.exists("file:")
+    assert Optimizer(S, storage=str(tmp_path / "u.db")).n_finished == 1
+
+
+def test_a_read_only_study_can_be_read(tmp_path):
+    db = str(tmp_path / "r.db")
+    mfbo.minimize(f, S, n_calls=5, storage=db, random_state=0, progress_bar=False)
+    opt = Optimizer(S, storage=SQLiteStorage(db, read_only=True))
+    assert opt.n_finished == 5 and opt.result().best_value == pytest.approx(
+        min(t.value for t in opt.trials))
+    with pytest.raises(PermissionError, match="read-only"):
+        opt.ask()
+    with pytest.raises(PermissionError, match="read-only"):
+        Optimizer(S, storage=SQLiteStorage(db, read_only=True), study_name="new")
+    assert Optimizer(S, storage=db).n_finished == 5  # the file is unchanged
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root can write read-only files")
+def test_a_read_only_file_is_opened_read_only(tmp_path):
+    db = str(tmp_path / "r.db")
+    mfbo.minimize(f, S, n_calls=5, storage=db, random_state=0, progress_bar=False)
+    os.chmod(db, 0o444)
+    os.chmod(tmp_path, 0o555)
+    try:
+        opt = Optimizer(S, storage=db)
+        assert opt.n_finished == 5
+        with pytest.raises(PermissionError, match="read-only"):
+            opt.ask()
+    finally:
+        os.chmod(tmp_path, 0o755)
