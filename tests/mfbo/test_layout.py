@@ -1,6 +1,6 @@
 """The layout rules of the packages: mfbo's rooms import downwards only and never in a circle,
-only ``mfbo/__init__`` reaches into the integrations, results never import the optimizer, and
-the library packages never import mfbo."""
+only ``mfbo/__init__`` reaches into the integrations, results never import the optimizer, the
+library packages never import mfbo, and mfbo's tests mirror its modules."""
 
 import ast
 from pathlib import Path
@@ -117,3 +117,46 @@ def test_the_mfbo_import_graph_has_no_circle():
         if m not in state and visit(m, []):
             break
     assert not circle, " -> ".join(circle)
+
+
+TESTS = ROOT / "tests" / "mfbo"
+#: suites that check across the modules of a room (or of the package) rather than one module;
+#: each lives in the room it mostly concerns, or at the top of tests/mfbo
+CROSS_CUTTING = ["test_layout.py", "optimize/test_reliability.py",
+                 "proposal/models/test_model_contract.py", "study/test_study_concurrency.py",
+                 "study/test_study_properties.py"]
+TEST_FILES = sorted(p for p in TESTS.rglob("test_*.py") if "__pycache__" not in p.parts)
+
+
+def _tested(path: Path) -> Path:
+    """The module of mfbo at the same relative path as the test file ``path``."""
+    relative = path.relative_to(TESTS)
+    return ROOT / "mfbo" / relative.parent / relative.name.removeprefix("test_")
+
+
+@pytest.mark.parametrize("path", TEST_FILES, ids=lambda p: str(p.relative_to(TESTS)))
+def test_every_test_file_is_named_after_the_module_it_tests(path):
+    relative = path.relative_to(TESTS)
+    assert (ROOT / "mfbo" / relative.parent).is_dir(), \
+        f"tests/mfbo/{relative.parent} has no package mfbo/{relative.parent} to mirror"
+    if relative.as_posix() in CROSS_CUTTING:
+        return
+    module = _tested(path)
+    assert module.is_file() or (module.with_suffix("") / "__init__.py").is_file(), \
+        (f"tests/mfbo/{relative} tests no module mfbo/{relative.parent / relative.name[5:]}: "
+         f"name it test_<module>.py after the module it tests, or list it in CROSS_CUTTING")
+
+
+def test_the_cross_cutting_suites_exist():
+    assert [name for name in CROSS_CUTTING if not (TESTS / name).is_file()] == []
+
+
+def test_every_room_has_a_tests_folder():
+    assert [room for room in ROOMS if not (TESTS / room / "__init__.py").is_file()] == []
+
+
+def test_every_tests_folder_is_a_package():
+    # the test modules import each other as tests.mfbo.<room>...
+    folders = {p.parent for p in TESTS.rglob("*.py") if "__pycache__" not in p.parts}
+    assert sorted(str(f.relative_to(TESTS)) for f in folders
+                  if not (f / "__init__.py").is_file()) == []
