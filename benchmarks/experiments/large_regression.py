@@ -159,7 +159,7 @@ def store_memory(model) -> dict[str, Any]:
     """Node and point counts of a fitted Mondrian forest and the bytes its store uses per node
     (all trees' node arrays, and the BP messages) and per training row (points, labels and the
     per-tree point lists), read from the store's arrays."""
-    from surrogates._core.tree import NNODES
+    from surrogates._core._tree_kernels import NNODES
 
     s = model._store
     nodes = s.meta[:, NNODES].astype(np.int64)
