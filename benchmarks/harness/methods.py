@@ -1,39 +1,51 @@
 """The methods the benchmark harness compares, by name (register a new one in ``METHODS``).
 
-mfbo's own methods (always available):
+mfbo's own methods (always available).  An ablation is the default recipe with one step
+dropped (``get_recipe("mondrian").without(LocalStep)``) or one setting of a step or of the
+acquisition changed (``LocalStep(isotropic=False)``: the recipe's ``LocalStep`` with that
+setting, the others kept); the ``mondrian-*trend*`` and ``mondrian-window*`` methods change
+the forest's ``surrogate_options`` instead (see ``METHODS``):
 
 * ``mondrian``: online Mondrian forest, UCB with kappa = 1 (the papers' setting);
 * ``mondrian-ei``: the same forest with expected improvement;
-* ``mondrian-nolocal``: ``mondrian`` without its local quadratic steps (an ablation: the default
-  before they were added);
+* ``mondrian-nolocal``: ``mondrian`` without its local quadratic steps (``without(LocalStep)``;
+  an ablation: the default before they were added);
 * ``mondrian-allmoves``: ``mondrian`` with joint local-search moves growing with the dimension
-  (an ablation: the default before they were capped at six dimensions' worth);
-* ``mondrian-noescape``: ``mondrian`` without its plateau escape (an ablation: the default
-  before it was added);
+  (``AcquisitionSearch(joint_move_dims=None)``; an ablation: the default before they were
+  capped at six dimensions' worth);
+* ``mondrian-noescape``: ``mondrian`` without its plateau escape (``without(PlateauEscape)``;
+  an ablation: the default before it was added);
 * ``mondrian-bp`` / ``mondrian-empirical``: ``mondrian`` with one posterior only, the exact
   Gaussian BP one or the empirical one (the default before the two alternated);
 * ``mondrian-searchstop``: ``mondrian`` whose acquisition local searches all stop once the best
-  score found has not risen for 3 rounds (cheaper asks; measured and not made the default);
+  score found has not risen for 3 rounds (``AcquisitionSearch(search_patience=3)``; cheaper
+  asks; measured and not made the default);
 * ``mondrian-kappa21``: ``mondrian`` whose UCB weight cycles with the number of observations,
-  ``kappa=(2, 1)``: 2 for the empirical posterior's proposals, 1 for BP's (measured and not
-  made the default);
+  ``Acquisition("ucb", kappa=(2, 1))``: 2 for the empirical posterior's proposals, 1 for BP's
+  (measured and not made the default);
 * ``mondrian-plateaukappa2``: ``mondrian`` with UCB weight 2 once any loss has repeated
-  exactly (``plateau_kappa=2``), kappa 1 otherwise: identical to ``mondrian`` wherever no
-  loss repeats;
+  exactly (``Acquisition("ucb", kappa=1, plateau_kappa=2)``), kappa 1 otherwise: identical to
+  ``mondrian`` wherever no loss repeats;
 * ``mondrian-repeatraw``: ``mondrian`` whose forest models the raw losses instead of their
   logs once any loss has repeated exactly (``repeat_y_transform="raw"``): identical to
   ``mondrian`` wherever no loss repeats;
+* ``mondrian-noparzen``: ``mondrian`` without its Parzen-density proposals
+  (``without(ParzenStep)``; the default before they were added);
+* ``mondrian-noconvparzen``: ``mondrian`` with no Parzen step where the local quadratic has
+  converged (``ParzenStep(when_converged=False)``; the default before it was added);
+* ``mondrian-nolinear``: ``mondrian`` without the local linear steps
+  (``LocalStep(linear=False)``; the default before they were added);
 * ``mondrian-localint``: ``mondrian`` whose local quadratic step also moves integer
-  coordinates of five levels or more (``local_integers=True``): identical to ``mondrian`` in
+  coordinates of five levels or more (``LocalStep(integers=True)``): identical to ``mondrian`` in
   a space without such an integer, and wherever there are too few observations for that
   larger quadratic;
 * ``mondrian-iso``: ``mondrian`` whose local step, where there are too few observations for
   the quadratic, first fits an isotropic quadratic over the continuous coordinates and the
   integers of five levels or more, in a space with such an integer
-  (``local_isotropic="if-integers"``; the default takes it only where it is curved and
+  (``LocalStep(isotropic="if-integers")``; the default takes it only where it is curved and
   beats a plane): identical to ``mondrian`` in a space without one;
 * ``mondrian-noiso``: ``mondrian`` without the isotropic quadratic step
-  (``local_isotropic=False``, the default before it); ``mondrian`` takes it only where its
+  (``LocalStep(isotropic=False)``, the default before it); ``mondrian`` takes it only where its
   curvature is positive and it predicts the observations it was fitted to better than a
   plane (``"if-curved"``), ``mondrian-iso`` wherever it can be fitted;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
