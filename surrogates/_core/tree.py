@@ -18,7 +18,6 @@ from ._tree_kernels import (HEAD, INGEST_BAD_X, INGEST_BIG_Y, INGEST_FAR_X, LEFT
                             PAUSED, RIGHT, ROOT, TASK_CLASSIFICATION, TASK_REGRESSION, TAU,
                             _is_paused, apply_trees, extend_trees, extend_trees_parallel,
                             fit_trees, ingest, preorder, restat_regression)
-from ._tree_kernels import scale_rows  # noqa: F401  (tests/mfbo/test_api.py imports it from here)
 
 
 

@@ -85,7 +85,7 @@ def test_progress_bar_says_when_the_forest_kernels_compile(monkeypatch, capsys):
 
     from mfbo.optimize.minimize import COMPILING
     from mfbo.optimize.optimizer import Optimizer
-    from surrogates._core.tree import scale_rows
+    from surrogates._core._tree_kernels import scale_rows
 
     users_kernel = njit(lambda x: x)
     calls, seen = [], []

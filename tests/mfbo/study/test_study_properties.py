@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from mfbo import Categorical, Integer, Optimizer, Real
-from surrogates._core.tree import NNODES, check_invariants
+from surrogates._core._tree_kernels import NNODES
+from surrogates._core.tree import check_invariants
 
 SPACE = {"x": Real(-5.0, 10.0), "i": Integer(0, 7), "c": Categorical(["a", "b", "c"])}
 
