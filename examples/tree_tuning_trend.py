@@ -7,8 +7,8 @@ proposes beside the data; a second forest on what a linear trend in the coordina
 has a mean that goes on falling towards the bounds the error falls to.  In a space with an
 integer coordinate the default keeps both and proposes from whichever predicted the last 10
 observations better (``trend="if-integers"``, ``trend_window=10``): where an optimum lies
-inside the box the trend points past it, and then it is dropped (README, "How the Mondrian
-defaults were chosen").  ``{"trend": False}`` is the forest alone, ``{"trend_window": None}``
+inside the box the trend points past it, and then it is dropped (benchmarks/DEFAULTS.md,
+"The linear trend, chosen online").  ``{"trend": False}`` is the forest alone, ``{"trend_window": None}``
 the trend always.
 """
 
