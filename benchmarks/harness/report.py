@@ -35,8 +35,13 @@ regret** ``(mean best - best method's mean best) / (random search's mean best - 
 method's mean best)``, 0 for the best method and 1 for random search (defined where
 ``random`` was run and did not tie the best), mean and worst over the problems, and the
 **worst run**: the single run (problem, seed) whose own final best, put in the place of the
-mean best, gives the largest normalised regret; and the **optimizer ms/eval**, the median over
-all its runs of the split, so quality and cost of each method sit side by side.
+mean best, gives the largest normalised regret; its **collapsed runs**, those whose own final
+best has a normalised regret of 0.5 or more (they ended nearer random search's mean than the
+best method's), counted over all runs and again without the **fragile** problems (where
+random search's mean is within one standard deviation of its runs of the best mean, so a
+normalised regret is mostly noise; the table names them); the 90th percentile of its runs'
+normalised regrets; and the **optimizer ms/eval**, the median over all its runs of the
+split, so quality, robustness and cost of each method sit side by side.
 
 Then the **paired tests** of the split (:mod:`benchmarks.harness.paired`): the reference method
 (``--reference``, default ``mondrian``) against every other method, runs paired by problem,
@@ -207,12 +212,29 @@ def _fmt(x: float | None, digits: int = 6) -> str:
     return "—" if x is None or not math.isfinite(x) else f"{x:.{digits}g}"
 
 
+#: a run whose normalised regret is at least this has collapsed: it ended nearer random
+#: search's mean result than the best method's
+COLLAPSE = 0.5
+
+
+def _fragile(methods: dict[str, list[dict]], best: float, rand: float) -> bool:
+    """Whether random search's mean is within noise of the best method's mean: the gap is
+    smaller than the standard deviation of random search's own final bests, so a normalised
+    regret there measures little but noise."""
+    values = [r["best"] for r in methods.get("random", []) if r["best"] is not None]
+    return len(values) > 1 and rand - best < float(np.std(values, ddof=1))
+
+
 def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]:
     """Per method over the ``(problem, budget) -> label -> runs`` groups of one suite split:
     ``problems`` (how many it ran on among those with 2+ methods), ``mean_rank``,
     ``regrets`` (normalised regret per problem where defined), ``mean_regret``,
     ``worst_regret`` and ``worst_run`` (``(problem, budget, seed, normalised regret of that
-    run's final best)`` of the run with the largest; ``None`` where undefined) and
+    run's final best)`` of the run with the largest; ``None`` where undefined),
+    ``run_regrets`` (each run's own normalised regret), ``collapsed`` and ``runs`` (how many
+    of them are at least :data:`COLLAPSE`, and of how many), ``worst_decile`` (their 90th
+    percentile), ``collapsed_robust`` and ``runs_robust`` (the same without the fragile
+    problems, where random search is within noise of the best: ``fragile`` lists those) and
     ``ms_per_eval``, the median of :func:`ms_per_eval` over its runs on those problems."""
     from scipy.stats import rankdata
 
@@ -226,26 +248,42 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
         ranks = rankdata([means[k] for k in labels])
         best = min(means.values())
         rand = means.get("random")
+        fragile = rand is not None and rand > best and _fragile(methods, best, rand)
         for label, rank in zip(labels, ranks):
             row = out.setdefault(label, {"problems": 0, "ranks": [], "regrets": [],
-                                         "worst_run": None, "ms": []})
+                                         "worst_run": None, "ms": [], "run_regrets": [],
+                                         "robust_regrets": [], "fragile": []})
             row["problems"] += 1
             row["ms"] += [ms_per_eval(r) for r in methods[label]]
             row["ranks"].append(float(rank))
+            if fragile:
+                row["fragile"].append((problem, budget))
             if rand is not None and rand > best:
                 row["regrets"].append((means[label] - best) / (rand - best))
                 for r in methods[label]:
                     if r["best"] is None:
                         continue
-                    regret = (r["best"] - best) / (rand - best)
+                    regret = float((r["best"] - best) / (rand - best))
+                    row["run_regrets"].append(regret)
+                    if not fragile:
+                        row["robust_regrets"].append(regret)
                     if row["worst_run"] is None or regret > row["worst_run"][3]:
-                        row["worst_run"] = (problem, budget, r["seed"], float(regret))
+                        row["worst_run"] = (problem, budget, r["seed"], regret)
     for row in out.values():
         row["mean_rank"] = float(np.mean(row.pop("ranks")))
         row["ms_per_eval"] = _median(row.pop("ms"))
         row["mean_regret"] = float(np.mean(row["regrets"])) if row["regrets"] else None
         row["worst_regret"] = float(np.max(row["regrets"])) if row["regrets"] else None
+        runs, robust = row["run_regrets"], row.pop("robust_regrets")
+        row["runs"], row["runs_robust"] = len(runs), len(robust)
+        row["collapsed"] = sum(g >= COLLAPSE for g in runs)
+        row["collapsed_robust"] = sum(g >= COLLAPSE for g in robust)
+        row["worst_decile"] = float(np.quantile(runs, 0.9)) if runs else None
     return out
+
+
+def _share(k: int, n: int) -> str:
+    return "—" if n == 0 else f"{k} of {n} ({100 * k / n:.0f} %)"
 
 
 def _worst_run(run: tuple | None) -> str:
@@ -339,16 +377,26 @@ def _summary_lines(groups: dict[tuple, dict[str, list[dict]]],
                   f"{', '.join(map(str, budgets))}.  Mean rank of each method's mean final "
                   f"best (1 = best); normalised regret 0 = best method, 1 = random search "
                   f"(mean and worst over the problems where random search was run and did "
-                  f"not tie the best).  Optimizer ms/eval: median over the method's runs here "
+                  f"not tie the best).  A run has collapsed when its own final best has a "
+                  f"normalised regret of {COLLAPSE} or more.  Optimizer ms/eval: median over the method's runs here "
                   f"of its wall time outside the objective per evaluation.", ""]
         table = [[label, r["problems"], f"{r['mean_rank']:.2f}", _fmt(r["mean_regret"], 3),
-                  _fmt(r["worst_regret"], 3), _worst_run(r["worst_run"]),
+                  _fmt(r["worst_regret"], 3), _share(r["collapsed"], r["runs"]),
+                  _share(r["collapsed_robust"], r["runs_robust"]),
+                  _fmt(r["worst_decile"], 3), _worst_run(r["worst_run"]),
                   _fmt(r["ms_per_eval"], 3)]
                  for label, r in sorted(rows.items(), key=lambda kv: kv[1]["mean_rank"])]
         lines += [markdown_table(["method", "problems", "mean rank", "normalised regret "
                                   "(mean)", "normalised regret (worst)",
+                                  f"collapsed runs (regret >= {COLLAPSE})",
+                                  "collapsed runs, fragile problems left out",
+                                  "run regret, 90th percentile",
                                   "worst run (its normalised regret)", "optimizer ms/eval"],
                                  table), ""]
+        fragile = sorted({f"{p} ({b} evals)" for r in rows.values() for p, b in r["fragile"]})
+        lines += [f"Fragile problems (random search's mean within one standard deviation of "
+                  f"its runs of the best mean; their normalised regrets are mostly noise): "
+                  f"{', '.join(fragile) if fragile else 'none'}.", ""]
         lines += _paired_lines(sub, suite, split, reference)
     return lines
 

@@ -103,3 +103,26 @@ def test_an_unknown_optimum_is_the_best_value_found_and_suites_are_summarised():
         pytest.approx(100 / 3)  # median of 33.3, 33.3 and 300 ms
     with pytest.raises(TypeError, match="optimum"):
         report.check_record(dict(recs[0], optimum="x"))
+
+
+def test_the_summary_counts_collapsed_runs_and_names_the_fragile_problems():
+    a, b = SUITES["sklearn-tune"].test[:2]
+    recs = [_rec(a, "mondrian", 0, [0.5, 0.1]), _rec(a, "mondrian", 1, [0.5, 0.35]),
+            _rec(a, "random", 0, [0.6, 0.4]), _rec(a, "random", 1, [0.6, 0.5]),
+            # on b random search's mean (1.2) is nearer the best (1.1) than its runs' spread
+            _rec(b, "mondrian", 0, [2.0, 1.0]), _rec(b, "mondrian", 1, [2.0, 1.2]),
+            _rec(b, "random", 0, [2.0, 1.0]), _rec(b, "random", 1, [2.0, 1.4])]
+    rows = report.suite_summary(report._groups(recs))
+    m, r = rows["mondrian"], rows["random"]
+    # a: best mean 0.225, random 0.45: mondrian's runs at -0.556 and 0.556, random's 0.78, 1.22
+    # b: best 1.1, random 1.2: mondrian's runs at -1 and 1, random's -1 and 3
+    assert m["run_regrets"] == pytest.approx([-5 / 9, 5 / 9, -1.0, 1.0])
+    assert (m["collapsed"], m["runs"], m["collapsed_robust"], m["runs_robust"]) == (2, 4, 1, 2)
+    assert (r["collapsed"], r["runs"], r["collapsed_robust"], r["runs_robust"]) == (3, 4, 2, 2)
+    assert m["worst_decile"] == pytest.approx(np.quantile([-5 / 9, 5 / 9, -1, 1], 0.9))
+    assert m["fragile"] == [(b, 2)] and r["fragile"] == [(b, 2)]
+    md = report.to_markdown(recs)
+    assert "collapsed runs (regret >= 0.5)" in md and "| 2 of 4 (50 %) | 1 of 2 (50 %) |" in md
+    assert f"Fragile problems (random search's mean within one standard deviation of its " \
+           f"runs of the best mean; their normalised regrets are mostly noise): {b} (2 evals)." \
+           in md
