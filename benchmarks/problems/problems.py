@@ -30,8 +30,10 @@ target; the report measures its runs against the best value any run found.
 
 Suites (:data:`SUITES`) are named sets of problems split into *dev* (defaults are tuned on it)
 and *test* (reported, never tuned on): ``sklearn-tune`` (:mod:`benchmarks.problems.sklearn_tune`),
-``mixed`` (:mod:`benchmarks.problems.mixed`) and ``bbob`` (:mod:`benchmarks.problems.bbob`:
-instances 1-5 dev, 6-10 test), whose module docstrings give the split and its reasons.  Wherever problem names
+``mixed`` (:mod:`benchmarks.problems.mixed`), ``bbob`` (:mod:`benchmarks.problems.bbob`:
+instances 1-5 dev, 6-10 test) and ``tune-world`` (:mod:`benchmarks.problems.tune_world`: model
+families and space shapes beyond bayesmark's), whose module docstrings give the split and its
+reasons.  Wherever problem names
 are read (:func:`expand_problems`, ``mfbo bench --problem``), a suite name stands for all its
 problems, ``<suite>:dev`` / ``<suite>:test`` for one split; any bbob problem
 ``bbob-f<FF>-d<DD>-i<II>`` can be named, in the suite or not (:func:`get_problem`).
@@ -51,7 +53,7 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks.problems import bbob, mixed, sklearn_tune
+from benchmarks.problems import bbob, mixed, sklearn_tune, tune_world
 from mfbo import Real, Space
 
 __all__ = ["Problem", "RandomGridProblem", "TableProblem", "ConfigProblem", "BBOBProblem",
@@ -444,6 +446,10 @@ def _register_suites() -> None:
                     "designs, a pipeline choice", mixed.specs(), _config_problem)
     _register_suite("bbob", "COCO's 24 noiseless BBOB functions in 2, 5, 10, 20 dimensions, "
                     "instances 1-10 (needs cocoex)", bbob.specs(), _bbob_problem)
+    _register_suite("tune-world", "model families and space shapes beyond bayesmark's (boosting, "
+                    "extra trees, SGD, logistic regression, naive Bayes with selection, wide "
+                    "kNN and SVM, polynomial ridge) tuned by 3-fold cross-validation",
+                    tune_world.specs(), _config_problem)
 
 
 _register_suites()

@@ -1,0 +1,59 @@
+"""The tune-world suite: its problems and split, and each family's objective."""
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
+
+import mfbo
+from benchmarks.problems import tune_world
+from benchmarks.problems.problems import SUITES, family_of, get_problem
+
+SPECS = tune_world.specs()
+
+
+def test_the_suite_is_every_family_on_every_data_set_of_its_task_split_by_data_set():
+    names = [s["name"] for s in SPECS]
+    assert len(names) == len(set(names)) == 50
+    suite = SUITES["tune-world"]
+    assert set(suite.dev) | set(suite.test) == set(names) and not set(suite.dev) & set(suite.test)
+    assert (len(suite.dev), len(suite.test)) == (24, 26)
+    for s in SPECS:
+        dataset = s["name"].split("-", 2)[2]
+        assert s["split"] == ("dev" if dataset in tune_world.DEV_DATASETS else "test")
+        assert s["budget"] == 50 and s["optimum"] is None
+        assert family_of(s["name"]) == s["family"]
+    # every family is in both splits, so a default tuned on dev meets each one again on test
+    families = {split: {s["family"] for s in SPECS if s["split"] == split}
+                for split in ("dev", "test")}
+    assert families["dev"] == families["test"]
+
+
+@pytest.mark.parametrize("family", sorted(tune_world.FAMILIES))
+def test_each_family_evaluates_a_random_configuration_the_same_twice(family):
+    spec = next(s for s in SPECS if s["name"].startswith(f"world-{family}-")
+                and s["name"].split("-", 2)[2] in ("moons", "diabetes"))
+    space = mfbo.Space(spec["space"])
+    params = space.from_unit(np.random.default_rng(0).random((1, len(space))))[0]
+    problem = get_problem(spec["name"])
+    first = problem(**params)
+    assert np.isfinite(first) and first == problem(**params)
+
+
+class _Infinite(RegressorMixin, BaseEstimator):
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), 1e200)  # finite, but its squared error overflows
+
+
+def test_a_loss_that_is_not_finite_is_a_failed_evaluation(monkeypatch):
+    objective = tune_world.TuneWorldObjective("poly", "diabetes")
+    monkeypatch.setattr(objective, "estimator", lambda params: _Infinite())
+    with pytest.raises(ValueError, match="poly on diabetes"):
+        objective({"degree": 1, "interaction_only": False, "alpha": 1.0})
+
+
+def test_the_selection_size_follows_the_data_set():
+    assert tune_world.TuneWorldObjective("nb", "digits").space["k"].high == 64
+    assert tune_world.TuneWorldObjective("nb", "moons").space["k"].high == 2
