@@ -23,7 +23,7 @@ class RandomInterleave(Step):
     def __post_init__(self):
         r = self.probability
         if isinstance(r, bool) or not isinstance(r, numbers.Real) or not 0 <= r <= 1:
-            raise ValueError(f"random_interleave must be a probability in [0, 1], got {r!r}.")
+            raise ValueError(f"RandomInterleave(probability=...) must be in [0, 1], got {r!r}.")
 
     def propose(self, ctx: Context) -> Point | None:
         return ctx.random_point() if ctx.rng.random() < self.probability else None

@@ -47,13 +47,14 @@ class LocalStep(Step):
     isotropic: bool | str = False
 
     def __post_init__(self):
-        check_int(self.every, "local_model_every")
+        check_int(self.every, "LocalStep(every=...)")
         for name in ("linear", "integers"):
             if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"local_{name} must be a bool, got {getattr(self, name)!r}.")
+                raise TypeError(f"LocalStep({name}=...) must be a bool, got "
+                                f"{getattr(self, name)!r}.")
         if not (isinstance(self.isotropic, bool)
                 or self.isotropic in ("if-integers", "if-curved")):
-            raise TypeError(f"local_isotropic must be True, False, 'if-integers' or "
+            raise TypeError(f"LocalStep(isotropic=...) must be True, False, 'if-integers' or "
                             f"'if-curved', got {self.isotropic!r}.")
 
     def propose(self, ctx: Context) -> Point | None:

@@ -129,10 +129,10 @@ class ParzenStep(Step):
     when_converged: bool = False
 
     def __post_init__(self):
-        check_int(self.every, "parzen_every", minimum=0)
-        check_int(self.n_candidates, "parzen_candidates")
+        check_int(self.every, "ParzenStep(every=...)", minimum=0)
+        check_int(self.n_candidates, "ParzenStep(n_candidates=...)")
         if not isinstance(self.when_converged, bool):
-            raise TypeError(f"parzen_when_converged must be a bool, got "
+            raise TypeError(f"ParzenStep(when_converged=...) must be a bool, got "
                             f"{self.when_converged!r}.")
 
     def propose(self, ctx: Context) -> Point | None:

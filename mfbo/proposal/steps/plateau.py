@@ -27,7 +27,7 @@ class PlateauEscape(Step):
     every: int = 3
 
     def __post_init__(self):
-        check_int(self.every, "plateau_escape")
+        check_int(self.every, "PlateauEscape(every=...)")
 
     def propose(self, ctx: Context) -> Point | None:
         return ctx.random_point() if self.due(ctx.study, ctx.proposer.n_initial) else None

@@ -19,9 +19,12 @@ NEIGHBOURHOODS = ("one-exchange", "joint")
 
 
 def check_stopping_rule(patience, min_improvement, search_patience, prefix: str = "") -> None:
-    """``prefix``: how the caller names the three settings (``"local_search"`` for the
-    optimizer's dict, nothing for the step's fields)."""
+    """``prefix``: how the caller names the three settings (``"local_search"``: the
+    optimizer's dict, ``local_search['patience']``; ``"AcquisitionSearch"``: the step's
+    fields, ``AcquisitionSearch(patience=...)``; nothing: the bare names)."""
     def name(key):
+        if prefix == "AcquisitionSearch":
+            return f"{prefix}({key}=...)"
         return f"{prefix}[{key!r}]" if prefix else key
     check_int(patience, name("patience"))
     r = min_improvement
@@ -66,14 +69,17 @@ class AcquisitionSearch(Step):
     joint_move_dims: int | None = None
 
     def __post_init__(self):
-        check_int(self.n_random, "n_random_candidates")
+        check_int(self.n_random, "AcquisitionSearch(n_random=...)")
         if not isinstance(self.local_search, bool):
-            raise TypeError(f"local_search must be a bool, got {self.local_search!r}.")
-        check_stopping_rule(self.patience, self.min_improvement, self.search_patience)
+            raise TypeError(f"AcquisitionSearch(local_search=...) must be a bool, got "
+                            f"{self.local_search!r}.")
+        check_stopping_rule(self.patience, self.min_improvement, self.search_patience,
+                            "AcquisitionSearch")
         if self.neighbourhood not in NEIGHBOURHOODS:
-            raise ValueError(f"neighbourhood must be 'one-exchange' or 'joint', got "
+            raise ValueError(f"AcquisitionSearch(neighbourhood=...) must be 'one-exchange' or "
+                             f"'joint', got "
                              f"{self.neighbourhood!r}.")
-        check_int(self.joint_move_dims, "joint_move_dims", or_none=True)
+        check_int(self.joint_move_dims, "AcquisitionSearch(joint_move_dims=...)", or_none=True)
 
     def propose(self, ctx: Context) -> Point | None:
         score = ctx.score()

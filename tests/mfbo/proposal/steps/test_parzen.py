@@ -108,10 +108,10 @@ def test_the_maximiser_can_score_extra_points_only():
     assert np.array_equal(best, extra[[1]])
 
 
-@pytest.mark.parametrize("fields, match", [({"every": -1}, "parzen_every"),
-                                           ({"every": 1.5}, "parzen_every"),
-                                           ({"every": True}, "parzen_every"),
-                                           ({"n_candidates": 0}, "parzen_candidates")])
+@pytest.mark.parametrize("fields, match", [({"every": -1}, r"ParzenStep\(every=\.\.\.\)"),
+                                           ({"every": 1.5}, r"ParzenStep\(every=\.\.\.\)"),
+                                           ({"every": True}, r"ParzenStep\(every=\.\.\.\)"),
+                                           ({"n_candidates": 0}, r"ParzenStep\(n_candidates=\.\.\.\)")])
 def test_the_step_checks_its_settings(fields, match):
     with pytest.raises(ValueError, match=match):
         _recipe(parzen=fields)
@@ -224,5 +224,5 @@ def test_a_converged_local_step_becomes_a_parzen_step(monkeypatch):
 
 
 def test_the_converged_switch_is_checked():
-    with pytest.raises(TypeError, match="parzen_when_converged"):
-        _recipe(parzen_when_converged=1)
+    with pytest.raises(TypeError, match=r"ParzenStep\(when_converged=\.\.\.\)"):
+        _recipe(parzen={"when_converged": 1})

@@ -20,7 +20,7 @@ def _recipe(m):
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
 def test_recipe_refuses_a_bad_plateau_escape(bad):
-    with pytest.raises(ValueError, match="plateau_escape"):
+    with pytest.raises(ValueError, match=r"PlateauEscape\(every=\.\.\.\)"):
         _recipe(bad)
 
 
