@@ -56,8 +56,8 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
 On a problem with a candidate set (random grids, measured tables) they enumerate its rows
 exactly (``candidates=``).
 
-Peers (the ``peers`` extra: ``pip install "mfbo[peers]"``), adapters in :mod:`benchmarks.harness.peers`,
-imported only when used: ``smac`` (SMAC3 HyperparameterOptimizationFacade), ``optuna`` (TPE,
+Peers (the ``peers`` extra: ``pip install "mfbo[peers]"``), adapters in
+:mod:`benchmarks.harness.peers`, imported only when used: ``smac`` (SMAC3 HyperparameterOptimizationFacade), ``optuna`` (TPE,
 the installed Optuna's default settings, seeded), ``optuna-mv`` (TPE with ``multivariate=True``
 and ``group=False`` set explicitly, seeded: the multivariate TPE whatever Optuna's default;
 Optuna 5's default is this very sampler, so there the two give identical runs),
@@ -230,7 +230,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "empirical"})),
     Method("mondrian-searchstop", "mfbo: online Mondrian forest, UCB kappa=1, the acquisition's "
            "local searches all stopped once the best score found has not risen for 3 rounds "
-           "(search_patience=3)",
+           "(AcquisitionSearch(search_patience=3))",
            _mondrian_with(_step_changed(AcquisitionSearch, search_patience=3))),
     Method("mondrian-kappa21", "mfbo: online Mondrian forest, UCB with kappa 2 for the "
            "proposals from an even number of observations (those of the empirical posterior) "
@@ -269,7 +269,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "every second model-based proposal (the default before it was added)",
            _mondrian_with(get_recipe("mondrian").without(ParzenStep))),
     Method("mondrian-plateaukappa2", "mfbo: online Mondrian forest, UCB kappa=1 until a loss "
-           "repeats exactly, then kappa=2 (plateau_kappa=2)",
+           "repeats exactly, then kappa=2 (Acquisition(plateau_kappa=2))",
            _mfbo(_acquisition_changed(plateau_kappa=2.0))),
     Method("mondrian-repeatraw", "mfbo: online Mondrian forest, UCB kappa=1, log-scaled losses "
            "until a loss repeats exactly, raw losses from then on (repeat_y_transform='raw')",
@@ -277,23 +277,23 @@ METHODS: dict[str, Method] = {m.name: m for m in [
                  surrogate_options={"repeat_y_transform": "raw"})),
     Method("mondrian-noconvparzen", "mfbo: online Mondrian forest, UCB kappa=1, the full "
            "maximiser (not a Parzen step) when the local quadratic's minimiser is a point "
-           "already asked (parzen_when_converged=False; the default before it was added)",
+           "already asked (ParzenStep(when_converged=False); the default before it was added)",
            _mondrian_with(_step_changed(ParzenStep, when_converged=False))),
     Method("mondrian-nolinear", "mfbo: online Mondrian forest, UCB kappa=1, no local linear "
            "step where there are too few observations for the local quadratic "
-           "(local_linear=False; the default before it was added)",
+           "(LocalStep(linear=False); the default before it was added)",
            _mondrian_with(_step_changed(LocalStep, linear=False))),
     Method("mondrian-localint", "mfbo: online Mondrian forest, UCB kappa=1, the local "
            "quadratic step moving the integer coordinates of five levels or more too, where "
-           "there are enough observations for it (local_integers=True)",
+           "there are enough observations for it (LocalStep(integers=True))",
            _mondrian_with(_step_changed(LocalStep, integers=True))),
     Method("mondrian-iso", "mfbo: online Mondrian forest, UCB kappa=1, an isotropic "
            "quadratic step (one curvature, continuous and five-level-or-more integer "
            "coordinates) where there are too few observations for the local quadratic, in a "
-           "space with such an integer (local_isotropic='if-integers')",
+           "space with such an integer (LocalStep(isotropic='if-integers'))",
            _mondrian_with(_step_changed(LocalStep, isotropic="if-integers"))),
     Method("mondrian-noiso", "mfbo: online Mondrian forest, UCB kappa=1, without the "
-           "isotropic quadratic step (local_isotropic=False; the default before it)",
+           "isotropic quadratic step (LocalStep(isotropic=False); the default before it)",
            _mondrian_with(_step_changed(LocalStep, isotropic=False))),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
