@@ -11,8 +11,6 @@ steps to its minimum where it is curved and predicts better than a plane
 ``isotropic=False`` is the default before it.
 """
 
-import dataclasses
-
 import numpy as np
 
 import mfbo
@@ -29,8 +27,7 @@ def loss(kind, **p):
     return float(r + (kind != "b"))  # a cone, lowest (0) at -2 with kind "b"
 
 
-default = mfbo.get_recipe("mondrian")
-former = default.with_step(dataclasses.replace(default.step(LocalStep), isotropic=False))
+former = mfbo.get_recipe("mondrian").with_settings(LocalStep, isotropic=False)
 for label, surrogate in (("without the isotropic step", former), ("default", "mondrian")):
     best = [mfbo.minimize(loss, space, n_calls=50, random_state=seed, progress_bar=False,
                           surrogate=surrogate).best_value for seed in range(3)]

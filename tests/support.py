@@ -43,16 +43,6 @@ def run_trials(opt, f, n):
     return opt
 
 
-def with_step(recipe, kind, **settings):
-    """``recipe`` with its step of type ``kind`` given ``settings`` (the step made from them
-    and inserted before the last step when the recipe has none)."""
-    import dataclasses
-
-    old = recipe.step(kind)
-    return recipe.with_step(kind(**settings) if old is None else
-                            dataclasses.replace(old, **settings))
-
-
 def checkout_env(**extra: str) -> dict:
     """The environment for a subprocess that imports this checkout's packages."""
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)

@@ -57,8 +57,9 @@ On a problem with a candidate set (random grids, measured tables) they enumerate
 exactly (``candidates=``).
 
 Peers (the ``peers`` extra: ``pip install "mfbo[peers]"``), adapters in
-:mod:`benchmarks.harness.peers`, imported only when used: ``smac`` (SMAC3 HyperparameterOptimizationFacade), ``optuna`` (TPE,
-the installed Optuna's default settings, seeded), ``optuna-mv`` (TPE with ``multivariate=True``
+:mod:`benchmarks.harness.peers`, imported only when used: ``smac`` (SMAC3
+HyperparameterOptimizationFacade), ``optuna`` (TPE, the installed Optuna's default settings,
+seeded), ``optuna-mv`` (TPE with ``multivariate=True``
 and ``group=False`` set explicitly, seeded: the multivariate TPE whatever Optuna's default;
 Optuna 5's default is this very sampler, so there the two give identical runs),
 ``optuna-indep`` (TPE with ``multivariate=False``, one density per parameter: Optuna 4's default),
@@ -180,10 +181,8 @@ def _mfbo(surrogate: str, acquisition: str | None = None, **options) -> Callable
     return runner
 
 
-def _step_changed(kind: type, **settings) -> Recipe:
-    """The default Mondrian recipe with its step of type ``kind`` given ``settings``."""
-    recipe = get_recipe("mondrian")
-    return recipe.with_step(dataclasses.replace(recipe.step(kind), **settings))
+#: the default recipe, which the ablations change one step or setting of
+_DEFAULT = get_recipe("mondrian")
 
 
 def _acquisition_changed(**settings) -> Recipe:
@@ -217,7 +216,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _mondrian_with(get_recipe("mondrian").without(LocalStep))),
     Method("mondrian-allmoves", "mfbo: online Mondrian forest, UCB kappa=1, joint local-search "
            "moves growing with the dimension (the default before they were capped)",
-           _mondrian_with(_step_changed(AcquisitionSearch, joint_move_dims=None))),
+           _mondrian_with(_DEFAULT.with_settings(AcquisitionSearch, joint_move_dims=None))),
     Method("mondrian-noescape", "mfbo: online Mondrian forest, UCB kappa=1, without the random "
            "proposal after runs of repeated losses (the default before it was added)",
            _mondrian_with(get_recipe("mondrian").without(PlateauEscape))),
@@ -231,7 +230,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-searchstop", "mfbo: online Mondrian forest, UCB kappa=1, the acquisition's "
            "local searches all stopped once the best score found has not risen for 3 rounds "
            "(AcquisitionSearch(search_patience=3))",
-           _mondrian_with(_step_changed(AcquisitionSearch, search_patience=3))),
+           _mondrian_with(_DEFAULT.with_settings(AcquisitionSearch, search_patience=3))),
     Method("mondrian-kappa21", "mfbo: online Mondrian forest, UCB with kappa 2 for the "
            "proposals from an even number of observations (those of the empirical posterior) "
            "and 1 for those from an odd number (the BP posterior's): kappa=(2, 1)",
@@ -278,23 +277,23 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-noconvparzen", "mfbo: online Mondrian forest, UCB kappa=1, the full "
            "maximiser (not a Parzen step) when the local quadratic's minimiser is a point "
            "already asked (ParzenStep(when_converged=False); the default before it was added)",
-           _mondrian_with(_step_changed(ParzenStep, when_converged=False))),
+           _mondrian_with(_DEFAULT.with_settings(ParzenStep, when_converged=False))),
     Method("mondrian-nolinear", "mfbo: online Mondrian forest, UCB kappa=1, no local linear "
            "step where there are too few observations for the local quadratic "
            "(LocalStep(linear=False); the default before it was added)",
-           _mondrian_with(_step_changed(LocalStep, linear=False))),
+           _mondrian_with(_DEFAULT.with_settings(LocalStep, linear=False))),
     Method("mondrian-localint", "mfbo: online Mondrian forest, UCB kappa=1, the local "
            "quadratic step moving the integer coordinates of five levels or more too, where "
            "there are enough observations for it (LocalStep(integers=True))",
-           _mondrian_with(_step_changed(LocalStep, integers=True))),
+           _mondrian_with(_DEFAULT.with_settings(LocalStep, integers=True))),
     Method("mondrian-iso", "mfbo: online Mondrian forest, UCB kappa=1, an isotropic "
            "quadratic step (one curvature, continuous and five-level-or-more integer "
            "coordinates) where there are too few observations for the local quadratic, in a "
            "space with such an integer (LocalStep(isotropic='if-integers'))",
-           _mondrian_with(_step_changed(LocalStep, isotropic="if-integers"))),
+           _mondrian_with(_DEFAULT.with_settings(LocalStep, isotropic="if-integers"))),
     Method("mondrian-noiso", "mfbo: online Mondrian forest, UCB kappa=1, without the "
            "isotropic quadratic step (LocalStep(isotropic=False); the default before it)",
-           _mondrian_with(_step_changed(LocalStep, isotropic=False))),
+           _mondrian_with(_DEFAULT.with_settings(LocalStep, isotropic=False))),
     Method("rf-smac", "mfbo: SMAC3-style random forest, log-normal EI", _mfbo("rf-smac")),
     Method("bart", "mfbo: BART (particle Gibbs, 50 trees) refitted on every tell, UCB",
            _mfbo("bart")),

@@ -124,6 +124,15 @@ class Recipe:
             steps[at] = step
         return dataclasses.replace(self, steps=tuple(steps))
 
+    def with_settings(self, kind: type, **settings) -> "Recipe":
+        """A copy whose step of type ``kind`` has ``settings`` changed (its others kept), or a
+        ``ValueError`` when the recipe has no such step."""
+        old = self.step(kind)
+        if old is None:
+            raise ValueError(f"the recipe has no {kind.__name__} step to change; add one with "
+                             f"with_step.")
+        return self.with_step(dataclasses.replace(old, **settings))
+
     def without(self, kind: type) -> "Recipe":
         """A copy without the steps of type ``kind``."""
         return dataclasses.replace(self, steps=tuple(s for s in self.steps
@@ -179,11 +188,10 @@ class Recipe:
             recipe = dataclasses.replace(recipe, initial_design=dataclasses.replace(
                 recipe.initial_design, **design))
         if search:
-            old = recipe.step(AcquisitionSearch)
-            if old is None:
+            if recipe.step(AcquisitionSearch) is None:
                 raise ValueError(f"n_random_candidates, local_search and neighbourhood set the "
                                  f"recipe's AcquisitionSearch step, and {recipe!r} has none.")
-            recipe = recipe.with_step(dataclasses.replace(old, **search))
+            recipe = recipe.with_settings(AcquisitionSearch, **search)
         return recipe
 
     def build_model(self, n_dims: int, random_state, options: Mapping | None = None) -> Model:

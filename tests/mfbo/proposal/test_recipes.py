@@ -148,6 +148,14 @@ def test_a_step_replaced_or_removed_gives_a_new_recipe():
     assert [type(s) for s in more.steps] == [type(s) for s in base.steps]  # in its place
     none = base.without(PlateauEscape)
     assert none.step(PlateauEscape) is None and len(none.steps) == len(base.steps) - 1
+    # one setting changed, the step's others kept, in its place
+    no_linear = base.with_settings(LocalStep, linear=False)
+    assert no_linear.step(LocalStep) == dataclasses.replace(base.step(LocalStep), linear=False)
+    assert [type(s) for s in no_linear.steps] == [type(s) for s in base.steps]
+    with pytest.raises(ValueError, match="no LocalStep step"):
+        get_recipe("rf-smac").with_settings(LocalStep, linear=False)
+    with pytest.raises(ValueError, match=r"LocalStep\(every=\.\.\.\)"):
+        base.with_settings(LocalStep, every=0)
     added = get_recipe("rf-smac").with_step(LocalStep(every=2))
     assert [type(s) for s in added.steps] == [RandomInterleave, LocalStep, AcquisitionSearch]
     assert Recipe(model=MondrianModel, steps=[AcquisitionSearch()]).steps == \

@@ -15,7 +15,7 @@ import mfbo
 from mfbo.proposal import InitialDesign, LocalStep
 from mfbo.proposal.models import MondrianModel
 from mfbo.proposal.recipes import get_recipe
-from tests.support import quad, run_trials, run_trials as _run, stepped_quad as _stepped, with_step
+from tests.support import quad, run_trials, run_trials as _run, stepped_quad as _stepped
 
 
 def _model(trend, n_dims=2, **kw):
@@ -340,7 +340,7 @@ def test_the_trend_alone_takes_a_run_to_a_corner():
     recipe = get_recipe("mondrian")
     best = {}
     for on in (False, True):
-        r = dataclasses.replace(with_step(recipe, LocalStep, linear=False), model_options={
+        r = dataclasses.replace(recipe.with_settings(LocalStep, linear=False), model_options={
             **recipe.model_options, "trend": on, "trend_window": None})
         best[on] = [min(t.value for t in run_trials(
             mfbo.Optimizer(space, surrogate=r, random_state=s), _corner, 50).trials)

@@ -8,7 +8,7 @@ import mfbo
 from mfbo.proposal import LocalStep, PlateauEscape
 from mfbo.proposal.steps.local_models import quadratic_step
 from tests.mfbo.proposal.steps.test_local_models import SPACE, _local
-from tests.support import quad, run_trials, with_step
+from tests.support import quad, run_trials
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
@@ -70,8 +70,8 @@ def test_local_integers_is_the_plain_recipe_until_its_quadratic_can_be_fitted():
     space = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "z1": mfbo.Integer(-10, 10),
                         "z2": mfbo.Integer(-10, 10)})
     base = mfbo.get_recipe("mondrian").without(PlateauEscape)
-    runs = [run_trials(mfbo.Optimizer(space, surrogate=with_step(
-        base, LocalStep, integers=on), random_state=2), _int_bowl, 60) for on in (False, True)]
+    runs = [run_trials(mfbo.Optimizer(space, surrogate=base.with_settings(LocalStep, integers=on),
+                                      random_state=2), _int_bowl, 60) for on in (False, True)]
     params = [[t.params for t in r.trials] for r in runs]
     assert params[0][:40] == params[1][:40]
     assert params[0] != params[1]

@@ -9,7 +9,7 @@ from mfbo.proposal import LocalStep, PlateauEscape
 from mfbo.proposal.steps.local_models import (FULL_QUADRATIC_MAX_DIMS, MIN_ORDINAL_LEVELS,
                                               _isotropic_minimiser, isotropic_step, linear_step,
                                               ordinal_as_continuous, quadratic_step)
-from tests.support import quad, run_trials, with_step
+from tests.support import quad, run_trials
 
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
@@ -17,7 +17,7 @@ SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
 def _local(**settings):
     """The default recipe with its local step's ``settings`` changed."""
-    return with_step(mfbo.get_recipe("mondrian"), LocalStep, **settings)
+    return mfbo.get_recipe("mondrian").with_settings(LocalStep, **settings)
 
 
 def _bowl(c, n, seed, centre=0.37, spread=0.2):
@@ -150,8 +150,9 @@ def test_a_linear_step_where_the_quadratic_has_too_few_observations():
         opt.tell(t, quad(**t.params))
     assert len(linear) >= 4 and all(linear) and quadratic and all(quadratic)
     # without the plane, the same run up to its first slot, then other proposals
-    plain = run_trials(mfbo.Optimizer(SPACE, surrogate=with_step(
-        recipe, LocalStep, linear=False), random_state=4), quad, n0 + 3)
+    plain_recipe = recipe.with_settings(LocalStep, linear=False)
+    plain = run_trials(mfbo.Optimizer(SPACE, surrogate=plain_recipe, random_state=4), quad,
+                       n0 + 3)
     assert [t.params for t in plain.trials[:n0 + 2]] == [t.params for t in opt.trials[:n0 + 2]]
     assert plain.trials[n0 + 2].params != opt.trials[n0 + 2].params
 

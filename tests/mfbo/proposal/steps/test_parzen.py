@@ -10,7 +10,7 @@ import mfbo
 from acquisitions import maximize_random_local, snap
 from mfbo.proposal import LocalStep, ParzenStep, PlateauEscape
 from mfbo.proposal.steps.parzen import MAX_GOOD, good_region_sample, n_good
-from tests.support import quad, run_trials, with_step
+from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
@@ -23,7 +23,7 @@ def _recipe(parzen=None, local=None, escape=True):
         if settings is False:
             recipe = recipe.without(kind)
         elif settings:
-            recipe = with_step(recipe, kind, **settings)
+            recipe = recipe.with_settings(kind, **settings)
     return recipe if escape else recipe.without(PlateauEscape)
 
 
@@ -111,7 +111,8 @@ def test_the_maximiser_can_score_extra_points_only():
 @pytest.mark.parametrize("fields, match", [({"every": -1}, r"ParzenStep\(every=\.\.\.\)"),
                                            ({"every": 1.5}, r"ParzenStep\(every=\.\.\.\)"),
                                            ({"every": True}, r"ParzenStep\(every=\.\.\.\)"),
-                                           ({"n_candidates": 0}, r"ParzenStep\(n_candidates=\.\.\.\)")])
+                                           ({"n_candidates": 0},
+                                            r"ParzenStep\(n_candidates=\.\.\.\)")])
 def test_the_step_checks_its_settings(fields, match):
     with pytest.raises(ValueError, match=match):
         _recipe(parzen=fields)
@@ -215,7 +216,7 @@ def test_a_converged_local_step_becomes_a_parzen_step(monkeypatch):
     at_best = lambda X, y: X[np.argmin(y)].copy()  # noqa: E731  (a point already asked)
     assert _count_parzen_steps(monkeypatch, recipe, at_best) == [8, 11, 14, 17, 20, 23]
     # off: the full maximiser takes those slots
-    off = with_step(recipe, ParzenStep, when_converged=False)
+    off = recipe.with_settings(ParzenStep, when_converged=False)
     assert _count_parzen_steps(monkeypatch, off, at_best) == []
     # a new minimiser is proposed as it is; no minimiser (too few points): the full maximiser
     fresh = lambda X, y: np.clip(X[np.argmin(y)] + 1e-3, 0, 1)  # noqa: E731

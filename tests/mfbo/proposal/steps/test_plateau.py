@@ -1,13 +1,12 @@
 """The recipe's plateau escape: a random proposal after every run of repeated losses."""
 
-import dataclasses
 
 import numpy as np
 import pytest
 
 import mfbo
 from mfbo.proposal import PlateauEscape
-from tests.support import quad, run_trials, with_step
+from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
@@ -15,7 +14,9 @@ SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 def _recipe(m):
     """The default recipe with a plateau escape after every ``m`` repeats (0: none)."""
     recipe = mfbo.get_recipe("mondrian")
-    return with_step(recipe, PlateauEscape, every=m) if m != 0 else recipe.without(PlateauEscape)
+    if m == 0:
+        return recipe.without(PlateauEscape)
+    return recipe.with_settings(PlateauEscape, every=m)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
