@@ -163,8 +163,6 @@ class Proposer:
                                                               init_rng)
         return self._init_U
 
-    _design_points = design_points
-
     def random_point(self, study: Study, rng):
         """A uniformly random point neither asked nor too near an asked one (a random
         available candidate in a finite space), or ``(None, None)``."""

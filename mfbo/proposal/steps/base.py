@@ -13,19 +13,12 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-__all__ = ["Step", "Context", "Point", "EXHAUSTED", "check_every"]
+__all__ = ["Step", "Context", "Point", "EXHAUSTED"]
 
 #: a step's answer: ``(unit point, candidate row or None)``, or :data:`EXHAUSTED`
 Point = Tuple[Optional[np.ndarray], Optional[int]]
 #: the answer of a step that looked and found no configuration left to propose
 EXHAUSTED: Point = (None, None)
-
-
-def check_every(every, name: str) -> int:
-    """``every`` (a period in proposals; 0: never) as an int, or a ``ValueError`` naming it."""
-    from ..._core.arguments import check_int
-
-    return check_int(every, name, minimum=0)
 
 
 class Step:

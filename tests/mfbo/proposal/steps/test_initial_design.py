@@ -27,7 +27,7 @@ def test_initial_design_points_keep_min_distance(design):
     U = np.array([t.unit for t in opt.trials])
     assert max_norm_gaps(U).min() >= 0.15
     # each is a point of the design's sequence: the next one far enough is taken
-    design_U = opt.proposer._design_points(12 * 64)
+    design_U = opt.proposer.design_points(12 * 64)
     for u in U:
         assert np.abs(design_U - u).max(axis=1).min() < 1e-12
 
@@ -56,7 +56,7 @@ def test_without_min_distance_the_design_is_the_plain_sequence():
         t = opt.ask()
         opt.tell(t, quad(**t.params))
     U = np.array([t.unit for t in opt.trials])
-    np.testing.assert_array_equal(U, opt.proposer._design_points(8)[:8])
+    np.testing.assert_array_equal(U, opt.proposer.design_points(8)[:8])
 
 
 @pytest.mark.parametrize("surrogate, n_initial", [("mondrian", 2), ("random", 3),
