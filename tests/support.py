@@ -3,6 +3,7 @@ subprocesses that import this checkout, and skips for missing data files."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -88,3 +89,30 @@ def requires_data(name: str):
     """Skip unless the data file ``name`` is found locally (CI sets MFBO_DATA_DIR)."""
     return pytest.mark.skipif(not have_data(name), reason=f"{name} not found: set MFBO_DATA_DIR "
                               f"to a directory holding it (CI uses ../shared/data)")
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of the module at ``path`` (a file of this checkout)."""
+    parts = list(path.resolve().relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The absolute names ``path`` imports (anywhere in it, also in functions; relative imports
+    resolved), each ``from m import n`` giving both ``m`` and ``m.n``: the layout tests' view
+    of what a module depends on."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            names.add(target)
+            names.update(f"{target}.{a.name}" for a in node.names)
+    return names

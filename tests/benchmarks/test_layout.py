@@ -3,10 +3,11 @@ the harness nor an experiment, the harness never imports an experiment, an exper
 imports another; every module lives in a room; figures never go through pyplot; and these
 tests mirror the rooms (``tests/benchmarks/<room>/test_<module>.py``)."""
 
-import ast
 from pathlib import Path
 
 import pytest
+
+from tests.support import imported_modules as _imports
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parents[1] / "benchmarks"
@@ -19,17 +20,6 @@ def _modules(room: str) -> list[Path]:
 
 PROBLEMS, HARNESS, EXPERIMENTS = (_modules(room) for room in ROOMS)
 ALL = PROBLEMS + HARNESS + EXPERIMENTS
-
-
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{a.name}" for a in node.names)
-    return names
 
 
 def _id(path: Path) -> str:

@@ -2,39 +2,16 @@
 only ``mfbo/__init__`` reaches into the integrations, results never import the optimizer, the
 library packages never import mfbo, and mfbo's tests mirror its modules."""
 
-import ast
 from pathlib import Path
 
 import pytest
+
+from tests.support import imported_modules as _imports, module_name as _module
 
 ROOT = Path(__file__).resolve().parents[2]
 #: mfbo's rooms from the bottom up: a module may import from its own room and those below
 ROOMS = ["_core", "space", "storage", "study", "proposal", "results", "optimize", "cli",
          "integrations"]
-
-
-def _module(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(path: Path) -> set[str]:
-    """The absolute names of the modules ``path`` imports (anywhere in it, also in functions)."""
-    module = _module(path)
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module
-            names.add(target)
-            names.update(f"{target}.{a.name}" for a in node.names)
-    return names
 
 
 def _files(package: str) -> list[Path]:
