@@ -217,14 +217,6 @@ def _fmt(x: float | None, digits: int = 6) -> str:
 COLLAPSE = 0.5
 
 
-def _fragile(methods: dict[str, list[dict]], best: float, rand: float) -> bool:
-    """Whether random search's mean is within noise of the best method's mean: the gap is
-    smaller than the standard deviation of random search's own final bests, so a normalised
-    regret there measures little but noise."""
-    values = [r["best"] for r in methods.get("random", []) if r["best"] is not None]
-    return len(values) > 1 and rand - best < float(np.std(values, ddof=1))
-
-
 def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]:
     """Per method over the ``(problem, budget) -> label -> runs`` groups of one suite split:
     ``problems`` (how many it ran on among those with 2+ methods), ``mean_rank``,
@@ -240,15 +232,17 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
 
     out: dict[str, dict] = {}
     for (problem, budget), methods in groups.items():
-        means = {label: summarize(runs)["best_mean"] for label, runs in methods.items()}
-        means = {k: v for k, v in means.items() if v is not None}
+        stats = {label: summarize(runs) for label, runs in methods.items()}
+        means = {k: v["best_mean"] for k, v in stats.items() if v["best_mean"] is not None}
         if len(means) < 2:
             continue
         labels = list(means)
         ranks = rankdata([means[k] for k in labels])
         best = min(means.values())
         rand = means.get("random")
-        fragile = rand is not None and rand > best and _fragile(methods, best, rand)
+        # fragile: random search's mean is nearer the best than the spread of its own runs, so
+        # a normalised regret there measures little but noise
+        fragile = rand is not None and best < rand < best + stats["random"]["best_sd"]
         for label, rank in zip(labels, ranks):
             row = out.setdefault(label, {"problems": 0, "ranks": [], "regrets": [],
                                          "worst_run": None, "ms": [], "run_regrets": [],
