@@ -16,13 +16,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import sys
 import tempfile
 import warnings
 
 import numpy as np
+
+from benchmarks.problems import problems
 
 __all__ = ["fingerprints", "compare", "main"]
 
@@ -36,8 +37,8 @@ def _ha(a) -> str:
 
 
 def branin(x, y):
-    return float((y - 5.1 / (4 * math.pi ** 2) * x ** 2 + 5 / math.pi * x - 6) ** 2
-                 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x) + 10)
+    """Branin (:func:`benchmarks.problems.problems.branin`) as a function of named parameters."""
+    return float(problems.branin(np.array([x, y]))[0])
 
 
 def _trials(trials) -> str:
