@@ -12,7 +12,8 @@ from .optimize import Objective, Optimizer, StudyExhausted, minimize, objective
 from .proposal import RECIPES, Model, Recipe, get_recipe, register_surrogate
 from .results import (Importance, OptimizeResult, plot_convergence, plot_evaluations,
                       plot_importance, plot_objective)
-from .space import Categorical, Integer, Ordinal, Real, Space
+from .space import (AllOf, AnyOf, Between, Categorical, Condition, Equals, Greater, In, Integer,
+                    Less, NotEquals, Ordinal, Real, Relation, Space)
 from .storage import InMemoryStorage, SQLiteStorage, StorageLocked, StorageUnavailable
 from .study import Study, Trial, TrialFinished
 
@@ -46,7 +47,8 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
 
-__all__ = ["Categorical", "Importance", "Integer", "InMemoryStorage", "Model",
+__all__ = ["AllOf", "AnyOf", "Between", "Categorical", "Condition", "Equals", "Greater", "In",
+           "Less", "NotEquals", "Relation", "Importance", "Integer", "InMemoryStorage", "Model",
            "MondrianSearchCV", "Objective", "OptimizeResult", "Optimizer", "Ordinal", "RECIPES",
            "Real", "Recipe", "SQLAlchemyStorage", "SQLiteStorage", "StorageLocked",
            "StorageUnavailable", "SURROGATES", "Space", "Study", "StudyExhausted", "Trial",

@@ -171,15 +171,23 @@ class Proposer:
             i = int(idx[rng.integers(idx.size)])
             return self.candidates.U[i], i
         known = study.asked.X
+        space = self.space
         for _ in range(RANDOM_TRIES):
-            u = snap(rng.random(len(self.space)), self.space.levels)
+            u = snap(rng.random(len(space)), space.levels)
+            if space.constrained:
+                u = space.canonical(u)[0]
             if self.is_new(study, u, known):
                 return u, None
         return EXHAUSTED
 
     def is_new(self, study: Study, u: np.ndarray, known: np.ndarray) -> bool:
         """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
-        asked point (``known``: their unit-cube rows)."""
+        asked point (``known``: their unit-cube rows); in a conditional space, also whether
+        it is allowed (its canonical form is the one compared)."""
+        if self.space.constrained:
+            u = self.space.canonical(u)[0]
+            if not self.space.allowed(u)[0]:
+                return False
         if self.min_distance > 0 and len(known) and \
                 np.abs(known - u).max(axis=1).min() < self.min_distance:
             return False

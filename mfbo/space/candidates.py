@@ -56,7 +56,12 @@ def make_candidates(space: Space, candidates=None) -> CandidateSet | None:
     most :data:`MAX_ENUMERATED` points, else None."""
     if candidates is None:
         if finite_size(space.levels) <= MAX_ENUMERATED and np.all(space.levels != 0):
-            return CandidateSet(space, enumerate_grid(space.levels))
+            U = enumerate_grid(space.levels)
+            if space.constrained:  # each configuration once, the allowed ones only
+                U = space.canonical(U)
+                U = U[np.sort(np.unique(row_keys(U), return_index=True)[1])]
+                U = U[space.allowed(U)]
+            return CandidateSet(space, U)
         return None
     if hasattr(candidates, "columns"):
         missing = [n for n in space.names if n not in candidates.columns]

@@ -27,9 +27,31 @@ def _finite_number(v, what: str) -> float:
 
 
 class Dimension:
-    """Base class of the kinds of dimension."""
+    """Base class of the kinds of dimension.
+
+    Every kind takes ``when=``: a condition (:mod:`mfbo.space.conditions`, or a dict
+    ``{parent: value}``) under which the dimension is active; elsewhere it is absent from the
+    configuration.  ``None`` (the default): always active.
+    """
 
     levels: int = 0
+    when = None
+
+    def _set_when(self, when) -> None:
+        if when is not None:
+            from .conditions import as_condition
+
+            when = as_condition(when)
+        self.when = when
+
+    def _json(self, data: dict) -> dict:
+        """``data`` with this dimension's condition, if it has one."""
+        if self.when is not None:
+            data["when"] = self.when.to_json()
+        return data
+
+    def _when_repr(self) -> str:
+        return "" if self.when is None else f", when={self.when!r}"
 
     def to_unit(self, values: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -45,11 +67,16 @@ class Dimension:
 
 
 class Real(Dimension):
-    """A real number in ``[low, high]``; ``log=True`` searches ``log(x)`` uniformly (low > 0)."""
+    """A real number in ``[low, high]``; ``log=True`` searches ``log(x)`` uniformly (low > 0).
+
+    ``step``: only the values ``low + k * step`` (an ordered dimension of
+    ``(high - low) / step + 1`` levels; ``step`` must divide the range).
+    """
 
     levels = 0
 
-    def __init__(self, low: float, high: float, log: bool = False):
+    def __init__(self, low: float, high: float, log: bool = False, step: float | None = None,
+                 when=None):
         self.low = _finite_number(low, "low")
         self.high = _finite_number(high, "high")
         if not self.low < self.high:
@@ -60,16 +87,47 @@ class Real(Dimension):
             raise ValueError(f"Real needs a finite width high - low, got low={low}, "
                              f"high={high} (the width overflows).")
         self.log = bool(log)
+        self.step = None
+        if step is not None:
+            step = _finite_number(step, "step")
+            if step <= 0:
+                raise ValueError(f"Real step must be > 0, got step={step}.")
+            if self.log:
+                raise ValueError("Real takes log=True or a step, not both (a log scale has no "
+                                 "even steps).")
+            n = (self.high - self.low) / step
+            if abs(n - round(n)) > 1e-9 * max(1.0, n):
+                raise ValueError(f"Real step={step} does not divide the range high - low = "
+                                 f"{self.high - self.low} (low={self.low}, high={self.high}).")
+            if round(n) + 1 > MAX_LEVELS:
+                raise ValueError(f"Real step={step} makes {round(n) + 1} values, more than "
+                                 f"{MAX_LEVELS}.")
+            self.step = step
+            self.levels = int(round(n)) + 1
+            # decimals the grid's values are rounded to (0.1 * 3 is 0.30000000000000004)
+            self._decimals = max(0, 12 - int(math.floor(math.log10(step))))
+        self._set_when(when)
+
+    def _grid_value(self, i: int) -> float:
+        v = round(self.low + i * self.step, self._decimals)
+        return float(min(max(v, self.low), self.high))
 
     def _t(self, x):
         return np.log(x) if self.log else x
 
     def to_unit(self, values):
+        if self.step is not None:
+            idx = np.round((np.asarray(values, dtype=float) - self.low) / self.step)
+            return (np.clip(idx, 0, self.levels - 1) + 0.5) / self.levels
         v = self._t(np.asarray(values, dtype=float))
         lo, hi = self._t(self.low), self._t(self.high)
         return (v - lo) / (hi - lo)
 
     def from_unit(self, u):
+        if self.step is not None:
+            u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+            idx = np.minimum(np.floor(u * self.levels), self.levels - 1)
+            return [self._grid_value(int(i)) for i in np.atleast_1d(idx)]
         lo, hi = self._t(self.low), self._t(self.high)
         v = lo + np.clip(np.asarray(u, dtype=float), 0.0, 1.0) * (hi - lo)
         v = np.exp(v) if self.log else v
@@ -81,13 +139,23 @@ class Real(Dimension):
         v = float(value)
         if not (self.low <= v <= self.high):
             raise ValueError(f"parameter {name!r} = {v} is outside [{self.low}, {self.high}].")
+        if self.step is not None:
+            k = (v - self.low) / self.step
+            if abs(k - round(k)) > 1e-6:
+                raise ValueError(f"parameter {name!r} = {v} is not one of the values "
+                                 f"{self.low} + k * {self.step}.")
+            v = self._grid_value(int(round(k)))
         return v
 
     def to_json(self):
-        return {"type": "real", "low": self.low, "high": self.high, "log": self.log}
+        data = {"type": "real", "low": self.low, "high": self.high, "log": self.log}
+        if self.step is not None:
+            data["step"] = self.step
+        return self._json(data)
 
     def __repr__(self):
-        return f"Real({self.low}, {self.high}{', log=True' if self.log else ''})"
+        return (f"Real({self.low}, {self.high}{', log=True' if self.log else ''}"
+                f"{'' if self.step is None else f', step={self.step}'}{self._when_repr()})")
 
     def __eq__(self, other):
         return isinstance(other, Real) and self.to_json() == other.to_json()
@@ -119,8 +187,8 @@ class Integer(Dimension):
     range round-trip through it exactly.
     """
 
-    def __init__(self, low: int, high: int, log: bool = False):
-        for v, w in ((low, "low"), (high, "high")):
+    def __init__(self, low: int, high: int, log: bool = False, step: int = 1, when=None):
+        for v, w in ((low, "low"), (high, "high"), (step, "step")):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral):
                 raise TypeError(f"Integer {w} must be an int, got {v!r}.")
         self.low, self.high = int(low), int(high)
@@ -129,15 +197,28 @@ class Integer(Dimension):
         if log and self.low <= 0:
             raise ValueError(f"Integer(log=True) needs low > 0, got low={low}.")
         self.log = bool(log)
-        n_values = self.high - self.low + 1
+        self.step = int(step)
+        if self.step < 1:
+            raise ValueError(f"Integer step must be >= 1, got step={step}.")
+        if self.step > 1:
+            if self.log:
+                raise ValueError("Integer takes log=True or a step > 1, not both (a log scale "
+                                 "has no even steps).")
+            if (self.high - self.low) % self.step:
+                raise ValueError(f"Integer step={self.step} does not divide the range high - "
+                                 f"low = {self.high - self.low} (low={self.low}, "
+                                 f"high={self.high}).")
+        n_values = (self.high - self.low) // self.step + 1
         self.levels = n_values if not self.log and n_values <= MAX_LEVELS else 0
+        self._set_when(when)
 
     def to_unit(self, values):
         # Python ints throughout: the values and bounds need not be floats exactly
         ints = [int(v) for v in np.atleast_1d(np.asarray(values, dtype=object)).tolist()]
         if self.levels:  # the centre (i + 0.5) / k of level i, correctly rounded
-            k = self.levels
-            return np.array([(2 * (v - self.low) + 1) / (2 * k) for v in ints], dtype=float)
+            k, s = self.levels, self.step
+            return np.array([(2 * ((v - self.low) // s) + 1) / (2 * k) for v in ints],
+                            dtype=float)
         if self.log:
             lo, hi = math.log(self.low), math.log(self.high)
             u = (np.log(np.array([float(v) for v in ints], dtype=float)) - lo) / (hi - lo)
@@ -149,14 +230,15 @@ class Integer(Dimension):
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         if self.levels:
             idx = np.minimum(np.floor(u * self.levels), self.levels - 1)
-            return [self.low + int(i) for i in np.atleast_1d(idx)]
+            return [self.low + int(i) * self.step for i in np.atleast_1d(idx)]
         if self.log:
             v = np.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
             # (exp is off by many integers near a high of 2**63: the top is exactly high)
             return [self.high if t == 1.0 else min(max(int(round(x)), self.low), self.high)
                     for t, x in zip(np.atleast_1d(u).tolist(), np.atleast_1d(v))]
-        width = self.high - self.low
-        return [self.low + _nearest_multiple(x, width) for x in np.atleast_1d(u).tolist()]
+        width = (self.high - self.low) // self.step
+        return [self.low + self.step * _nearest_multiple(x, width)
+                for x in np.atleast_1d(u).tolist()]
 
     def validate(self, name, value):
         if isinstance(value, (bool, np.bool_)):
@@ -169,13 +251,20 @@ class Integer(Dimension):
         v = int(value)
         if not (self.low <= v <= self.high):
             raise ValueError(f"parameter {name!r} = {v} is outside [{self.low}, {self.high}].")
+        if (v - self.low) % self.step:
+            raise ValueError(f"parameter {name!r} = {v} is not one of the values {self.low} + "
+                             f"k * {self.step}.")
         return v
 
     def to_json(self):
-        return {"type": "integer", "low": self.low, "high": self.high, "log": self.log}
+        data = {"type": "integer", "low": self.low, "high": self.high, "log": self.log}
+        if self.step != 1:
+            data["step"] = self.step
+        return self._json(data)
 
     def __repr__(self):
-        return f"Integer({self.low}, {self.high}{', log=True' if self.log else ''})"
+        return (f"Integer({self.low}, {self.high}{', log=True' if self.log else ''}"
+                f"{'' if self.step == 1 else f', step={self.step}'}{self._when_repr()})")
 
     def __eq__(self, other):
         return isinstance(other, Integer) and self.to_json() == other.to_json()
@@ -184,7 +273,7 @@ class Integer(Dimension):
 class Categorical(Dimension):
     """One of a finite list of choices (strings, numbers, booleans or None; JSON-storable)."""
 
-    def __init__(self, choices: Sequence):
+    def __init__(self, choices: Sequence, when=None):
         if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence):
             raise TypeError(f"Categorical choices must be a list or tuple, got {choices!r}.")
         choices = list(choices)
@@ -198,6 +287,7 @@ class Categorical(Dimension):
         self.choices = choices
         self.levels = -len(choices)
         self._index = {json_key(c): i for i, c in enumerate(choices)}
+        self._set_when(when)
 
     def to_unit(self, values):
         idx = np.array([self._index[json_key(v)] for v in np.atleast_1d(np.asarray(values, dtype=object))],
@@ -224,10 +314,10 @@ class Categorical(Dimension):
         return self.choices[self._index[key]]
 
     def to_json(self):
-        return {"type": "categorical", "choices": list(self.choices)}
+        return self._json({"type": "categorical", "choices": list(self.choices)})
 
     def __repr__(self):
-        return f"Categorical({self.choices!r})"
+        return f"Categorical({self.choices!r}{self._when_repr()})"
 
     def __eq__(self, other):
         return isinstance(other, Categorical) and self.to_json() == other.to_json()
@@ -241,15 +331,15 @@ class Ordinal(Categorical):
     categorical one jumps to any other choice.  Parameters hold the values themselves.
     """
 
-    def __init__(self, choices: Sequence):
-        super().__init__(choices)
+    def __init__(self, choices: Sequence, when=None):
+        super().__init__(choices, when)
         self.levels = len(self.choices)
 
     def to_json(self):
-        return {"type": "ordinal", "choices": list(self.choices)}
+        return self._json({"type": "ordinal", "choices": list(self.choices)})
 
     def __repr__(self):
-        return f"Ordinal({self.choices!r})"
+        return f"Ordinal({self.choices!r}{self._when_repr()})"
 
 
 def json_key(v):

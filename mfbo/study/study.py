@@ -539,7 +539,8 @@ class Study:
                              f"{len(self.trials)})")
         params = self.space.validate(p["params"])
         unit = np.asarray(p["unit"], dtype=float)
-        if unit.shape != (len(self.space),) or not np.all((unit >= 0) & (unit <= 1)):
+        inside = (unit >= 0) & (unit <= 1) | (unit == self.space.inactive_unit)
+        if unit.shape != (len(self.space),) or not np.all(inside):
             raise ValueError(f"unit point {p['unit']!r} is not a point of the unit cube with "
                              f"{len(self.space)} coordinates")
         # the point of record is the encoding of the params (up to rounding)

@@ -13,6 +13,8 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from acquisitions import row_keys
+
 __all__ = ["Step", "Context", "Point", "EXHAUSTED"]
 
 #: a step's answer: ``(unit point, candidate row or None)``, or :data:`EXHAUSTED`
@@ -70,10 +72,24 @@ class Context:
 
     def score(self):
         """The acquisition as a function of unit points (higher is better), made on first use:
-        with trials pending under the constant liar, on the model told the lies."""
+        with trials pending under the constant liar, on the model told the lies.  In a
+        conditional space a point is scored as its canonical form, and a forbidden point or
+        one already asked scores ``-inf``."""
         if self._score is None:
             model, self.lied = self.proposer.scoring_model(self.study, self.lied)
-            self._score = self.proposer.score_fn(self.study, model, self.rng)
+            score = self.proposer.score_fn(self.study, model, self.rng)
+            space = self.space
+            if space.constrained:
+                raw, asked = score, self.study.asked_keys
+
+                def score(U):
+                    C = space.canonical(U)
+                    out = np.asarray(raw(C), dtype=float).copy()
+                    keys = row_keys(C)
+                    bad = ~space.allowed(C) | np.array([k in asked for k in keys], dtype=bool)
+                    out[bad] = -np.inf
+                    return out
+            self._score = score
         return self._score
 
     def first_new(self, points) -> Point:

@@ -64,6 +64,8 @@ class LocalStep(Step):
         u = None
         levels = ctx.space.levels
         X, y = study.obs.X, study.obs.y
+        if ctx.space.constrained:
+            X, y, levels = same_branch(ctx.space, X, y)
         wider = ordinal_as_continuous(levels)  # integers of five levels or more freed
         has_ordinal = not np.array_equal(wider, levels)
         if self.integers and has_ordinal:
@@ -77,8 +79,19 @@ class LocalStep(Step):
             u = linear_step(X, y, levels)
         if u is None:
             return None
-        u = snap(u, levels)
+        u = snap(u, ctx.space.levels)
         if ctx.is_new(u):
             return u, None
         ctx.converged = True
         return None
+
+
+def same_branch(space, X: np.ndarray, y: np.ndarray):
+    """``(X, y, levels)`` of a local model in a conditional space: the observations whose
+    active dimensions are those of the best one, and the space's levels with its inactive
+    dimensions held fixed (one level), so that the model moves only what is active there."""
+    active = space.active(X)
+    best = int(np.argmin(y))
+    same = (active == active[best]).all(axis=1)
+    levels = np.where(active[best], space.levels, 1)
+    return X[same], y[same], levels
