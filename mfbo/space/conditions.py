@@ -79,9 +79,12 @@ def _check_parent(name, dimensions, what):
 
 
 def _numeric(dim) -> bool:
-    from .dimensions import Integer, Real  # (dimensions imports this module)
+    """Whether ``dim``'s values are ordered numbers: a Real, an Integer, or an Ordinal of
+    numbers."""
+    from .dimensions import Integer, Ordinal, Real  # (dimensions imports this module)
 
-    return isinstance(dim, (Real, Integer))
+    return isinstance(dim, (Real, Integer)) or isinstance(dim, Ordinal) and all(
+        isinstance(c, numbers.Real) and not isinstance(c, bool) for c in dim.choices)
 
 
 def _value(dim, name, value, what):
@@ -203,8 +206,8 @@ class _Compare(_Leaf):
     def checked(self, dimensions, what):
         dim = _check_parent(self.name, dimensions, what)
         if not _numeric(dim):
-            raise TypeError(f"{what}: {type(self).__name__} needs a Real or Integer parent, "
-                            f"but {self.name!r} is {dim!r}.")
+            raise TypeError(f"{what}: {type(self).__name__} needs a numeric parent (Real, "
+                            f"Integer or an Ordinal of numbers), but {self.name!r} is {dim!r}.")
         return type(self)(self.name, _number(self.value, f"{what}: the bound"))
 
     def to_json(self):
@@ -244,8 +247,8 @@ class Between(_Leaf):
     def checked(self, dimensions, what):
         dim = _check_parent(self.name, dimensions, what)
         if not _numeric(dim):
-            raise TypeError(f"{what}: Between needs a Real or Integer parent, but "
-                            f"{self.name!r} is {dim!r}.")
+            raise TypeError(f"{what}: Between needs a numeric parent (Real, Integer or an "
+                            f"Ordinal of numbers), but {self.name!r} is {dim!r}.")
         if self.low is None and self.high is None:
             raise ValueError(f"{what}: Between({self.name!r}) needs a low or a high bound.")
         lo = None if self.low is None else _number(self.low, f"{what}: the low bound")
@@ -307,8 +310,9 @@ class Relation(Condition):
             raise ValueError(f"{what}: Relation({self.left!r}, {self.op!r}, {self.right!r}) "
                              f"compares a dimension with itself.")
         if self.op not in ("==", "!=") and not (_numeric(da) and _numeric(db)):
-            raise TypeError(f"{what}: Relation {self.op!r} needs two Real or Integer "
-                            f"dimensions, got {self.left!r}: {da!r} and {self.right!r}: {db!r}.")
+            raise TypeError(f"{what}: Relation {self.op!r} needs two numeric "
+                            f"dimensions (Real, Integer or Ordinal of numbers), got "
+                            f"{self.left!r}: {da!r} and {self.right!r}: {db!r}.")
         return self
 
     def to_json(self):
