@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-__all__ = ["objective", "start_worker", "kill_in_first_evaluation", "journal_check",
+__all__ = ["objective", "conditional_space", "conditional_objective", "start_worker", "kill_in_first_evaluation", "journal_check",
            "make_storage", "main"]
 
 SPACE = {"x": (-5.0, 10.0), "y": (0.0, 15.0)}
@@ -32,6 +32,27 @@ def objective(x: float, y: float) -> float:
     """Branin's function (minimum 0.397887)."""
     b, c = 5.1 / (4 * math.pi ** 2), 5 / math.pi
     return (y - b * x * x + c * x - 6) ** 2 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x) + 10
+
+
+def conditional_space():
+    """A conditional space for the workers: Branin in ``(x, y)``, or in ``(x, z)`` plus a
+    penalty ``w`` (``z`` and ``w`` active only in that branch), with one forbidden pair."""
+    from mfbo import Integer, Real, Space
+    return Space({"branch": ["plain", "shifted"], "x": (-5.0, 10.0),
+                  "y": Real(0.0, 15.0, when={"branch": "plain"}),
+                  "z": Real(0.0, 15.0, step=0.5, when={"branch": "shifted"}),
+                  "w": Integer(0, 3, when={"branch": "shifted"})},
+                 forbidden=[{"branch": "shifted", "w": 3}])
+
+
+def conditional_objective(branch: str, x: float, y: float | None = None,
+                          z: float | None = None, w: int | None = None) -> float:
+    """:func:`objective` of the branch's parameters, refusing any other parameter set."""
+    if branch == "plain" and y is not None and z is None and w is None:
+        return objective(x, y)
+    if branch == "shifted" and y is None and z is not None and w in (0, 1, 2):
+        return objective(x, z) + 0.5 * w + 1.0
+    raise ValueError(f"parameters of another branch: {branch, x, y, z, w}")
 
 
 def make_storage(url: str, heartbeat_interval: float | None = None,
@@ -49,12 +70,15 @@ def _say(**record) -> None:
 
 def run_worker(url: str, study: str, target: int, sleep: float, seed: int,
                surrogate: str = "mondrian", heartbeat_interval: float | None = None,
-               grace_period: float | None = None, slow_first: float = 0.0) -> None:
+               grace_period: float | None = None, slow_first: float = 0.0,
+               conditional: bool = False) -> None:
     """Ask, evaluate (``sleep`` seconds each; ``slow_first`` for the first one) and tell until
-    ``study`` holds ``target`` finished trials."""
+    ``study`` holds ``target`` finished trials (in :func:`conditional_space` if
+    ``conditional``)."""
     from mfbo import Optimizer
     storage = make_storage(url, heartbeat_interval, grace_period)
-    opt = Optimizer(SPACE, surrogate=surrogate, storage=storage, study_name=study,
+    space, f = (conditional_space(), conditional_objective) if conditional else (SPACE, objective)
+    opt = Optimizer(space, surrogate=surrogate, storage=storage, study_name=study,
                     random_state=seed)
     _say(event="open", owner=opt.owner)
     first = True
@@ -69,7 +93,7 @@ def run_worker(url: str, study: str, target: int, sleep: float, seed: int,
         _say(event="ask", trial=trial.id)
         time.sleep(slow_first if first and slow_first else sleep)
         first = False
-        told = opt.tell(trial, objective(**trial.params))
+        told = opt.tell(trial, f(**trial.params))
         _say(event="tell", trial=told.id)
     waits = getattr(opt.storage, "lock_waits", None)
     _say(event="done", lock_waits=waits)
@@ -79,7 +103,7 @@ def run_worker(url: str, study: str, target: int, sleep: float, seed: int,
 def start_worker(url: str, study: str, target: int, sleep: float, seed: int,
                  surrogate: str = "mondrian", heartbeat_interval: float | None = None,
                  grace_period: float | None = None, slow_first: float = 0.0,
-                 host: str | None = None) -> subprocess.Popen:
+                 host: str | None = None, conditional: bool = False) -> subprocess.Popen:
     """A worker process (its stdout a pipe of JSON lines).  ``host`` sets the host name it
     records in its owner token (``MFBO_HOST``): other workers then know it only by its
     heartbeat, as one on another machine."""
@@ -90,6 +114,8 @@ def start_worker(url: str, study: str, target: int, sleep: float, seed: int,
         cmd += ["--heartbeat-interval", str(heartbeat_interval)]
     if grace_period is not None:
         cmd += ["--grace-period", str(grace_period)]
+    if conditional:
+        cmd += ["--conditional"]
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
     if host is not None:
         env["MFBO_HOST"] = host
@@ -145,9 +171,11 @@ def main(argv=None) -> None:
     p.add_argument("--surrogate", default="mondrian")
     p.add_argument("--heartbeat-interval", type=float, default=None)
     p.add_argument("--grace-period", type=float, default=None)
+    p.add_argument("--conditional", action="store_true",
+                   help="the conditional space (conditional_space) instead of Branin's")
     a = p.parse_args(argv)
     run_worker(a.storage, a.study, a.target, a.sleep, a.seed, a.surrogate,
-               a.heartbeat_interval, a.grace_period, a.slow_first)
+               a.heartbeat_interval, a.grace_period, a.slow_first, a.conditional)
 
 
 if __name__ == "__main__":

@@ -247,6 +247,20 @@ def test_four_workers_share_one_study(url):
     assert sorted(asked) == list(range(24))  # no trial handed to two workers
 
 
+def test_conditional_workers_share_one_study(url):
+    from benchmarks.harness.shared_workers import conditional_objective, conditional_space
+    procs = [start_worker(url, "cond", 14, 0.0, seed, surrogate="mondrian", conditional=True)
+             for seed in range(2)]
+    _finish(procs)
+    check = journal_check(_storage(url), "cond")
+    assert check["finished"] == 14 and check["pending"] == 0 and check["asked_twice"] == 0
+    opt = Optimizer(conditional_space(), storage=_storage(url), study_name="cond")
+    for t in opt.trials:  # active parameters only, allowed, told their branch's value
+        assert conditional_space().validate(t.params) == t.params
+        assert t.value == pytest.approx(conditional_objective(**t.params))
+    assert {t.params["branch"] for t in opt.trials} == {"plain", "shifted"}
+
+
 def test_a_worker_killed_mid_evaluation_on_another_host(url):
     grace = 2.0
     # random proposals: no compilation holding the interpreter (and the heartbeat thread) for
