@@ -41,7 +41,8 @@ class Codec:
     and ``IntDistribution`` with ``step > 1``, the :class:`~mfbo.Integer` index ``k`` of the
     value ``low + k * step``; ``IntDistribution`` with step 1 an :class:`~mfbo.Integer` (``log``
     kept); ``CategoricalDistribution`` a :class:`~mfbo.Categorical` of the choices' indices.
-    The distribution must not be single-valued (optuna never samples those).
+    The distribution must not be single-valued (optuna never samples those).  ``when``: the
+    dimension's condition (over the names of the space it goes into), if it has one.
 
     Optuna accepts a relative sample only if its ``_contains`` does, which tests the value in
     floats: the integers beyond 2**53 that are not floats, and the values of a grid finer
@@ -51,20 +52,20 @@ class Codec:
     either way); any ordinary range's values all pass as they are.
     """
 
-    def __init__(self, distribution: BaseDistribution):
+    def __init__(self, distribution: BaseDistribution, when=None):
         d = distribution
         self.distribution = d
         if isinstance(d, FloatDistribution):
             self.kind = "real" if d.step is None else "grid"
-            self.dimension: Dimension = Real(d.low, d.high, log=d.log) if d.step is None \
-                else Integer(0, _grid_size(d))
+            self.dimension: Dimension = Real(d.low, d.high, log=d.log, when=when) \
+                if d.step is None else Integer(0, _grid_size(d), when=when)
         elif isinstance(d, IntDistribution):
             self.kind = "int" if d.step == 1 else "grid"
-            self.dimension = Integer(d.low, d.high, log=d.log) if d.step == 1 \
-                else Integer(0, (d.high - d.low) // d.step)
+            self.dimension = Integer(d.low, d.high, log=d.log, when=when) if d.step == 1 \
+                else Integer(0, (d.high - d.low) // d.step, when=when)
         elif isinstance(d, CategoricalDistribution):
             self.kind = "choice"
-            self.dimension = Categorical(list(range(len(d.choices))))
+            self.dimension = Categorical(list(range(len(d.choices))), when=when)
         else:
             raise TypeError(f"distribution must be an optuna Float-, Int- or "
                             f"CategoricalDistribution, got {type(d).__name__}.")

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
-from optuna.search_space import IntersectionSearchSpace
 from optuna.trial import FrozenTrial, TrialState
 
 from ..._core.arguments import check_int
@@ -18,6 +17,7 @@ from ...optimize.optimizer import Optimizer, StudyExhausted
 from ...space import Real, Space
 from .distributions import Codec
 from .outcomes import loss_sign, outcome, times
+from .structure import ConditionalSearchSpace, Structure, renamed
 
 __all__ = ["MondrianSampler"]
 
@@ -63,19 +63,26 @@ def _proposed_params(trial: FrozenTrial) -> dict:
 class _Mirror:
     """The trials of one optuna study over one relative search space, as an mfbo study.
 
-    Every optuna trial whose relative parameters are all known is one mfbo trial, keyed by the
-    optuna trial number: pending while it runs (so the constant liar of the optimizer accounts
-    for it), told exactly once when it finishes.  The mfbo study lives in memory, private to
-    this sampler; the optuna storage is the record that processes share.
+    Every optuna trial whose relative parameters are known (those active under the conditions
+    of the :class:`~.structure.Structure`, and no others) is one mfbo trial, keyed by the optuna
+    trial number: pending while it runs (so the constant liar of the optimizer accounts for
+    it), told exactly once when it finishes.  The mfbo study lives in memory, private to this
+    sampler; the optuna storage is the record that processes share.
     """
 
-    def __init__(self, search_space: dict, seed: int, n_initial: int | None, surrogate,
+    def __init__(self, structure: Structure, seed: int, n_initial: int | None, surrogate,
                  options: dict):
-        self.codecs = {name: Codec(d) for name, d in search_space.items()}
+        names = structure.ordered()
         # the names of the mfbo space are positional: optuna's may be any string
-        self.keys = [f"p{i}" for i in range(len(self.codecs))]
-        space = Space({k: c.dimension for k, c in zip(self.keys, self.codecs.values())})
-        self.optimizer = Optimizer(space, surrogate=surrogate, random_state=seed,
+        self.keys = [f"p{i}" for i in range(len(names))]
+        key_of = dict(zip(names, self.keys))
+        self.codecs = {}
+        for name in names:
+            when = structure.conditions[name]
+            self.codecs[name] = Codec(structure.distributions[name],
+                                      None if when is None else renamed(when, key_of))
+        self.space = Space({k: c.dimension for k, c in zip(self.keys, self.codecs.values())})
+        self.optimizer = Optimizer(self.space, surrogate=surrogate, random_state=seed,
                                    n_initial=n_initial, **options)
         #: optuna trial number -> mfbo trial id (pending or finished)
         self.ids: dict[int, int] = {}
@@ -86,11 +93,21 @@ class _Mirror:
         #: O(all trials)
         self.settled = 0
 
+    def _active(self) -> list:
+        """``(key, name, codec, condition)`` of each relative parameter, in the space's order."""
+        return [(key, name, codec, self.space.dimensions[key].when)
+                for key, (name, codec) in zip(self.keys, self.codecs.items())]
+
     def encode(self, params: dict, distributions: dict) -> dict | None:
         """The mfbo parameters of an optuna trial's, or None unless every relative parameter
-        is there, from the same distribution, with a valid value."""
+        active under the conditions is there, from the same distribution, with a valid value,
+        and no inactive one is."""
         out = {}
-        for key, (name, codec) in zip(self.keys, self.codecs.items()):
+        for key, name, codec, when in self._active():
+            if when is not None and not when.holds(out):
+                if name in params:
+                    return None
+                continue
             if name not in params:
                 return None
             given = distributions.get(name)
@@ -103,13 +120,19 @@ class _Mirror:
         return out
 
     def decode(self, params: dict) -> dict:
+        """The optuna parameters of mfbo parameters (the active ones)."""
         return {name: codec.decode(params[key])
-                for key, (name, codec) in zip(self.keys, self.codecs.items())}
+                for key, (name, codec) in zip(self.keys, self.codecs.items()) if key in params}
 
-    def sync(self, trials: list[FrozenTrial], current: int, sign: float) -> None:
+    def sync(self, trials: list[FrozenTrial], current: int, sign: float) -> bool:
         """Tell the optimizer what it has not seen of ``trials`` (all but trial ``current``, in
         the order of their numbers, as optuna's storages return them and its
-        ``IntersectionSearchSpace`` assumes): finished trials once, running ones as pending."""
+        ``IntersectionSearchSpace`` assumes): finished trials once, running ones as pending.
+
+        False, and nothing more is told, when a trial proposed as a pending one finished
+        having run with other relative parameters (its objective took another branch than the
+        proposal, or enqueued or independently drawn values replaced proposed ones): the
+        pending trial cannot be told, the mirror must be built again."""
         opt = self.optimizer
         fresh = []
         for t in reversed(trials):  # the trials not settled yet are at the end of the list
@@ -128,16 +151,21 @@ class _Mirror:
                 continue
             loss, error = outcome(t, sign)
             value = {"loss": loss, "optuna_number": n}
+            params = self.encode(t.params, t.distributions)
             if n in self.ids:
+                # (a trial not expressible here, e.g. one that failed half-way, is told as
+                # proposed)
+                proposed = self.decode(opt.study.trials[self.ids[n]].params)
+                if params is not None and params != self.encode(proposed, {}):
+                    return False
                 opt.tell(self.ids[n], value, error=error, **times(t))
-            else:
-                params = self.encode(t.params, t.distributions)
-                if params is not None:
-                    self.ids[n] = opt.tell(params, value, error=error, **times(t)).id
+            elif params is not None:
+                self.ids[n] = opt.tell(params, value, error=error, **times(t)).id
             self.done.add(n)
         while self.settled in self.done:
             self.done.discard(self.settled)
             self.settled += 1
+        return True
 
     def _pending(self, params: dict) -> int:
         """Record a configuration evaluated elsewhere as a pending trial; its id."""
@@ -170,22 +198,49 @@ class _Mirror:
                     proposal, _ = opt.proposer.propose(opt.study)
                     if proposal is None:
                         return {}
-                    tid = self._pending({**proposal[0], **fixed})
+                    params = self._merged(proposal[0], fixed)
+                    if params is None:
+                        # the enqueued values choose a branch the proposal has no values for:
+                        # the objective draws those independently, and the trial is told as
+                        # it ran when it finishes
+                        return self.decode({**proposal[0], **fixed})
+                    tid = self._pending(params)
         except StudyExhausted:
             return {}
         self.ids[trial.number] = tid
         return self.decode(opt.study.trials[tid].params)
+
+    def _merged(self, proposal: dict, fixed: dict) -> dict | None:
+        """The configuration of ``fixed`` values, and the proposal's for the others, with the
+        parameters inactive under it left out; None if an active one has no value."""
+        out = {}
+        for key, _, _, when in self._active():
+            if when is None or when.holds(out):
+                value = fixed.get(key, proposal.get(key))
+                if value is None:
+                    return None
+                out[key] = value
+        return out
 
 
 class MondrianSampler(BaseSampler):
     """An optuna sampler proposing with mfbo's Bayesian optimisation (an online Mondrian forest
     by default).
 
-    The parameters every complete trial has, with the same distribution (optuna's intersection
-    search space), are sampled jointly by an :class:`mfbo.Optimizer`; the others (parameters
-    of conditional branches, or whose range changes) by ``independent_sampler``, as optuna's
-    own relative samplers do.  The first trial has no search space yet and is always sampled
-    independently.
+    Define-by-run objectives are searched as a conditional space.  Every parameter the
+    complete trials have shown, with one distribution throughout, is sampled jointly by an
+    :class:`mfbo.Optimizer`: one present in every complete trial is always active; one that
+    some lack is active under a condition inferred from the history
+    (:mod:`~mfbo.integrations.optuna.structure`): the earliest categorical parameter whose
+    values explain exactly which trials hold it (``In(model, ["svm"])``), else an integer one
+    (``Greater(n_layers, 2)``), else a pair of categorical ones.  The optimizer's space is an
+    mfbo conditional space (an inactive parameter at ``Space.inactive_unit``), so one forest
+    learns from every branch.  A proposal gives values for the parameters active on its branch;
+    the objective asks for them in its own order.  A parameter that is new (the first trial's
+    are all new), whose distribution changes, or whose presence nothing explains, is sampled
+    by ``independent_sampler``, as is a parameter the objective asks for although the proposal
+    made it inactive (its branch disagrees with the inferred conditions); the trial is then
+    told with the parameters it ran with, and the conditions are inferred again.
 
     How the study reaches the optimizer.  The sampler keeps a private mfbo study mirroring the
     optuna study: at every relative sample it reads the study's trials and tells the optimizer
@@ -204,9 +259,11 @@ class MondrianSampler(BaseSampler):
       default).  The sampler stores each proposal in the trial's system attributes (as
       optuna's GPSampler does), so other processes see a running trial's whole configuration.
     - Parameters enqueued with a trial (``study.enqueue_trial``) replace the proposal's.
-    - When the relative search space changes (a parameter appears, disappears or changes its
-      range), the optimizer is rebuilt once from all trials of the study, as it is after
-      :meth:`reseed_rng` and after unpickling the sampler.
+    - When the relative search space or its conditions change (a parameter appears, changes
+      its range, or is present where its condition does not hold), the optimizer is rebuilt
+      once from all trials of the study, as it is after :meth:`reseed_rng`, after unpickling
+      the sampler, and when a trial proposed by it finished with other relative parameters
+      than proposed (so every trial is told as it ran).
 
     A float or int distribution with a ``step`` is searched as the index of its grid, a
     categorical one as the index of its choice, so every proposed value is a valid value of
@@ -227,8 +284,9 @@ class MondrianSampler(BaseSampler):
         Samples the parameters outside the relative search space.  None:
         ``optuna.samplers.RandomSampler(seed=seed)``.
     warn_independent_sampling : bool, default=True
-        Log a warning (once per parameter name) when a parameter is sampled independently
-        although the optimizer proposes the others.
+        Log a warning (once per parameter name) when a parameter that complete trials have
+        shown is sampled independently because its distribution changed or nothing explains
+        where it is present (not for a parameter no complete trial has shown yet).
     **optimizer_options
         Further arguments of :class:`mfbo.Optimizer`: ``acquisition``, ``kappa``,
         ``batch_strategy``, ``liar``, ``on_failure``, ``surrogate_options``, ...
@@ -260,17 +318,17 @@ class MondrianSampler(BaseSampler):
         self._warn_independent_sampling = bool(warn_independent_sampling)
         self._lock = threading.RLock()
         self._study_key = None
-        self._search_space = IntersectionSearchSpace()
+        self._search_space = ConditionalSearchSpace()
         self._mirror: _Mirror | None = None
-        self._mirror_space: dict | None = None
+        self._mirror_structure: Structure | None = None
         self._warned: set[str] = set()
 
     # pickling (e.g. to resume a study) keeps the settings; the optimizer is rebuilt from the
     # study's trials at the next relative sample
     def __getstate__(self):
         state = self.__dict__.copy()
-        state.update(_lock=None, _mirror=None, _mirror_space=None, _study_key=None,
-                     _search_space=IntersectionSearchSpace())
+        state.update(_lock=None, _mirror=None, _mirror_structure=None, _study_key=None,
+                     _search_space=ConditionalSearchSpace())
         return state
 
     def __setstate__(self, state):
@@ -289,8 +347,9 @@ class MondrianSampler(BaseSampler):
         key = (id(study._storage), study._study_id)
         if key != self._study_key:
             self._study_key = key
-            self._search_space = IntersectionSearchSpace()
+            self._search_space = ConditionalSearchSpace()
             self._mirror = None
+            self._warned = set()
 
     def infer_relative_search_space(self, study, trial: FrozenTrial
                                     ) -> dict[str, BaseDistribution]:
@@ -299,8 +358,9 @@ class MondrianSampler(BaseSampler):
             self._same_study(study)
             # one read of the storage per trial, shared with sample_relative (as optuna's own
             # samplers do)
-            space = self._search_space.calculate(study, use_cache=True)
-        return {name: d for name, d in space.items() if not d.single()}
+            structure = self._search_space.calculate(
+                study._get_trials(deepcopy=False, use_cache=True))
+        return dict(sorted(structure.distributions.items()))
 
     def sample_relative(self, study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
@@ -311,15 +371,22 @@ class MondrianSampler(BaseSampler):
             return {}
         with self._lock:
             self._same_study(study)
-            if self._mirror is None or self._mirror_space != search_space:
-                self._mirror = _Mirror(search_space, self._seed, self._n_initial,
-                                       self._surrogate, self._options)
-                self._mirror_space = search_space
-                self._warned = set()
-            mirror = self._mirror
+            # the conditions inferred when the search space was (optuna may hand over less of
+            # it, e.g. without parameters a PartialFixedSampler fixes)
+            structure = self._search_space.structure.restricted(search_space)
             # every trial, unfiltered: sync looks only at the unsettled ones at the end
-            mirror.sync(study._get_trials(deepcopy=False, use_cache=True), trial.number, sign)
-            params = mirror.propose(trial)
+            trials = study._get_trials(deepcopy=False, use_cache=True)
+            for _ in range(2):
+                if self._mirror is None or self._mirror_structure != structure:
+                    self._mirror = _Mirror(structure, self._seed, self._n_initial,
+                                           self._surrogate, self._options)
+                    self._mirror_structure = structure
+                if self._mirror.sync(trials, trial.number, sign):
+                    break
+                # a trial ran with other parameters than proposed: built again, the optimizer
+                # is told every trial as it ran
+                self._mirror = None
+            params = self._mirror.propose(trial)
         if params:
             text = json.dumps(params)
             for i in range(0, len(text), _CHUNK):
@@ -334,13 +401,14 @@ class MondrianSampler(BaseSampler):
         mirror = self._mirror
         if self._warn_independent_sampling and mirror is not None \
                 and param_name not in mirror.codecs and param_name not in self._warned:
-            self._warned.add(param_name)
-            _logger.warning(
-                f"The parameter {param_name!r} in trial {trial.number} is sampled by "
-                f"{type(self._independent_sampler).__name__}, not by MondrianSampler, because "
-                f"it is not in every complete trial with the same distribution (a conditional "
-                f"parameter or a changing range).  Pass warn_independent_sampling=False to "
-                f"MondrianSampler if this is intended.")
+            why = self._search_space.why_independent(param_name, param_distribution)
+            if why is not None:
+                self._warned.add(param_name)
+                _logger.warning(
+                    f"The parameter {param_name!r} in trial {trial.number} is sampled by "
+                    f"{type(self._independent_sampler).__name__}, not by MondrianSampler: "
+                    f"{why}.  Pass warn_independent_sampling=False to MondrianSampler if this "
+                    f"is intended.")
         return self._independent_sampler.sample_independent(study, trial, param_name,
                                                             param_distribution)
 

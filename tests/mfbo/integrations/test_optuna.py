@@ -309,8 +309,8 @@ def test_dynamic_range_objective(second_low, second_high, monkeypatch):
     builds = []
     init = sampler_module._Mirror.__init__
     monkeypatch.setattr(sampler_module._Mirror, "__init__",
-                        lambda self, space, *a: (builds.append(sorted(space)),
-                                                 init(self, space, *a))[1])
+                        lambda self, structure, *a: (builds.append(sorted(
+                            structure.distributions)), init(self, structure, *a))[1])
 
     def objective(trial, low, high):
         return trial.suggest_float("x", low, high) + trial.suggest_int("y", low, high)
