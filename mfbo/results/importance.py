@@ -31,6 +31,32 @@ data box (Lakshminarayanan, Roy & Teh, 2016, Section 3.3), a weight that changes
 inside a cell.  The leaf-box algorithm would decompose a different, piecewise-constant surface,
 so the forest's own mean is decomposed here instead (for any surrogate).  This is the variance
 of the forest's mean prediction; Hutter et al. average the fractions of the single trees.
+
+Conditional spaces
+    A dimension with a condition has no value, hence no effect, where it is inactive, and
+    the coordinates are no longer independent (a parent decides whether a child is active;
+    forbidden conditions exclude combinations), so effects are measured where they exist.
+    With ``A_S`` the configurations (of the search measure, :mod:`mfbo.results.surface`)
+    where every dimension of ``S`` is active, ``p_S`` their share, and
+    ``m_S(u_S) = E[f | A_S, u_S]`` the mean of the surface over them at ``u_S`` (the partial
+    dependence of :mod:`mfbo.results.dependence`), the importance of dimension ``i`` is
+    ``p_i Var(m_i | A_i) / V``: the share of the whole variance ``V`` that ``i`` explains
+    inside its branch, which holds the share ``p_i Var(f | A_i) / V`` of ``V`` (law of total
+    variance).  That of a pair is ``p_ij (Var(m_ij) - Var(m_i) - Var(m_j)) / V``, the three
+    variances taken in ``A_ij`` (zero for a pair never active together).  A dimension
+    without condition has ``p = 1`` and the fractions above; ``Importance.active`` holds
+    ``p_i``.  So a child is not diluted by the branches where it does not exist, and
+    fractions stay comparable: for a surface with one term per dimension, counted where
+    the dimension is active (``c + sum_i [i active] f_i(u_i)``), in a space whose
+    conditions each test one parent's value and without forbidden conditions, the main
+    effects sum to one.  ``"exact"`` computes these on the enumerated space.  ``"sobol"``
+    cannot use the pick-freeze estimators (they need independent coordinates): it
+    estimates ``V`` and ``p_i`` from ``n_samples`` scrambled-Sobol points of the search
+    measure and each ``m_S`` on a grid (every value of a discrete dimension with at most
+    :data:`GRID` of them, else :data:`GRID` midpoints of equal cells), averaging over the
+    first ``n_samples / GRID`` of those points, the same ones at every grid value; each
+    grid value weighs as many of them as qualify there.  About ``n_samples`` evaluations
+    per dimension, ``GRID`` times as many per pair.
 """
 
 from __future__ import annotations
@@ -45,13 +71,16 @@ from surrogates._core.scaling import target_exponent, unscale
 
 from .._core.arguments import check_int
 from ..space import Space
-from .surface import MeanFunction, evaluate, search_sample
+from .dependence import grid_means
+from .surface import MeanFunction, condition_status, evaluate, search_sample, to_search_points
 
-__all__ = ["Importance", "functional_anova", "MAX_EXACT", "METHODS"]
+__all__ = ["Importance", "functional_anova", "MAX_EXACT", "METHODS", "GRID"]
 
 #: ``method="auto"`` enumerates finite spaces with at most this many points
 MAX_EXACT = 1 << 17
 METHODS = ("auto", "exact", "sobol")
+#: grid points per dimension of the ``"sobol"`` estimate in a conditional space
+GRID = 16
 
 
 @dataclass(frozen=True)
@@ -71,6 +100,10 @@ class Importance:
     method : {"exact", "sobol"}
     n_evaluations : int
         Points at which the surface was evaluated.
+    active : dict
+        ``name -> p_i``, the share of the search measure where the dimension is active: 1.0
+        for a dimension without condition (see "Conditional spaces" in the module
+        docstring).
     """
 
     main: dict
@@ -78,6 +111,7 @@ class Importance:
     variance: float = 0.0
     method: str = "exact"
     n_evaluations: int = 0
+    active: dict = field(default_factory=dict)
 
     def ranked(self, pairs: bool = False) -> list:
         """``(name, fraction)`` from the largest fraction down (pairs too with ``pairs``)."""
@@ -102,7 +136,9 @@ def functional_anova(f: MeanFunction, space: Space, pairs: bool = False, method:
     n_samples : int, default=4096
         Rows of each of the Sobol estimator's two matrices (unused by ``"exact"``); the
         standard error falls like ``1 / n_samples`` for smooth surfaces, like
-        ``1 / sqrt(n_samples)`` at worst.
+        ``1 / sqrt(n_samples)`` at worst.  In a conditional space: the points ``V`` and the
+        shares ``p_i`` are estimated from, ``n_samples / GRID`` of them averaged over at each
+        grid point (see the module docstring).
     random_state : int, Generator or None, default=0
         Seeds the Sobol scrambling.
     """
@@ -119,38 +155,142 @@ def functional_anova(f: MeanFunction, space: Space, pairs: bool = False, method:
             raise ValueError(f"method='exact' needs a finite space of at most {MAX_EXACT} "
                              f"points; this one has {what}.  Use method='sobol'.")
         return _exact(f, space, pairs)
-    return _sobol(f, space, pairs, n_samples, np.random.default_rng(random_state))
+    rng = np.random.default_rng(random_state)
+    if space.constrained:
+        return _conditional(f, space, pairs, n_samples, rng)
+    return _sobol(f, space, pairs, n_samples, rng)
 
 
-def _fractions(space, V, main, pair, method, n_eval, k=0) -> Importance:
-    """The decomposition from the variances of a surface divided by ``2^k``."""
+def _fractions(space, V, main, pair, method, n_eval, k=0, active=None) -> Importance:
+    """The decomposition from the variances of a surface divided by ``2^k`` (``main`` and
+    ``pair`` already weighted by the shares ``active`` of their dimensions)."""
     scale = 1.0 / V if V > 0 else 0.0
+    active = np.ones(len(space)) if active is None else active
     return Importance(main={n: float(v * scale) for n, v in zip(space.names, main)},
                       pairs={(space.names[i], space.names[j]): float(v * scale)
                              for (i, j), v in pair.items()},
                       variance=float(unscale(float(V), 2 * k)), method=method,
-                      n_evaluations=int(n_eval))
+                      n_evaluations=int(n_eval),
+                      active={n: float(p) for n, p in zip(space.names, active)})
+
+
+def _closed(F: np.ndarray, W: np.ndarray, keep: tuple) -> tuple[float, float]:
+    """``(Var(m), weight)``: the variance, under the weights ``W`` (an array the shape of
+    ``F``, zero where a cell does not count), of ``m``, the weighted mean of ``F`` over every
+    axis but ``keep`` as a function of those; and the total weight (variance 0 when it is
+    zero)."""
+    other = tuple(a for a in range(F.ndim) if a not in keep)
+    w = W.sum(axis=other)
+    s = np.where(W > 0, F * W, 0.0).sum(axis=other)
+    total = float(w.sum())
+    if total <= 0:
+        return 0.0, 0.0
+    m = np.divide(s, w, out=np.zeros_like(s), where=w > 0)
+    return float(np.sum(w * (m - s.sum() / total) ** 2) / total), total
+
+
+def _effects(F, W, act, pairs, varying) -> tuple[np.ndarray, dict]:
+    """Main effects and pair interactions of the table ``F`` whose axes are the space's
+    dimensions, under the weights ``W`` (the allowed cells), each weighted by its share
+    (``act[d]``: the cells where dimension ``d`` is active; see the module docstring)."""
+    D = len(varying)
+    total = W.sum()
+    main = np.zeros(D)
+    for d in np.flatnonzero(varying):
+        v, w = _closed(F, W & act[d], (d,))
+        main[d] = v * w / total
+    pair = {}
+    if pairs:
+        for i, j in combinations(range(D), 2):
+            pair[(i, j)] = 0.0
+            if varying[i] and varying[j]:
+                Wij = W & act[i] & act[j]
+                v, w = _closed(F, Wij, (i, j))
+                pair[(i, j)] = (v - _closed(F, Wij, (i,))[0] - _closed(F, Wij, (j,))[0]) \
+                    * w / total
+    return main, pair
 
 
 def _exact(f, space, pairs) -> Importance:
     shape = tuple(abs(int(k)) for k in space.levels)
-    F = evaluate(f, enumerate_grid(space.levels)).reshape(shape)
+    U = enumerate_grid(space.levels)
+    active, allowed = condition_status(space, U)
+    U[~active] = space.inactive_unit
+    # each distinct configuration once (a conditional space has many points per one)
+    distinct, inverse = np.unique(U[allowed], axis=0, return_inverse=True)
+    F = np.zeros(U.shape[0])
+    F[allowed] = evaluate(f, distinct)[inverse.reshape(-1)]
     # a surface too large to square is decomposed divided by 2^k (exactly): the fractions are
     # the same, its variance V 4^k
     k = target_exponent(F)
     if k:
         F = np.ldexp(F, -k)
-    D = len(shape)
-    mu = F.mean()
-    marg = [F.mean(axis=tuple(a for a in range(D) if a != i)) - mu for i in range(D)]
-    main = [float(np.mean(m * m)) for m in marg]
-    pair = {}
+    F, W = F.reshape(shape), allowed.reshape(shape)
+    act = [(active[:, d] & allowed).reshape(shape) for d in range(len(shape))]
+    main, pair = _effects(F, W, act, pairs, np.array(shape) != 1)
+    shares = [a.sum() / W.sum() for a in act]
+    V, _ = _closed(F, W, tuple(range(len(shape))))
+    return _fractions(space, V, main, pair, "exact", distinct.shape[0], k, shares)
+
+
+def _quadrature(space, d: int) -> np.ndarray:
+    """The unit coordinates of dimension ``d`` its conditional means are taken at: every
+    value of a discrete dimension with at most :data:`GRID` of them, else the centres of
+    :data:`GRID` equal cells (moved to values the dimension can hold); equally weighted."""
+    k = abs(int(space.levels[d]))
+    if 0 < k <= GRID:
+        return (np.arange(k) + 0.5) / k
+    Z = np.full((GRID, len(space)), 0.5)
+    Z[:, d] = (np.arange(GRID) + 0.5) / GRID
+    return to_search_points(space, Z)[:, d]
+
+
+def _conditional(f, space, pairs, n, rng) -> Importance:
+    """The ``"sobol"`` estimate in a conditional space (see the module docstring)."""
+    D = len(space)
+    sample = search_sample(space, n, rng)
+    active, allowed = condition_status(space, sample)
+    if not allowed.any():
+        raise ValueError(f"none of n_samples={n} points of the space is allowed; raise "
+                         f"n_samples.")
+    U = sample[allowed]
+    U[~active[allowed]] = space.inactive_unit
+    fU = evaluate(f, U)
+    shares = active[allowed].mean(axis=0)
+    background = sample[:max(1, n // GRID)]
+    varying = space.levels != 1
+    effects = [(d,) for d in np.flatnonzero(varying)]
     if pairs:
-        for i, j in combinations(range(D), 2):
-            m = F.mean(axis=tuple(a for a in range(D) if a not in (i, j))) - mu
-            m = m - marg[i][:, None] - marg[j][None, :]
-            pair[(i, j)] = float(np.mean(m * m))
-    return _fractions(space, float(F.var()), main, pair, "exact", F.size, k)
+        effects += [(i, j) for i, j in combinations(range(D), 2) if varying[i] and varying[j]]
+    tables, weights = {}, {}
+    n_eval = U.shape[0]
+    for S in effects:
+        axes = [_quadrature(space, d) for d in S]
+        mesh = np.meshgrid(*axes, indexing="ij")
+        means, counts = grid_means(f, space, list(S), np.stack([m.ravel() for m in mesh], 1),
+                                   background)
+        tables[S] = np.where(counts > 0, means, 0.0).reshape(mesh[0].shape)
+        weights[S] = counts.reshape(mesh[0].shape).astype(float)
+        n_eval += int(counts.sum())
+    # divided by 2^k (exactly) where squares would overflow, as in _exact
+    k = max([target_exponent(fU), *(target_exponent(t) for t in tables.values())])
+    if k:
+        fU = np.ldexp(fU, -k)
+        tables = {S: np.ldexp(t, -k) for S, t in tables.items()}
+    main, pair = np.zeros(D), {}
+    for S, t in tables.items():
+        w = weights[S]
+        v, _ = _closed(t, w, tuple(range(len(S))))
+        if len(S) == 1:
+            main[S[0]] = shares[S[0]] * v
+        else:
+            vi, _ = _closed(t, w, (0,))
+            vj, _ = _closed(t, w, (1,))
+            both = (active[allowed][:, S[0]] & active[allowed][:, S[1]]).mean()
+            pair[S] = both * (v - vi - vj)
+    if pairs:
+        pair = {(i, j): pair.get((i, j), 0.0) for i, j in combinations(range(D), 2)}
+    return _fractions(space, float(np.var(fU)), main, pair, "sobol", n_eval, k, shares)
 
 
 def _sobol(f, space, pairs, n, rng) -> Importance:

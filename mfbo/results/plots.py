@@ -6,6 +6,12 @@ the backend is never selected or changed) and saves nothing unless ``path=`` is 
 also writes the figure (format from the extension).  The single-panel figures (convergence,
 importance) draw into the caller's axes with ``ax=``.  Axes are labelled in the space's units:
 log axes for log dimensions, choices and ordinal values as ticks.
+
+In a conditional space a trial is drawn in a parameter's panel only where the parameter is
+active in it (the best one too), the partial dependence of a dimension is that of the
+configurations where it is active (:mod:`mfbo.results.dependence`; left blank where there is
+none) and its importance is measured there (:mod:`mfbo.results.importance`).  A panel with
+nothing to draw says so.
 """
 
 from __future__ import annotations
@@ -140,6 +146,23 @@ def _positions(dim, values) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
+def _trial_positions(dim, name: str, trials) -> np.ndarray:
+    """Where each trial's value of ``name`` sits on an axis, nan where it is inactive (a
+    point matplotlib leaves out)."""
+    return np.array([_positions(dim, [t.params[name]])[0] if name in t.params else np.nan
+                     for t in trials], dtype=float)
+
+
+def _say(ax, text: str, *dims) -> None:
+    """Write why a panel is empty in its middle; its axes (x, then y) span ``dims``' ranges,
+    as they would with points on them (choices are spanned by :func:`_format_axis`)."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=8,
+            color="0.4")
+    for limits, dim in zip((ax.set_xlim, ax.set_ylim), dims):
+        if not isinstance(dim, Categorical):
+            limits(dim.low, dim.high)
+
+
 def _format_axis(ax, which: str, dim) -> None:
     axis = ax.xaxis if which == "x" else ax.yaxis
     if isinstance(dim, Categorical):
@@ -162,7 +185,8 @@ def _is_grid_like(dim, levels) -> bool:
 
 def plot_evaluations(result, path=None, title: str | None = None):
     """Each parameter against the loss of every complete trial: one panel per parameter,
-    colour = evaluation order, the best trial starred.
+    colour = evaluation order, the best trial starred (a trial only where the parameter is
+    active in it).
 
     Returns
     -------
@@ -180,11 +204,13 @@ def plot_evaluations(result, path=None, title: str | None = None):
     e = _display_exponent(losses)
     for ax, n in zip(axes, names):
         dim = space.dimensions[n]
-        xs = _positions(dim, [t.params[n] for t in done])
+        xs = _trial_positions(dim, n, done)
         ax.scatter(xs, _shown(losses, e), c=range(len(done)), cmap="viridis", s=14)
-        if best is not None:
+        if best is not None and n in best.params:
             ax.scatter(_positions(dim, [best.params[n]]), _shown([best.value], e), marker="*",
                        s=120, c="red")
+        if done and np.isnan(xs).all():
+            _say(ax, "inactive in every trial", dim)
         _format_axis(ax, "x", dim)
         ax.set_xlabel(n)
     axes[0].set_ylabel(_label("loss", e))
@@ -202,7 +228,8 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
     rug, the best one dashed red); below it, the 2-D partial dependence on each pair (filled
     contours, or cells for choices and short integer ranges; one colour scale), with the
     evaluated points in black and the best one starred.  The mean is averaged over
-    ``n_samples`` scrambled-Sobol points of the other dimensions (:mod:`mfbo.results.dependence`).
+    ``n_samples`` scrambled-Sobol points of the other dimensions (:mod:`mfbo.results.dependence`);
+    in a conditional space over those where the dimensions are active.
 
     Parameters
     ----------
@@ -258,8 +285,8 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
     levels = [space.levels[space.names.index(n)] for n in names]
     done = [t for t in result.trials if t.state == "complete"]
     best = result.best_trial
-    seen = [_positions(d, [t.params[n] for t in done]) for n, d in zip(names, dims)]
-    top = [None if best is None else _positions(d, [best.params[n]])[0]
+    seen = [_trial_positions(d, n, done) for n, d in zip(names, dims)]
+    top = [None if best is None or n not in best.params else _positions(d, [best.params[n]])[0]
            for n, d in zip(names, dims)]
 
     one = [partial_dependence(f, space, n, n_points, sample=sample) for n in names]
@@ -270,8 +297,9 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
     if e:
         one = [replace(pd, mean=_shown(pd.mean, e)) for pd in one]
         two = {key: replace(pd, mean=_shown(pd.mean, e)) for key, pd in two.items()}
-    lo = min([pd.mean.min() for pd in two.values()], default=0.0)
-    hi = max([pd.mean.max() for pd in two.values()], default=1.0)
+    finite = [pd.mean[np.isfinite(pd.mean)] for pd in two.values()]
+    lo = min([m.min() for m in finite if m.size], default=0.0)
+    hi = max([m.max() for m in finite if m.size], default=1.0)
     norm = Normalize(lo, hi if hi > lo else lo + 1.0)
 
     k = len(names)
@@ -290,8 +318,9 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
                     ax.yaxis.tick_right()
                 ax.set_ylabel(_label("partial dependence", e) if k == 1 else "")
             else:
-                mappable = _pair(ax, dims[j], dims[i], levels[j], levels[i], two[(i, j)],
-                                 seen[j], seen[i], top[j], top[i], norm)
+                m = _pair(ax, dims[j], dims[i], levels[j], levels[i], two[(i, j)], seen[j],
+                          seen[i], top[j], top[i], norm)
+                mappable = mappable if m is None else m
                 _format_axis(ax, "y", dims[i])
                 if j == 0:
                     ax.set_ylabel(names[i])
@@ -305,8 +334,9 @@ def plot_objective(result, model=None, dimensions: Sequence[str] | None = None,
     if mappable is not None:  # in the empty panel at the top right
         cax = axes[0][k - 1].inset_axes([0.55, 0.05, 0.08, 0.9])
         fig.colorbar(mappable, cax=cax, label=_label("partial dependence", e))
+    where = ", where the dimensions are active" if space.constrained else ""
     fig.suptitle(title or f"partial dependence of the mean loss{_label('', e)} ({n_samples} "
-                          f"samples per point)")
+                          f"samples per point{where})")
     return finish(fig, path)
 
 
@@ -322,18 +352,23 @@ def _diagonal(ax, dim, levels, pd, seen, top) -> None:
             transform=ax.get_xaxis_transform())
     if top is not None:
         ax.axvline(top, color="red", ls="--", lw=0.8)
+    if np.isnan(pd.mean).all():
+        _say(ax, "never active", dim)
 
 
 def _pair(ax, dx, dy, lx, ly, pd, sx, sy, tx, ty, norm):
     X, Y = _positions(dx, pd.values[0]), _positions(dy, pd.values[1])
-    Z = pd.mean.T  # rows follow y
-    if _is_grid_like(dx, lx) or _is_grid_like(dy, ly) or len(X) < 2 or len(Y) < 2:
+    Z = np.ma.masked_invalid(pd.mean.T)  # rows follow y; blank where never active
+    m = None
+    if Z.mask.all():
+        _say(ax, "never active together", dx, dy)
+    elif _is_grid_like(dx, lx) or _is_grid_like(dy, ly) or len(X) < 2 or len(Y) < 2:
         m = ax.pcolormesh(X, Y, Z, shading="nearest", cmap="viridis", norm=norm)
     else:
         m = ax.contourf(X, Y, Z, levels=np.linspace(norm.vmin, norm.vmax, 13), cmap="viridis",
                         norm=norm, extend="neither")
     ax.scatter(sx, sy, c="k", s=6, lw=0)
-    if tx is not None:
+    if tx is not None and ty is not None:
         ax.scatter([tx], [ty], marker="*", c="red", s=90, edgecolors="white", linewidths=0.5)
     return m
 
@@ -342,7 +377,8 @@ def plot_importance(result, model=None, pairs: bool = False, method: str = "auto
                     n_samples: int = 4096, random_state=0, max_pairs: int = 10, ax=None,
                     path=None, title: str | None = None):
     """The fraction of the surrogate's variance each dimension explains (functional ANOVA,
-    :mod:`mfbo.results.importance`), as horizontal bars from the largest down.
+    :mod:`mfbo.results.importance`), as horizontal bars from the largest down; a dimension
+    with a condition is measured where it is active, and its bar says how often that is.
 
     Parameters
     ----------
@@ -387,8 +423,10 @@ def plot_importance(result, model=None, pairs: bool = False, method: str = "auto
     fig, ax, owned = target_axes(ax, 5.5, 0.9 + 0.32 * len(labels))
     y = np.arange(len(labels))[::-1]
     ax.barh(y, np.clip(values, 0.0, None), color=colours)
-    for yy, v in zip(y, values):
-        ax.text(max(v, 0.0), yy, f" {100 * v:.1f}%", va="center", fontsize=8)
+    shares = [imp.active.get(n, 1.0) for n, _ in main] + [1.0] * len(inter)
+    for yy, v, p in zip(y, values, shares):
+        where = f" (active in {100 * p:.0f}%)" if p < 1 else ""
+        ax.text(max(v, 0.0), yy, f" {100 * v:.1f}%{where}", va="center", fontsize=8)
     ax.set_yticks(y, labels)
     ax.set_xlim(0.0, max(1e-9, float(np.clip(values, 0, None).max(initial=0.0))) * 1.2)
     ax.set_xlabel("fraction of the variance of the mean prediction")

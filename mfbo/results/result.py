@@ -66,10 +66,12 @@ class OptimizeResult:
         The best value of a complete trial, the smallest or with ``direction="maximize"`` the
         largest (None if none completed).
     best_params : dict or None
+        The best trial's parameters (in a conditional space its active ones only).
     best_trial : Trial or None
     x_iters, func_vals
         scikit-optimize-style views: params dicts and values of the finished trials
-        (``nan`` for failed ones).
+        (``nan`` for failed ones).  In a conditional space a params dict holds the trial's
+        active parameters only; no value is made up for the others.
     """
 
     def __init__(self, space, trials: list, direction: str = "minimize"):
@@ -123,6 +125,10 @@ class OptimizeResult:
         ``worker``, then every extra field the objective returned (in the order first met;
         empty where a trial has not got it).
 
+        In a conditional space a parameter's cell is NaN where it is inactive in the trial
+        (so ``df["C"].isna()`` marks the trials of other branches; pandas holds a numeric
+        column with missing cells as floats, an integer parameter's too).
+
         Every parameter and every extra field has a column of its own, and the column names
         are distinct.  The trial's columns (:data:`STUDY_COLUMNS`) always have the names
         above.  A parameter's column is its name (``df["x"]``) unless that is one of them:
@@ -142,7 +148,7 @@ class OptimizeResult:
             row = {"id": t.id, "value": t.value, "state": t.state, "error": t.error,
                    "asked_at": t.asked_at, "start": t.start, "end": t.end,
                    "duration": t.duration, "worker": t.worker}
-            row.update((column, t.params.get(n)) for n, column in params.items())
+            row.update((column, t.params.get(n, np.nan)) for n, column in params.items())
             row.update((extra[k], v) for k, v in (t.extra or {}).items())
             rows.append(row)
         return pd.DataFrame(rows, columns=columns)
