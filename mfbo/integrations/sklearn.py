@@ -3,6 +3,7 @@ mfbo's Bayesian optimisation."""
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import re
@@ -17,7 +18,9 @@ from sklearn.utils._param_validation import Interval
 from ..optimize.optimizer import Optimizer, StudyExhausted
 from .._core.seeds import seed_sequence
 from ..proposal.recipes import as_recipe
-from ..space import Categorical, Dimension, Integer, Ordinal, Real, Space
+from ..space import (AllOf, AnyOf, Categorical, Condition, Dimension, Equals, In, Integer,
+                     NotEquals, Real, Relation, Space)
+from ..space.dimensions import check_name, json_key
 
 __all__ = ["MondrianSearchCV"]
 
@@ -25,63 +28,163 @@ __all__ = ["MondrianSearchCV"]
 _ALL_FAILED = re.compile(r"All the \d+ fits failed")
 
 
-def _dimension(name: str, spec) -> Dimension:
-    """One entry of a search space: an mfbo dimension, ``(low, high)`` (an Integer when both
-    are ints, else a Real) or a list of choices (any objects, e.g. estimators)."""
+#: the coded dimension choosing the entry of a list of spaces (its branches)
+_BRANCH = "branch"
+
+
+def _dimension(what: str, spec) -> tuple[Dimension, list | None]:
+    """One entry ``what`` of a search space as the dimension searched, and the choices its
+    values index (None: its values are the parameter's own).  ``spec`` is an mfbo dimension,
+    ``(low, high)`` (an Integer when both are ints, else a Real) or a list of choices: distinct
+    JSON values (str, int, float, bool, None) are a Categorical of themselves, any other list
+    (estimators, arrays, repeats) a Categorical of its indices."""
     if isinstance(spec, Dimension):
-        return spec
+        return spec, None
     if isinstance(spec, list):
         if not spec:
-            raise ValueError(f"search_spaces[{name!r}] is an empty list of choices.")
-        return Categorical(list(range(len(spec))))
+            raise ValueError(f"{what} is an empty list of choices.")
+        if all(c is None or type(c) in (str, int, float, bool) for c in spec) and \
+                len({json_key(c) for c in spec}) == len(spec):
+            return Categorical(spec), None
+        return Categorical(list(range(len(spec)))), list(spec)
     if isinstance(spec, tuple) and len(spec) == 2:
         try:
             if all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in spec):
-                return Integer(*spec)
-            return Real(*spec)
+                return Integer(*spec), None
+            return Real(*spec), None
         except (TypeError, ValueError) as exc:
-            raise type(exc)(f"search_spaces[{name!r}]: {exc}") from None
+            raise type(exc)(f"{what}: {exc}") from None
     hint = "; use Real(low, high) or Integer(low, high) for a range" \
         if hasattr(spec, "rvs") else ""
-    raise TypeError(f"search_spaces[{name!r}] must be an mfbo dimension (Real, Integer, "
-                    f"Categorical, Ordinal), a (low, high) tuple or a list of choices, got "
-                    f"{spec!r}{hint}.")
+    raise TypeError(f"{what} must be an mfbo dimension (Real, Integer, Categorical, Ordinal), "
+                    f"a (low, high) tuple or a list of choices, got {spec!r}{hint}.")
+
+
+def _code(name: str, taken) -> str:
+    """A name of the coded space for the parameter ``name``: an identifier (estimator
+    parameters such as ``my-step__C`` need not be one) like it, not in ``taken``."""
+    base = re.sub(r"\W", "_", name)
+    try:
+        check_name(base)
+    except ValueError:  # (it starts with a digit, or NFKC normalisation changes it)
+        base = "p"
+    code, i = base, 1
+    while code in taken:
+        code, i = f"{base}_{i}", i + 1
+    return code
+
+
+def _same(a, b) -> bool:
+    """Whether ``a`` and ``b`` are the same choice (one object, or equal as mfbo compares
+    choices: 1 and 1.0 alike, True apart)."""
+    try:
+        return a is b or bool(json_key(a) == json_key(b))
+    except (TypeError, ValueError):  # values whose == is not a bool (arrays)
+        return False
+
+
+def _recode(cond: Condition, codes: dict, what: str) -> Condition:
+    """The user's condition ``cond`` (of ``what``) on the coded space: its parents renamed
+    (``codes``: parameter name -> (coded name, choices or None), the parameters listed before),
+    and its constants for a parent whose values are indices turned into those indices (an
+    ``Equals``, ``NotEquals`` or ``In`` on such a parent is an ``In`` of the indices where it
+    holds)."""
+    if isinstance(cond, (AllOf, AnyOf)):
+        return type(cond)(*(_recode(c, codes, what) for c in cond.conditions))
+    for parent in cond.parents():
+        if parent not in codes:
+            raise ValueError(f"{what}: the condition {cond!r} reads {parent!r}, which is not a "
+                             f"parameter listed before it in the same space (listed before "
+                             f"it: {list(codes)}).")
+    if isinstance(cond, Relation):
+        for parent in (cond.left, cond.right):
+            if codes[parent][1] is not None:
+                raise TypeError(f"{what}: the condition {cond!r} compares {parent!r}, whose "
+                                f"choices are not all distinct JSON values; compare it with "
+                                f"constants (Equals, In) instead.")
+        return Relation(codes[cond.left][0], cond.op, codes[cond.right][0])
+    code, choices = codes[cond.name]
+    if choices is None:
+        out = copy.copy(cond)
+        out.name = code
+        return out
+    if not isinstance(cond, (Equals, In)):  # (NotEquals is an Equals)
+        raise TypeError(f"{what}: the condition {cond!r} compares {cond.name!r} by order, but "
+                        f"its choices are a list of objects.")
+    hits = set()
+    for v in cond.values if isinstance(cond, In) else [cond.value]:
+        found = {i for i, c in enumerate(choices) if _same(c, v)}
+        if not found:
+            raise ValueError(f"{what}: the condition {cond!r} compares {cond.name!r} with "
+                             f"{v!r}, which is not one of its choices {choices!r}.")
+        hits |= found
+    if type(cond) is NotEquals:
+        hits = set(range(len(choices))) - hits
+    return In(code, sorted(hits))
 
 
 class _Coded:
-    """A user's search space as the optimizer searches it: parameter ``i`` is the dimension
-    ``p{i}`` (estimator parameter names such as ``clf__C`` need not be identifiers), and
-    choices are searched by their index (so any object can be a choice)."""
+    """A user's search space as the optimizer searches it: a dict ``name -> dimension`` or a
+    :class:`~mfbo.Space` (conditions and forbidden configurations included), or a list of
+    those, its branches.  A list is one conditional space: the dimension ``branch`` chooses an
+    entry, whose parameters are active only under it (each entry's parameters are its own
+    dimensions, whatever their names in the other entries).  Parameters are renamed to
+    identifiers, and a list of choices that are not distinct JSON values is searched by index,
+    so any object can be a choice; :meth:`decode` gives the estimator's parameters back."""
 
-    def __init__(self, space):
-        if isinstance(space, Space):
-            space = space.dimensions
-        if not isinstance(space, Mapping) or not space:
-            raise TypeError(f"search_spaces must be a non-empty dict name -> dimension, a "
-                            f"Space, or a list of those (optionally as (space, n_iter) pairs), "
-                            f"got {space!r}.")
-        self.names, self.choices, dims = [], [], {}
-        for i, (name, spec) in enumerate(space.items()):
-            if not isinstance(name, str):
-                raise TypeError(f"search_spaces parameter names must be strings, got {name!r}.")
-            dim = _dimension(name, spec)
-            choices = list(spec) if isinstance(spec, list) else \
-                list(dim.choices) if isinstance(dim, Categorical) else None
-            if choices is not None:
-                # an Ordinal keeps its order (local search steps to neighbours)
-                kind = Ordinal if isinstance(dim, Ordinal) else Categorical
-                dim = kind(list(range(len(choices))))
-            self.names.append(name)
-            self.choices.append(choices)
-            dims[f"p{i}"] = dim
-        self.space = Space(dims)
+    def __init__(self, spec, label: str = "search_spaces"):
+        entries = spec if isinstance(spec, list) else [spec]
+        if not entries:
+            raise ValueError(f"{label} is an empty list.")
+        #: coded name -> (the estimator's parameter name, the choices its value indexes or None)
+        self.params: dict[str, tuple[str, list | None]] = {}
+        branched = len(entries) > 1
+        dims = {_BRANCH: Categorical(list(range(len(entries))))} if branched else {}
+        forbidden = []
+        for k, entry in enumerate(entries):
+            where = f"{label}[{k}]" if isinstance(spec, list) else label
+            entry_forbidden = entry.forbidden if isinstance(entry, Space) else ()
+            if isinstance(entry, Space):
+                entry = entry.dimensions
+            if not isinstance(entry, Mapping):
+                raise TypeError(f"{where} must be a dict name -> dimension or a Space "
+                                f"(search_spaces: one of those, a list of them searched as one "
+                                f"space of branches, or a list with (space, n_iter) pairs "
+                                f"searched one after the other), got {entry!r}.")
+            if not (entry or branched):  # (an empty entry of a list: the estimator as it is)
+                raise ValueError(f"{where} is an empty dict: there is nothing to search.")
+            codes = {}
+            for name, spec_k in entry.items():
+                if not isinstance(name, str):
+                    raise TypeError(f"{where}: parameter names must be strings, got {name!r}.")
+                what = f"{where}[{name!r}]"
+                dim, choices = _dimension(what, spec_k)
+                when = dim.when if dim.when is None else _recode(dim.when, codes, what)
+                if branched:
+                    when = Equals(_BRANCH, k) if when is None else AllOf(Equals(_BRANCH, k), when)
+                if when is not dim.when:
+                    dim = copy.copy(dim)
+                    dim.when = when
+                code = _code(name, dims)
+                dims[code] = dim
+                codes[name] = (code, choices)
+                self.params[code] = (name, choices)
+            forbidden += [_recode(f, codes, f"{where}: forbidden[{i}]")
+                          for i, f in enumerate(entry_forbidden)]
+        try:
+            self.space = Space(dims, forbidden=forbidden)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{label}: {exc}") from None
 
     def decode(self, params: dict) -> dict:
+        """The estimator's parameters of a configuration of the coded space: the active ones,
+        sorted by name as scikit-learn's samplers give them."""
         out = {}
-        for i, (name, choices) in enumerate(zip(self.names, self.choices)):
-            v = params[f"p{i}"]
-            out[name] = choices[v] if choices is not None else v
-        return out
+        for code, v in params.items():
+            if code in self.params:
+                name, choices = self.params[code]
+                out[name] = v if choices is None else choices[v]
+        return dict(sorted(out.items()))
 
 
 class MondrianSearchCV(BaseSearchCV):
@@ -106,12 +209,21 @@ class MondrianSearchCV(BaseSearchCV):
         Cloned for every fit; a pipeline's parameters are named ``step__param``.
     search_spaces : dict, Space or list
         ``name -> dimension``: an mfbo :class:`~mfbo.Real`, :class:`~mfbo.Integer`,
-        :class:`~mfbo.Categorical` or :class:`~mfbo.Ordinal`; ``(low, high)`` (an Integer
-        when both are ints, else a Real); or a list of choices, which may be any objects
-        (estimators, None, ...).  An :class:`mfbo.Space` is taken as it is.  A list of such
-        spaces, each alone or as a ``(space, n_iter)`` pair, searches them one after the
-        other with their own optimizer, each for its own ``n_iter`` (``n_iter`` when not
-        given), as scikit-optimize's ``BayesSearchCV`` does.
+        :class:`~mfbo.Categorical` or :class:`~mfbo.Ordinal`, any of them with a ``when=``
+        condition on parameters listed before it; ``(low, high)`` (an Integer when both are
+        ints, else a Real); or a list of choices, which may be any objects (estimators, None,
+        ...; a condition compares them by identity or equality).  An :class:`mfbo.Space` is
+        taken with its conditions and forbidden configurations.  A list of such spaces is, as
+        for ``RandomizedSearchCV``, several sub-spaces: here one conditional space whose first
+        choice is the entry, each entry's parameters active only under it, so one surrogate
+        learns from every candidate (e.g. ``[{"clf": [SVC()], "clf__C": Real(1e-3, 1e3,
+        log=True)}, {"clf": [RandomForestClassifier()], "clf__max_depth": Integer(2, 20)}]``
+        for a pipeline's step ``clf``).  A candidate holds its entry's active parameters only,
+        so ``cv_results_`` masks the others' ``param_<name>`` and ``params`` and
+        ``best_params_`` leave them out, as scikit-learn does.  A list that has ``(space,
+        n_iter)`` pairs among its entries instead searches its spaces one after the other with
+        their own optimizer, each for its own ``n_iter`` (``n_iter`` for an entry without), as
+        scikit-optimize's ``BayesSearchCV`` does.
     n_iter : int, default=50
         Candidates evaluated per space (fewer when a finite space has fewer).
     scoring, n_jobs, refit, cv, verbose, pre_dispatch, error_score, return_train_score
@@ -163,14 +275,21 @@ class MondrianSearchCV(BaseSearchCV):
                          cv=cv, verbose=verbose, pre_dispatch=pre_dispatch,
                          error_score=error_score, return_train_score=return_train_score)
 
+    def __sklearn_clone__(self):
+        """A clone whose ``search_spaces`` are copied as one whole: a choice that a condition
+        compares by identity (an estimator) stays the very object of its list of choices, where
+        scikit-learn's ``clone`` would copy the two apart."""
+        out = super().__sklearn_clone__()
+        out.search_spaces = copy.deepcopy(self.search_spaces)
+        return out
+
     def _spaces(self) -> list[tuple[_Coded, int]]:
+        """The coded spaces searched one after the other, each with its ``n_iter``."""
         spaces = self.search_spaces
-        if not isinstance(spaces, list):
-            spaces = [spaces]
-        if not spaces:
-            raise ValueError("search_spaces is an empty list.")
+        if not (isinstance(spaces, list) and any(isinstance(e, tuple) for e in spaces)):
+            return [(_Coded(spaces), self.n_iter)]
         out = []
-        for entry in spaces:
+        for j, entry in enumerate(spaces):
             n_iter = self.n_iter
             if isinstance(entry, tuple):
                 if len(entry) != 2 or isinstance(entry[1], bool) or not isinstance(
@@ -178,7 +297,7 @@ class MondrianSearchCV(BaseSearchCV):
                     raise ValueError(f"search_spaces entries given as tuples must be (space, "
                                      f"n_iter) with n_iter a positive int, got {entry!r}.")
                 entry, n_iter = entry
-            out.append((_Coded(entry), int(n_iter)))
+            out.append((_Coded(entry, f"search_spaces[{j}]"), int(n_iter)))
         return out
 
     def _metric(self, results: dict) -> str:
