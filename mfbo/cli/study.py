@@ -1,7 +1,8 @@
 """The ``mfbo study`` command: look into the studies of a storage file without changing it.
 
-``mfbo study show PATH [--study NAME]``   every study (or one): direction, trials by state,
-                                          best value and parameters
+``mfbo study show PATH [--study NAME]``   every study (or one): direction, parameters (with
+                                          their conditions), trials by state, best value and
+                                          parameters
 ``mfbo study export PATH [--study NAME] --csv OUT.csv``   one row per trial
 ``mfbo study best PATH [--study NAME]``   the best parameters as JSON
 
@@ -10,7 +11,8 @@
 inspected while other processes run the study.  ``--study`` may be left out when the file
 holds one study.  User errors (a missing file, an unknown study) are one line on stderr and
 exit code 2.  JSON output is strict JSON: a non-finite number (a categorical choice NaN or
-inf) is ``null``.
+inf) is ``null``.  In a conditional study the best parameters are the best trial's active
+ones, and an exported cell is empty where the parameter is inactive in the trial.
 
 ``show`` and ``best`` summarise a study in one pass over its journal, keeping counts and the
 best trial rather than every trial; an SQLite journal is read a page of events at a time, so
@@ -28,7 +30,7 @@ import os
 import sys
 
 from ..results.result import OptimizeResult
-from ..space import Space
+from ..space import Integer, Space
 from ..storage import SQLiteStorage, Storage, StorageUnavailable
 from ..storage.base import read_in_pages
 from ..study.study import Study
@@ -206,6 +208,8 @@ def _show(args) -> None:
         print(f"  direction   {summary.direction}")
         print(f"  surrogate   {summary.config.get('surrogate')}")
         print(f"  parameters  {', '.join(summary.space.names)}")
+        for label, line in _conditions(summary.space):
+            print(f"  {label:<11} {line}")
         counts = ", ".join(f"{summary.states[s]} {s}" for s in ("complete", "failed", "pending"))
         print(f"  trials      {summary.n_trials} ({counts})")
         if summary.n_queued:
@@ -215,6 +219,16 @@ def _show(args) -> None:
         else:
             print(f"  best value  {summary.best_value:.10g} (trial {summary.best_id})")
             print(f"  best params {strict_json(summary.best_params)}")
+
+
+def _conditions(space: Space) -> list[tuple[str, str]]:
+    """The ``(label, text)`` lines ``show`` prints for the conditions of a space: where each
+    conditional parameter is active, then each forbidden condition (a label on the first
+    line of each)."""
+    when = [f"{n}: {d.when!r}" for n, d in space.dimensions.items() if d.when is not None]
+    forbidden = [repr(f) for f in space.forbidden]
+    return ([("active when" if i == 0 else "", text) for i, text in enumerate(when)]
+            + [("forbidden" if i == 0 else "", text) for i, text in enumerate(forbidden)])
 
 
 def _check_csv(path: str) -> None:
@@ -238,11 +252,18 @@ def _export(args) -> None:
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     study.close()
+    import pandas as pd
+
     # the study's own trials, not copies: nothing else holds this study
     result = OptimizeResult(study.space, study.trials, study.direction)
     params, extra = result.column_names()
     df = result.to_dataframe()[["id", "state", "value", *params.values(), "asked_at", "start",
                                 "end", "duration", "worker", "error", *extra.values()]]
+    for n, column in params.items():  # written as integers, empty where inactive
+        dim = result.space.dimensions[n]
+        if isinstance(dim, Integer) and dim.when is not None and \
+                -2 ** 63 <= dim.low and dim.high < 2 ** 63:
+            df[column] = pd.array([t.params.get(n) for t in result.trials], dtype="Int64")
     if args.csv == "-":
         df.to_csv(sys.stdout, index=False)
         return

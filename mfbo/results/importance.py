@@ -189,6 +189,13 @@ def _closed(F: np.ndarray, W: np.ndarray, keep: tuple) -> tuple[float, float]:
     return float(np.sum(w * (m - s.sum() / total) ** 2) / total), total
 
 
+def _interaction(F: np.ndarray, W: np.ndarray, axes: tuple) -> tuple[float, float]:
+    """``(V_ij, weight)``: what the two coordinates ``axes`` of ``F`` explain together beyond
+    their main effects, under the weights ``W`` (:func:`_closed`)."""
+    v, w = _closed(F, W, axes)
+    return v - _closed(F, W, axes[:1])[0] - _closed(F, W, axes[1:])[0], w
+
+
 def _effects(F, W, act, pairs, varying) -> tuple[np.ndarray, dict]:
     """Main effects and pair interactions of the table ``F`` whose axes are the space's
     dimensions, under the weights ``W`` (the allowed cells), each weighted by its share
@@ -204,10 +211,8 @@ def _effects(F, W, act, pairs, varying) -> tuple[np.ndarray, dict]:
         for i, j in combinations(range(D), 2):
             pair[(i, j)] = 0.0
             if varying[i] and varying[j]:
-                Wij = W & act[i] & act[j]
-                v, w = _closed(F, Wij, (i, j))
-                pair[(i, j)] = (v - _closed(F, Wij, (i,))[0] - _closed(F, Wij, (j,))[0]) \
-                    * w / total
+                v, w = _interaction(F, W & act[i] & act[j], (i, j))
+                pair[(i, j)] = v * w / total
     return main, pair
 
 
@@ -253,10 +258,10 @@ def _conditional(f, space, pairs, n, rng) -> Importance:
     if not allowed.any():
         raise ValueError(f"none of n_samples={n} points of the space is allowed; raise "
                          f"n_samples.")
-    U = sample[allowed]
-    U[~active[allowed]] = space.inactive_unit
+    U, act = sample[allowed], active[allowed]
+    U[~act] = space.inactive_unit
     fU = evaluate(f, U)
-    shares = active[allowed].mean(axis=0)
+    shares = act.mean(axis=0)
     background = sample[:max(1, n // GRID)]
     varying = space.levels != 1
     effects = [(d,) for d in np.flatnonzero(varying)]
@@ -279,15 +284,11 @@ def _conditional(f, space, pairs, n, rng) -> Importance:
         tables = {S: np.ldexp(t, -k) for S, t in tables.items()}
     main, pair = np.zeros(D), {}
     for S, t in tables.items():
-        w = weights[S]
-        v, _ = _closed(t, w, tuple(range(len(S))))
         if len(S) == 1:
-            main[S[0]] = shares[S[0]] * v
+            main[S[0]] = shares[S[0]] * _closed(t, weights[S], (0,))[0]
         else:
-            vi, _ = _closed(t, w, (0,))
-            vj, _ = _closed(t, w, (1,))
-            both = (active[allowed][:, S[0]] & active[allowed][:, S[1]]).mean()
-            pair[S] = both * (v - vi - vj)
+            both = (act[:, S[0]] & act[:, S[1]]).mean()
+            pair[S] = both * _interaction(t, weights[S], (0, 1))[0]
     if pairs:
         pair = {(i, j): pair.get((i, j), 0.0) for i, j in combinations(range(D), 2)}
     return _fractions(space, float(np.var(fU)), main, pair, "sobol", n_eval, k, shares)

@@ -1,5 +1,7 @@
 """``mfbo study show|export|best``: a study file read without being changed."""
 
+import csv
+import io
 import json
 import random
 import sqlite3
@@ -282,3 +284,72 @@ def test_output_into_a_closed_pipe_ends_quietly_with_exit_code_1(tmp_path):
             proc.kill()
             proc.wait()
         assert err == "", (command, err)
+
+
+#: a conditional space: C and kernel in branch svm, degree under kernel poly (5 forbidden),
+#: n in branch rf
+CONDITIONAL = mfbo.Space({"model": ["svm", "rf"],
+                          "C": mfbo.Real(1e-3, 1e3, log=True, when={"model": "svm"}),
+                          "kernel": mfbo.Categorical(["rbf", "poly"], when={"model": "svm"}),
+                          "degree": mfbo.Integer(2, 5, when={"kernel": "poly"}),
+                          "n": mfbo.Integer(10, 500, step=10, when={"model": "rf"})},
+                         forbidden=[{"kernel": "poly", "degree": 5}])
+
+
+def write_conditional_study(path, name: str, direction: str) -> None:
+    """Three trials of :data:`CONDITIONAL`, one per branch, written straight into the
+    journal; the rf one records its inactive parameters as null, as a DataFrame row has
+    them."""
+    storage = SQLiteStorage(str(path))
+    storage.open_study(name, CONDITIONAL.to_json(), {"surrogate": "mondrian",
+                                                     "direction": direction})
+    trials = [({"model": "svm", "C": 1.0, "kernel": "poly", "degree": 3}, 0.7),
+              ({"model": "rf", "C": None, "kernel": None, "degree": None, "n": 120}, 0.2),
+              ({"model": "svm", "C": 10.0, "kernel": "rbf"}, 0.5)]
+    with storage.transaction(name):
+        for i, (params, value) in enumerate(trials):
+            unit = CONDITIONAL.to_unit([params])[0].tolist()
+            storage.append(name, "ask", {"id": i, "params": params, "unit": unit,
+                                         "candidate": None, "owner": "o", "time": 1.0 + i})
+            storage.append(name, "tell", {"id": i, "state": "complete", "value": value,
+                                          "extra": {}, "error": None, "start": 1.0 + i,
+                                          "end": 1.5 + i, "worker": "w"})
+    storage.close()
+
+
+def test_a_conditional_study_is_shown_exported_and_summarised(tmp_path, capsys):
+    db = str(tmp_path / "conditional.db")
+    write_conditional_study(db, "low", "minimize")
+    write_conditional_study(db, "high", "maximize")
+    assert main(["study", "show", db, "--study", "low"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "study 'low'",
+        "  direction   minimize",
+        "  surrogate   mondrian",
+        "  parameters  model, C, kernel, degree, n",
+        "  active when C: Equals('model', 'svm')",
+        "              kernel: Equals('model', 'svm')",
+        "              degree: Equals('kernel', 'poly')",
+        "              n: Equals('model', 'rf')",
+        "  forbidden   AllOf(Equals('kernel', 'poly'), Equals('degree', 5))",
+        "  trials      3 (3 complete, 0 failed, 0 pending)",
+        "  best value  0.2 (trial 1)",
+        '  best params {"model": "rf", "n": 120}']
+    # the best parameters are the active ones, never a null for an inactive one
+    for name, best in [("low", {"model": "rf", "n": 120}),
+                       ("high", {"model": "svm", "C": 1.0, "kernel": "poly", "degree": 3})]:
+        assert main(["study", "best", db, "--study", name]) == 0
+        assert _strict_json(capsys.readouterr().out) == best
+    # an inactive cell is empty; an integer parameter is written as an integer
+    assert main(["study", "export", db, "--study", "low", "--csv", "-"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0][:8] == ["id", "state", "value", "model", "C", "kernel", "degree", "n"]
+    assert [r[:8] for r in rows[1:]] == [["0", "complete", "0.7", "svm", "1.0", "poly", "3", ""],
+                                         ["1", "complete", "0.2", "rf", "", "", "", "120"],
+                                         ["2", "complete", "0.5", "svm", "10.0", "rbf", "", ""]]
+    out_csv = tmp_path / "low.csv"
+    assert main(["study", "export", db, "--study", "low", "--csv", str(out_csv)]) == 0
+    df = pd.read_csv(out_csv)
+    assert df["C"].isna().tolist() == [False, True, False]
+    assert df["degree"].isna().tolist() == [False, True, True] and df["degree"][0] == 3
+    assert df["n"].isna().tolist() == [True, False, True] and df["n"][1] == 120

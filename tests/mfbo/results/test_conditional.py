@@ -282,3 +282,16 @@ def test_importance_plot_says_where_a_dimension_is_active(branches):
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert sum(t.endswith("(active in 57%)") for t in texts) == 2  # x and kernel
     assert any(t.endswith("%") and "active" not in t for t in texts)  # model: always active
+
+
+def test_a_dimension_whose_condition_never_holds():
+    space = Space({"x": (0.0, 1.0), "y": Real(0.0, 1.0, when=mfbo.Greater("x", 2.0))})
+    f = surface(space, lambda x, y=None: x)
+    pd = partial_dependence(f, space, "y", n_points=3, n_samples=8)
+    assert np.isnan(pd.mean).all() and not pd.counts.any()
+    imp = functional_anova(f, space, n_samples=64)
+    assert imp.main["y"] == 0.0 and imp.active == {"x": 1.0, "y": 0.0}
+    result = OptimizeResult(space, [_trial(i, {"x": i / 9}, i / 9) for i in range(10)])
+    fig = result.plot_objective(n_points=4, n_points_pair=3, n_samples=8)
+    grid = [a for a in fig.axes if a.get_label() != "<colorbar>"]
+    assert _texts(grid[3]) == ["never active"] and _texts(grid[2]) == ["never active together"]
