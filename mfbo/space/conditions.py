@@ -43,9 +43,8 @@ class Condition:
         raise NotImplementedError
 
     def mask(self, column) -> np.ndarray:  # pragma: no cover - interface
-        """Whether it holds for each row of a unit-cube matrix; ``column(name)`` gives
-        ``(values, active)`` of one parent: its decoded values (an array) and where it is
-        active (a boolean array)."""
+        """Whether it holds for each row of a unit-cube matrix; ``column(name)`` gives one
+        parent's :class:`Column` of that matrix."""
         raise NotImplementedError
 
     def checked(self, dimensions: Mapping, what: str) -> "Condition":  # pragma: no cover
@@ -101,6 +100,39 @@ def _number(v, what) -> float:
     return v
 
 
+class Column:
+    """One dimension's column of a unit-cube matrix, as conditions read it: where it is
+    active, and its values decoded on first use (``values``: an array of floats where they are
+    numbers, else of objects; ``index``: a choice's position, for a categorical one)."""
+
+    def __init__(self, dim, unit: np.ndarray, active: np.ndarray):
+        self.dim, self.unit, self.active = dim, unit, active
+        self._values = self._index = None
+
+    @property
+    def index(self) -> np.ndarray:
+        if self._index is None:
+            k = len(self.dim.choices)
+            self._index = np.minimum((np.clip(self.unit, 0.0, 1.0) * k).astype(np.int64), k - 1)
+        return self._index
+
+    @property
+    def values(self) -> np.ndarray:
+        if self._values is None:
+            self._values = as_array(self.dim.from_unit(self.unit))
+        return self._values
+
+
+def as_array(values: list) -> np.ndarray:
+    """Decoded values as an array (floats where they are numbers, else objects)."""
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 2 ** 53
+           for v in values):
+        return np.asarray(values, dtype=float)
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
 class _Leaf(Condition):
     """A condition on one parent's value."""
 
@@ -114,8 +146,11 @@ class _Leaf(Condition):
                                                                          dtype=object))[0])
 
     def mask(self, column):
-        values, active = column(self.name)
-        return active & self._test_values(values)
+        col = column(self.name)
+        return col.active & self._test(col)
+
+    def _test(self, col: Column) -> np.ndarray:
+        return self._test_values(col.values)
 
     def _test_values(self, values) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -128,11 +163,29 @@ def _equal(values, value) -> np.ndarray:
     return np.array([json_key(v) == key for v in values.tolist()], dtype=bool)
 
 
+def _in_choices(col: Column, values) -> np.ndarray | None:
+    """Whether each row's choice is one of ``values`` (by the choices' positions), or None
+    when ``col`` is not categorical."""
+    from .dimensions import Categorical
+
+    if not isinstance(col.dim, Categorical):
+        return None
+    index = col.index
+    out = np.zeros(index.shape, dtype=bool)
+    for v in values:
+        out |= index == col.dim.index(v)
+    return out
+
+
 class Equals(_Leaf):
     """``name == value``."""
 
     def __init__(self, name: str, value):
         self.name, self.value = name, value
+
+    def _test(self, col):
+        out = _in_choices(col, [self.value])
+        return self._test_values(col.values) if out is None else out
 
     def _test_values(self, values):
         return _equal(values, self.value)
@@ -150,6 +203,9 @@ class Equals(_Leaf):
 
 class NotEquals(Equals):
     """``name != value`` (and ``name`` active)."""
+
+    def _test(self, col):
+        return ~super()._test(col)
 
     def _test_values(self, values):
         return ~_equal(values, self.value)
@@ -173,6 +229,10 @@ class In(_Leaf):
             raise TypeError(f"In({name!r}, values): values must be a list of values, got "
                             f"{values!r}.")
         self.name, self.values = name, list(values)
+
+    def _test(self, col):
+        out = _in_choices(col, self.values)
+        return self._test_values(col.values) if out is None else out
 
     def _test_values(self, values):
         out = np.zeros(len(values), dtype=bool)
@@ -295,7 +355,8 @@ class Relation(Condition):
         return bool(_OPS[self.op](a, b))
 
     def mask(self, column):
-        (a, act_a), (b, act_b) = column(self.left), column(self.right)
+        ca, cb = column(self.left), column(self.right)
+        a, b, act_a, act_b = ca.values, cb.values, ca.active, cb.active
         if a.dtype == object or b.dtype == object:
             out = np.array([self.holds({self.left: x, self.right: y})
                             for x, y in zip(a.tolist(), b.tolist())], dtype=bool)

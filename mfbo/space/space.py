@@ -23,7 +23,7 @@ import numpy as np
 
 from acquisitions import snap
 
-from .conditions import as_condition, condition_from_json
+from .conditions import Column, as_condition, condition_from_json
 from .dimensions import Categorical, Dimension, Integer, Ordinal, Real, as_dimension, check_name
 
 __all__ = ["Space", "as_space"]
@@ -68,6 +68,7 @@ class Space:
             dims[name] = dim
         self.dimensions: dict[str, Dimension] = dims
         self.names = list(dims)
+        self._index = {name: d for d, name in enumerate(self.names)}
         self.levels = np.array([d.levels for d in dims.values()], dtype=np.int64)
         if forbidden is None:
             forbidden = ()
@@ -77,6 +78,12 @@ class Space:
                                for i, f in enumerate(forbidden))
         #: the positions of the dimensions with a condition
         self._conditional = [d for d, dim in enumerate(dims.values()) if dim.when is not None]
+        # the dimensions sharing one condition (a branch's), evaluated once for all of them
+        groups: dict[str, tuple] = {}
+        for d in self._conditional:
+            cond = self.dimensions[self.names[d]].when
+            groups.setdefault(repr(cond.to_json()), (cond, []))[1].append(d)
+        self._condition_groups = list(groups.values())
         #: whether some configurations of the cube are inactive in part or forbidden
         self.constrained = bool(self._conditional or self.forbidden)
         if self.forbidden:
@@ -178,24 +185,24 @@ class Space:
         return ok
 
     def _decode(self, U: np.ndarray):
-        """``(values, active, column)`` of a unit matrix: the decoded values of the
-        dimensions read by a condition (``{d: array}``), the active matrix, and the reader
-        ``column(name) -> (values, active)`` the conditions' masks take."""
+        """``(columns, active, column)`` of a unit matrix: the :class:`Column` of each
+        dimension a condition has read (``{d: Column}``), the active matrix, and the reader
+        ``column(name) -> Column`` the conditions' masks take."""
         n, D = U.shape
         active = np.ones((n, D), dtype=bool)
-        values: dict[int, np.ndarray] = {}
-        index = {name: d for d, name in enumerate(self.names)}
+        columns: dict[int, Column] = {}
+        index = self._index
         dims = list(self.dimensions.values())
 
         def column(name):
             d = index[name]
-            if d not in values:
-                values[d] = _as_array(dims[d].from_unit(U[:, d]))
-            return values[d], active[:, d]
+            if d not in columns:
+                columns[d] = Column(dims[d], U[:, d], active[:, d])
+            return columns[d]
 
-        for d in self._conditional:
-            active[:, d] = dims[d].when.mask(column)
-        return values, active, column
+        for cond, group in self._condition_groups:
+            active[:, group] = cond.mask(column)[:, None]
+        return columns, active, column
 
     def _check_some_allowed(self) -> None:
         """Refuse forbidden conditions that leave no configuration: every point of a small
@@ -316,13 +323,3 @@ def as_space(space) -> Space:
 def _absent(value) -> bool:
     """Whether ``value`` stands for no value (None, or NaN as a DataFrame's empty cell)."""
     return value is None or (isinstance(value, float) and value != value)
-
-
-def _as_array(values: list) -> np.ndarray:
-    """Decoded values as an array (floats where they are numbers, else objects)."""
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 2 ** 53
-           for v in values):
-        return np.asarray(values, dtype=float)
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
