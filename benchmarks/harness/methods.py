@@ -63,11 +63,18 @@ seeded), ``optuna-mv`` (TPE with ``multivariate=True``
 and ``group=False`` set explicitly, seeded: the multivariate TPE whatever Optuna's default;
 Optuna 5's default is this very sampler, so there the two give identical runs),
 ``optuna-indep`` (TPE with ``multivariate=False``, one density per parameter: Optuna 4's default),
+``optuna-group`` (TPE with ``multivariate=True`` and ``group=True``: one joint density per group
+of parameters that occur together, the grouping Optuna offers for conditional spaces), ``hyperopt``
+(Hyperopt's TPE, its defaults, seeded, on the space as a tree of ``hp.choice``),
 ``skopt-forest`` and ``skopt-gp`` (scikit-optimize ``forest_minimize`` / ``gp_minimize``).
 Peers cannot take a candidate set: on a random-grid problem they search the continuous box (the
 run is marked ``continuous``); on a table problem each axis is an ordinal choice among the
 table's values, so every proposal is a grid cell; on a mixed problem they search its own space
-of reals, integers and categoricals.
+of reals, integers and categoricals; on a conditional problem (the ``conditional`` suite) each
+peer but scikit-optimize, which refuses it, is given the conditions in its own terms (see
+:mod:`benchmarks.harness.peers`), and a forbidden configuration a peer proposes is refused
+by the problem unevaluated and counted as a failed evaluation.  mfbo's own methods search a
+conditional space as it is and never propose a forbidden configuration.
 
 A run returns the objective value of every evaluation in order (``None`` for a failed one) and
 times: ``wall_s`` of the whole run, ``objective_time_s`` spent inside the objective, and
@@ -305,6 +312,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _peer("run_optuna_multivariate"), ("optuna",)),
     Method("optuna-indep", "Optuna TPESampler (multivariate=False, seeded)",
            _peer("run_optuna_independent"), ("optuna",)),
+    Method("optuna-group", "Optuna TPESampler (multivariate=True, group=True, seeded)",
+           _peer("run_optuna_group"), ("optuna",)),
+    Method("hyperopt", "Hyperopt TPE (tpe.suggest, defaults, seeded; conditions as a tree of "
+           "hp.choice)", _peer("run_hyperopt"), ("hyperopt",)),
     Method("skopt-forest", "scikit-optimize forest_minimize", _peer("run_skopt_forest"),
            ("scikit-optimize",)),
     Method("skopt-gp", "scikit-optimize gp_minimize", _peer("run_skopt_gp"),

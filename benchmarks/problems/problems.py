@@ -53,7 +53,7 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks.problems import bbob, mixed, sklearn_tune, tune_world
+from benchmarks.problems import bbob, conditional, mixed, sklearn_tune, tune_world
 from mfbo import Real, Space
 
 __all__ = ["Problem", "RandomGridProblem", "TableProblem", "ConfigProblem", "BBOBProblem",
@@ -450,6 +450,10 @@ def _register_suites() -> None:
                     "extra trees, SGD, logistic regression, naive Bayes with selection, wide "
                     "kNN and SVM, polynomial ridge) tuned by 3-fold cross-validation",
                     tune_world.specs(), _config_problem)
+    _register_suite("conditional", "conditional spaces: CASH (a preprocessing and a model family "
+                    "chosen with their own hyper-parameters) by 3-fold cross-validation, and "
+                    "tree-structured functions, two with forbidden regions",
+                    conditional.specs(), _config_problem)
 
 
 _register_suites()
