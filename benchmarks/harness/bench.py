@@ -47,12 +47,14 @@ run to --out (written to disk as soon as the run ends). Runs already in the file
 method, seed and budget, are skipped, so an interrupted benchmark resumes where it stopped.
 Several mfbo bench commands may share one --out at the same time: they split the runs, each
 run is done once (they coordinate through the file --out.lock).
-A suite name (sklearn-tune, mixed, bbob; SUITE:dev or SUITE:test for one split) stands for
-its problems, in --problem or --suite; any bbob problem bbob-fFF-dDD-iII (function 1-24,
-dimension 2, 3, 5, 10, 20 or 40, instance; e.g. bbob-f03-d05-i07) can be named.
+A suite name (sklearn-tune, mixed, bbob, tune-world, conditional; SUITE:dev or SUITE:test for
+one split) stands for its problems, in --problem or --suite; any bbob problem bbob-fFF-dDD-iII
+(function 1-24, dimension 2, 3, 5, 10, 20 or 40, instance; e.g. bbob-f03-d05-i07) can be
+named.
 --budget 100D gives each problem 100 times its dimension (20D+20: the bbob default).
-Peers (smac, optuna, optuna-mv, skopt-forest, skopt-gp) and the bbob problems (COCO's cocoex)
-need the peers extra: pip install "mfbo[peers]" (the bbob problems alone: "mfbo[bbob]").
+Peers (smac, optuna, optuna-mv, optuna-group, hyperopt, skopt-forest, skopt-gp) and the bbob
+problems (COCO's cocoex) need the peers extra: pip install "mfbo[peers]" (the bbob problems
+alone: "mfbo[bbob]").
 Summarise the file with: mfbo report FILE --out DIR."""
 
 __all__ = ["run", "run_one", "budget_of", "read_records", "record_key", "add_arguments",

@@ -31,9 +31,10 @@ target; the report measures its runs against the best value any run found.
 Suites (:data:`SUITES`) are named sets of problems split into *dev* (defaults are tuned on it)
 and *test* (reported, never tuned on): ``sklearn-tune`` (:mod:`benchmarks.problems.sklearn_tune`),
 ``mixed`` (:mod:`benchmarks.problems.mixed`), ``bbob`` (:mod:`benchmarks.problems.bbob`:
-instances 1-5 dev, 6-10 test) and ``tune-world`` (:mod:`benchmarks.problems.tune_world`: model
-families and space shapes beyond bayesmark's), whose module docstrings give the split and its
-reasons.  Wherever problem names
+instances 1-5 dev, 6-10 test), ``tune-world`` (:mod:`benchmarks.problems.tune_world`: model
+families and space shapes beyond bayesmark's) and ``conditional``
+(:mod:`benchmarks.problems.conditional`: conditional spaces, model selection and synthetic
+trees), whose module docstrings give the split and its reasons.  Wherever problem names
 are read (:func:`expand_problems`, ``mfbo bench --problem``), a suite name stands for all its
 problems, ``<suite>:dev`` / ``<suite>:test`` for one split; any bbob problem
 ``bbob-f<FF>-d<DD>-i<II>`` can be named, in the suite or not (:func:`get_problem`).
@@ -87,7 +88,7 @@ class Problem:
 
     @property
     def names(self) -> list[str]:
-        return list(self.space)
+        return list(getattr(self.space, "names", self.space))  # (a Space, or a dict)
 
     def __call__(self, **params) -> float:
         """The objective as ``mfbo.minimize`` calls it: keyword arguments, one float."""
