@@ -126,31 +126,32 @@ class Codec:
         return d._contains(d.to_internal_repr(value))
 
 
-def dimension_of(name: str, distribution: BaseDistribution) -> Dimension:
+def dimension_of(name: str, distribution: BaseDistribution, when=None) -> Dimension:
     """The mfbo dimension of a user's space for an optuna distribution (values kept as they
     are): ranges without a step keep ``log``; a stepped range is an :class:`~mfbo.Ordinal` of
     its values (the plain range beyond :data:`MAX_GRID` values); a single-valued distribution
-    and a categorical one are a :class:`~mfbo.Categorical`."""
+    and a categorical one are a :class:`~mfbo.Categorical`.  ``when``: its condition, if any."""
     d = distribution
     try:
         if d.single():
             value = d.choices[0] if isinstance(d, CategoricalDistribution) else d.low
-            return Categorical([value])
+            return Categorical([value], when=when)
         if isinstance(d, CategoricalDistribution):
-            return Categorical(list(d.choices))
+            return Categorical(list(d.choices), when=when)
         if isinstance(d, FloatDistribution):
             if d.step is None:
-                return Real(d.low, d.high, log=d.log)
+                return Real(d.low, d.high, log=d.log, when=when)
             n = _grid_size(d)
             if n + 1 > MAX_GRID:
-                return Real(d.low, d.high)
-            return Ordinal([float(min(d.low + k * d.step, d.high)) for k in range(n + 1)])
+                return Real(d.low, d.high, when=when)
+            return Ordinal([float(min(d.low + k * d.step, d.high)) for k in range(n + 1)],
+                           when=when)
         if isinstance(d, IntDistribution):
             if d.step == 1:
-                return Integer(d.low, d.high, log=d.log)
+                return Integer(d.low, d.high, log=d.log, when=when)
             if (d.high - d.low) // d.step + 1 > MAX_GRID:
-                return Integer(d.low, d.high)
-            return Ordinal(list(range(d.low, d.high + 1, d.step)))
+                return Integer(d.low, d.high, when=when)
+            return Ordinal(list(range(d.low, d.high + 1, d.step)), when=when)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"optuna parameter {name!r} ({d}) cannot be an mfbo dimension: "
                         f"{exc}") from None

@@ -277,7 +277,8 @@ class MondrianSampler(BaseSampler):
     n_startup_trials : int or None, default=None
         Trials (counted over the whole study) taken from the surrogate's space-filling initial
         design before the surrogate proposes; None: the surrogate's recipe's
-        (``5 * D`` Sobol points for the Mondrian forest).
+        (``5 * D`` Sobol points for the Mondrian forest, ``D`` the number of parameters of the
+        relative search space, those of every branch counted: it grows as branches appear).
     surrogate : str, Recipe or estimator, default="mondrian"
         As for :class:`mfbo.Optimizer` (``"mondrian"``, ``"rf-smac"``, ``"random"``, ...).
     independent_sampler : optuna sampler or None, default=None

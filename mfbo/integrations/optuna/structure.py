@@ -37,7 +37,7 @@ from ...space import AllOf, Between, Condition, Greater, In, Less
 from ...space.conditions import condition_from_json
 from .distributions import Codec
 
-__all__ = ["Structure", "ConditionalSearchSpace", "infer_structure", "renamed"]
+__all__ = ["Structure", "ConditionalSearchSpace", "infer_structure", "renamed", "decoded"]
 
 
 class Structure:
@@ -92,17 +92,33 @@ class Structure:
         return list(out)
 
 
-def renamed(condition: Condition, names: dict[str, str]) -> Condition:
-    """``condition`` with every parameter name ``n`` replaced by ``names[n]`` (conditions of
-    one parameter each, and their combinations, as :func:`infer_structure` makes)."""
+def _rewritten(condition: Condition, name, constant) -> Condition:
+    """``condition`` (conditions of one parameter each, and their combinations, as
+    :func:`infer_structure` makes) with each leaf's parameter ``n`` renamed ``name(n)`` and
+    each of its constants ``c`` replaced by ``constant(n, c)``."""
 
-    def rename(data):
+    def rewrite(data):
         (kind, args), = data.items()
         if kind in ("all", "any"):
-            return {kind: [rename(c) for c in args]}
-        return {kind: [names[args[0]], *args[1:]]}
+            return {kind: [rewrite(c) for c in args]}
+        n, *rest = args
+        rest = [[constant(n, c) for c in r] if isinstance(r, list) else
+                None if r is None else constant(n, r) for r in rest]
+        return {kind: [name(n), *rest]}
 
-    return condition_from_json(rename(condition.to_json()))
+    return condition_from_json(rewrite(condition.to_json()))
+
+
+def renamed(condition: Condition, names: dict[str, str]) -> Condition:
+    """``condition`` with every parameter name ``n`` replaced by ``names[n]``."""
+    return _rewritten(condition, names.__getitem__, lambda n, c: c)
+
+
+def decoded(condition: Condition, distributions: dict[str, BaseDistribution]) -> Condition:
+    """``condition`` on the parameters' own values instead of their coded ones (a choice
+    instead of its index, a stepped range's value instead of its grid index)."""
+    codecs = {n: Codec(d) for n, d in distributions.items()}
+    return _rewritten(condition, lambda n: n, lambda n, c: codecs[n].decode(c))
 
 
 def _rows(trials: list[FrozenTrial], codecs: dict[str, Codec]) -> list[dict]:
@@ -170,21 +186,22 @@ def _explain(rows: list[dict], present: list[bool], parents: list[str],
 
 def infer_structure(trials: list[FrozenTrial]) -> tuple[Structure, dict, dict]:
     """The structure of complete ``trials`` (see the module's docstring), with what the
-    incremental check needs: name -> ``(number, position)`` of its first appearance and name
-    -> its distribution (None where two trials differ)."""
+    incremental check needs: name -> the number of the first trial holding it, and name -> its
+    distribution (None where two trials differ)."""
     trials = sorted(trials, key=lambda t: t.number)
-    first: dict[str, tuple[int, int]] = {}
+    first: dict[str, int] = {}
+    order: dict[str, tuple[int, int]] = {}  # (trial, position) of the first appearance
     dists: dict[str, BaseDistribution | None] = {}
-    for t in trials:
+    for i, t in enumerate(trials):
         for pos, (name, d) in enumerate(t.distributions.items()):
             if name not in dists:
-                first[name], dists[name] = (t.number, pos), d
+                first[name], order[name], dists[name] = t.number, (i, pos), d
             elif dists[name] is not None and dists[name] != d:
                 dists[name] = None
     codecs = {n: Codec(d) for n, d in dists.items() if d is not None and not d.single()}
     rows = _rows(trials, codecs)
     conditions: dict[str, Condition | None] = {}
-    for name in sorted(codecs, key=first.__getitem__):
+    for name in sorted(codecs, key=order.__getitem__):
         present = [name in r for r in rows]
         if all(present):
             conditions[name] = None
@@ -203,7 +220,7 @@ class ConditionalSearchSpace:
 
     def __init__(self):
         self.structure = Structure({}, {})
-        self._first: dict[str, tuple[int, int]] = {}
+        self._first: dict[str, int] = {}
         self._dists: dict[str, BaseDistribution | None] = {}
         self._codecs: dict[str, Codec] = {}
         #: every trial numbered below this is finished and looked at
@@ -240,7 +257,7 @@ class ConditionalSearchSpace:
         parameter or distribution, none first seen in a later trial, every parameter of the
         structure present exactly where its condition holds."""
         for name, d in trial.distributions.items():
-            if name not in self._dists or self._first[name][0] > trial.number or \
+            if name not in self._dists or self._first[name] > trial.number or \
                     self._dists[name] is not None and self._dists[name] != d:
                 return False
         row, = _rows([trial], self._codecs)

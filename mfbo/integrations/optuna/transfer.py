@@ -6,7 +6,6 @@ import datetime
 import json
 
 import optuna
-from optuna.search_space import intersection_search_space
 from optuna.trial import TrialState
 
 from ...optimize.optimizer import Optimizer
@@ -15,18 +14,41 @@ from ...space import Space, as_space
 from ...storage import to_json
 from .distributions import dimension_of, distribution_of, user_value
 from .outcomes import loss_sign, outcome, times
+from .structure import Structure, decoded, infer_structure
 
 __all__ = ["from_optuna", "to_optuna"]
 
 
 def _params_in(space: Space, params: dict) -> dict | None:
-    """``params`` restricted to ``space`` and valid there, or None."""
-    if any(n not in params for n in space.names):
-        return None
+    """``params`` restricted to ``space`` and valid there (every parameter active under its
+    conditions, no other), or None."""
     try:
-        return space.validate({n: user_value(d, params[n]) for n, d in space.dimensions.items()})
+        return space.validate({n: user_value(d, params[n]) for n, d in space.dimensions.items()
+                               if n in params})
     except (TypeError, ValueError):
         return None
+
+
+def _inferred_space(trials: list) -> dict | None:
+    """The space of complete ``trials`` as :func:`from_optuna` infers it: ``name ->
+    dimension``, or None when they have no parameters."""
+    structure = infer_structure(trials)[0]
+    dists = dict(structure.distributions)
+    # single-valued parameters that every trial has are kept (constant values)
+    for name, d in trials[0].distributions.items() if trials else ():
+        if d.single() and all(t.distributions.get(name) == d for t in trials):
+            dists[name] = d
+    if not dists:
+        return None
+    bad = [n for n in dists if not n.isidentifier()]
+    if bad:
+        raise ValueError(f"optuna parameter name(s) {bad} are not Python identifiers, which "
+                         f"mfbo parameter names must be; pass space=... with other names "
+                         f"and rename the parameters in your objective.")
+    conditions = {n: None if c is None else decoded(c, dists)
+                  for n, c in structure.conditions.items()}
+    order = Structure(dists, conditions).ordered()
+    return {n: dimension_of(n, dists[n], conditions.get(n)) for n in order}
 
 
 def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
@@ -38,8 +60,13 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
     study : optuna.Study
         A single-objective study (a ``ValueError`` names the directions of another).
     space : dict, Space or None, default=None
-        The mfbo space to search.  None: the parameters every complete trial has with the same
-        distribution (optuna's intersection search space), each as
+        The mfbo space to search.  None: the conditional space that
+        :class:`~mfbo.integrations.optuna.MondrianSampler` infers from the complete trials of
+        a define-by-run objective (:mod:`~mfbo.integrations.optuna.structure`): every
+        parameter they have with one distribution throughout, active where the condition
+        inferred for it holds (``when=In("model", ["svm"])``; a parameter present in every
+        trial always), and the single-valued parameters of every trial; a parameter whose
+        presence nothing explains is left out.  Each distribution is a dimension as
         :func:`~mfbo.integrations.optuna.distributions.dimension_of` translates it: float and
         int ranges keep ``log``; a range with a ``step`` is an :class:`~mfbo.Ordinal` of its
         values (the plain range beyond 10,000 values); a categorical distribution, and a
@@ -51,11 +78,11 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
 
     The optimizer has the study's direction, and is told the values as optuna recorded them:
     a complete trial its value, a pruned trial its last intermediate value, a failed one (or
-    one pruned before reporting) as failed; each with its start and end times and its optuna number in the
-    ``optuna_number`` extra field.  Trials lacking a parameter of the space or with a value
-    outside it (conditional branches, other ranges), and running or waiting trials, are left
-    out.  A ``storage`` that already holds trials of the study name is refused, so that no
-    trial is told twice.
+    one pruned before reporting) as failed; each with its start and end times and its optuna
+    number in the ``optuna_number`` extra field.  Trials lacking a parameter active in the
+    space, holding one inactive there, or with a value outside it (other ranges), and running
+    or waiting trials, are left out.  A ``storage`` that already holds trials of the study
+    name is refused, so that no trial is told twice.
     """
     direction = "maximize" if loss_sign(study, "from_optuna") < 0 else "minimize"
     if optimizer_options.get("direction", direction) != direction:
@@ -66,17 +93,11 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
     trials = study.get_trials(deepcopy=False,
                               states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL))
     if space is None:
-        dists = intersection_search_space(
-            [t for t in trials if t.state == TrialState.COMPLETE])
-        if not dists:
+        dims = _inferred_space([t for t in trials if t.state == TrialState.COMPLETE])
+        if dims is None:
             raise ValueError(f"study {study.study_name!r} has no complete trial with parameters "
                              f"to take the search space from; pass space=...")
-        bad = [n for n in dists if not n.isidentifier()]
-        if bad:
-            raise ValueError(f"optuna parameter name(s) {bad} are not Python identifiers, which "
-                             f"mfbo parameter names must be; pass space=... with other names "
-                             f"and rename the parameters in your objective.")
-        space = Space({n: dimension_of(n, d) for n, d in dists.items()})
+        space = Space(dims)
     else:
         space = as_space(space)
     opt = Optimizer(space, **optimizer_options)
