@@ -1,7 +1,8 @@
 """mfbo inside optuna, and trials moved between the two.
 
 - :class:`MondrianSampler`: an optuna sampler whose relative sampling is mfbo's Bayesian
-  optimisation with an online Mondrian forest;
+  optimisation with an online Mondrian forest, define-by-run conditional parameters included
+  (their conditions inferred from the trials, :mod:`.structure`);
 - :func:`from_optuna`: an :class:`mfbo.Optimizer` warm-started with an optuna study's trials;
 - :func:`to_optuna`: an mfbo result's trials added to an optuna study
   (also ``mfbo.to_optuna``).
