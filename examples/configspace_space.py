@@ -1,37 +1,49 @@
-"""Search a space written with ConfigSpace (``pip install "mfbo[configspace]"``).
+"""Search a conditional space written with ConfigSpace (``pip install "mfbo[configspace]"``).
 
-Run: ``python examples/configspace_space.py``.  ``mfbo.from_configspace`` maps Float and
-Integer (with ``log``), Categorical, Ordinal and Constant hyperparameters to mfbo dimensions;
-the parameters proposed are valid values of the ConfigurationSpace.  Conditions and forbidden
-clauses are refused with an error naming them.
+Run: ``python examples/configspace_space.py``.  ``mfbo.from_configspace`` maps the
+hyperparameters of a ConfigurationSpace, their conditions and its forbidden clauses to an mfbo
+space: the objective is called with the active parameters only, and every configuration
+proposed is a valid Configuration of the ConfigurationSpace.  ``mfbo.to_configspace`` goes the
+other way.
 """
 
 import math
 
-from ConfigSpace import (Categorical, Configuration, ConfigurationSpace, Constant, Float,
-                         Integer, OrdinalHyperparameter)
+from ConfigSpace import (Categorical, Configuration, ConfigurationSpace, EqualsCondition, Float,
+                         ForbiddenAndConjunction, ForbiddenEqualsClause, Integer)
 
 import mfbo
 
 cs = ConfigurationSpace(seed=0)
-cs.add(Float("learning_rate", (1e-4, 1e-1), log=True),
-       Integer("n_layers", (1, 5)),
-       Categorical("activation", ["relu", "tanh", "gelu"]),
-       OrdinalHyperparameter("batch_size", [16, 32, 64, 128]),
-       Constant("loss", "cross_entropy"))
+cs.add(Categorical("model", ["svm", "forest"]),
+       Float("C", (1e-3, 1e3), log=True),           # svm only
+       Categorical("kernel", ["rbf", "poly"]),      # svm only
+       Integer("degree", (2, 5)),                   # poly kernel only
+       Integer("n_trees", (10, 500), log=True),     # forest only
+       Integer("depth", (2, 12)))                   # forest only
+cs.add(EqualsCondition(cs["C"], cs["model"], "svm"),
+       EqualsCondition(cs["kernel"], cs["model"], "svm"),
+       EqualsCondition(cs["degree"], cs["kernel"], "poly"),
+       EqualsCondition(cs["n_trees"], cs["model"], "forest"),
+       EqualsCondition(cs["depth"], cs["model"], "forest"),
+       ForbiddenAndConjunction(ForbiddenEqualsClause(cs["kernel"], "poly"),
+                               ForbiddenEqualsClause(cs["degree"], 5)))
 
 space = mfbo.from_configspace(cs)
 print(space)
 
 
-def train(learning_rate, n_layers, activation, batch_size, loss):
-    """A made-up validation error."""
-    return ((math.log10(learning_rate) + 2.5) ** 2 + 0.05 * (n_layers - 3) ** 2
-            + {"relu": 0.0, "tanh": 0.2, "gelu": 0.1}[activation]
-            + 0.1 * abs(math.log2(batch_size) - 6))
+def error(model, C=None, kernel=None, degree=None, n_trees=None, depth=None):
+    """A made-up validation error; each model reads its own parameters."""
+    if model == "svm":
+        return 0.1 + 0.02 * (math.log10(C) - 1) ** 2 + (
+            0.0 if kernel == "rbf" else 0.01 * abs(degree - 3) - 0.005)
+    return 0.1 + 0.05 / math.sqrt(n_trees) + 0.002 * (depth - 8) ** 2
 
 
-result = mfbo.minimize(train, space, n_calls=30, random_state=0, progress_bar=False)
+result = mfbo.minimize(error, space, n_calls=40, random_state=0, progress_bar=False)
 best = Configuration(cs, values=result.best_params)  # ConfigSpace checks the values
 print(f"best error {result.best_value:.4f}")
 print(best)
+print("the same space back from ConfigSpace:",
+      mfbo.from_configspace(mfbo.to_configspace(space)) == space)

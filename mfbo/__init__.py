@@ -23,12 +23,13 @@ __version__ = "0.1.0"
 SURROGATES = RECIPES
 
 #: names imported on first use: scikit-learn's search module and optuna are slow to import.
-#: ``from_configspace``, ``from_optuna`` and ``to_optuna`` stay out of ``__all__``: ConfigSpace
-#: and optuna are optional, and ``from mfbo import *`` must work without them.  These hooks
-#: are the only place in mfbo that reaches into :mod:`mfbo.integrations`.
+#: ``from_configspace``, ``to_configspace``, ``from_optuna`` and ``to_optuna`` stay out of
+#: ``__all__``: ConfigSpace and optuna are optional, and ``from mfbo import *`` must work without
+#: them.  These hooks are the only place in mfbo that reaches into :mod:`mfbo.integrations`.
 _LAZY = {"MondrianSearchCV": "mfbo.integrations.sklearn",
          "SQLAlchemyStorage": "mfbo.storage.sql",
          "from_configspace": "mfbo.integrations.configspace",
+         "to_configspace": "mfbo.integrations.configspace",
          "from_optuna": "mfbo.integrations.optuna",
          "to_optuna": "mfbo.integrations.optuna"}
 
