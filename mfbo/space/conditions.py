@@ -205,7 +205,8 @@ class NotEquals(Equals):
     """``name != value`` (and ``name`` active)."""
 
     def _test(self, col):
-        return ~super()._test(col)
+        out = _in_choices(col, [self.value])
+        return self._test_values(col.values) if out is None else ~out
 
     def _test_values(self, values):
         return ~_equal(values, self.value)

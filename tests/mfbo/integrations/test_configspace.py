@@ -475,11 +475,6 @@ def test_not_equals_on_a_number_maps_to_configspace():
         "((Forbidden: c7 < 2 || Forbidden: c7 > 2) && Forbidden: r > 0.8)"]
 
 
-@pytest.mark.xfail(strict=True, reason="mfbo core bug: NotEquals.mask on a Real or Integer "
-                                       "parent holds where the values are equal (NotEquals._test "
-                                       "negates Equals._test, which already calls NotEquals' "
-                                       "negated _test_values), so proposals disagree with "
-                                       "validate and with ConfigSpace")
 def test_not_equals_on_a_number_agrees_with_configspace():
     space = numeric_not_equals_space()
     agree(mfbo.to_configspace(space), space, n=200)

@@ -75,6 +75,22 @@ def test_unit_mask_agrees_with_the_configuration_and_the_definition():
     assert not allowed.all() and allowed.any()
 
 
+@pytest.mark.parametrize("cond", [
+    Equals("i", 7), NotEquals("i", 7), In("i", [1, 7, 9]), Less("i", 7), Greater("i", 7),
+    Between("i", 3, 7), Equals("o", 2), NotEquals("o", 2), In("o", [1, 3]), Less("o", 2),
+    Greater("r", 0.25), Between("r", None, 0.5), Equals("c", "b"), NotEquals("c", "b"),
+    In("c", ["a", "c"]), Relation("i", "<", "o"), Relation("i", "==", "o"),
+    Relation("c", "!=", "d"), AnyOf(Equals("c", "a"), Less("r", 0.1)) & NotEquals("i", 2)])
+def test_each_condition_on_the_unit_matrix_agrees_with_one_configuration(cond):
+    s = Space({"i": Integer(0, 9), "o": Ordinal([1, 2, 3]), "r": Real(0.0, 1.0),
+               "c": ["a", "b", "c"], "d": ["a", "b", "c"], "x": Real(0.0, 1.0, when=cond)})
+    U = np.random.default_rng(0).random((400, len(s)))
+    active = s.active(U)[:, -1]
+    rows = s.from_unit(U)
+    assert [cond.holds(p) for p in rows] == active.tolist() == ["x" in p for p in rows]
+    assert 0 < active.sum() < len(rows)
+
+
 def test_validate_takes_active_parameters_only():
     s = cash()
     ok = {"model": "rf", "trees": 100, "depth": 3, "lr": 0.2}
