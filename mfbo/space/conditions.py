@@ -27,6 +27,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .values import json_key
+
 __all__ = ["Condition", "Equals", "NotEquals", "In", "Less", "Greater", "Between", "Relation",
            "AllOf", "AnyOf", "as_condition", "condition_from_json"]
 
@@ -80,10 +82,7 @@ def _check_parent(name, dimensions, what):
 def _numeric(dim) -> bool:
     """Whether ``dim``'s values are ordered numbers: a Real, an Integer, or an Ordinal of
     numbers."""
-    from .dimensions import Integer, Ordinal, Real  # (dimensions imports this module)
-
-    return isinstance(dim, (Real, Integer)) or isinstance(dim, Ordinal) and all(
-        isinstance(c, numbers.Real) and not isinstance(c, bool) for c in dim.choices)
+    return bool(getattr(dim, "numeric", False))
 
 
 def _value(dim, name, value, what):
@@ -157,8 +156,6 @@ class _Leaf(Condition):
 
 
 def _equal(values, value) -> np.ndarray:
-    from .dimensions import json_key
-
     key = json_key(value)
     return np.array([json_key(v) == key for v in values.tolist()], dtype=bool)
 
@@ -166,9 +163,7 @@ def _equal(values, value) -> np.ndarray:
 def _in_choices(col: Column, values) -> np.ndarray | None:
     """Whether each row's choice is one of ``values`` (by the choices' positions), or None
     when ``col`` is not categorical."""
-    from .dimensions import Categorical
-
-    if not isinstance(col.dim, Categorical):
+    if not hasattr(col.dim, "choices"):  # (a Categorical or an Ordinal)
         return None
     index = col.index
     out = np.zeros(index.shape, dtype=bool)
@@ -347,8 +342,6 @@ class Relation(Condition):
             return False
         a, b = params[self.left], params[self.right]
         if self.op in ("==", "!="):
-            from .dimensions import json_key
-
             same = json_key(a) == json_key(b) or (
                 isinstance(a, numbers.Real) and isinstance(b, numbers.Real) and a == b
                 and not isinstance(a, bool) and not isinstance(b, bool))

@@ -14,6 +14,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .conditions import as_condition
+from .values import json_key
+
 __all__ = ["Dimension", "Real", "Integer", "Categorical", "Ordinal", "as_dimension", "check_name", "json_key"]
 
 
@@ -36,11 +39,11 @@ class Dimension:
 
     levels: int = 0
     when = None
+    #: whether the values are ordered numbers (conditions may compare them with bounds)
+    numeric = True
 
     def _set_when(self, when) -> None:
         if when is not None:
-            from .conditions import as_condition
-
             when = as_condition(when)
         self.when = when
 
@@ -286,6 +289,7 @@ class Categorical(Dimension):
             raise ValueError(f"Categorical choices must be distinct, got {choices!r}.")
         self.choices = choices
         self.levels = -len(choices)
+        self.numeric = False
         self._index = {json_key(c): i for i, c in enumerate(choices)}
         self._set_when(when)
 
@@ -334,21 +338,14 @@ class Ordinal(Categorical):
     def __init__(self, choices: Sequence, when=None):
         super().__init__(choices, when)
         self.levels = len(self.choices)
+        self.numeric = all(isinstance(c, numbers.Real) and not isinstance(c, bool)
+                           for c in self.choices)
 
     def to_json(self):
         return self._json({"type": "ordinal", "choices": list(self.choices)})
 
     def __repr__(self):
         return f"Ordinal({self.choices!r}{self._when_repr()})"
-
-
-def json_key(v):
-    """A key under which equal choices coincide (1 and 1.0 and True are distinct)."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and v != v:  # every NaN is the same choice
-        return ("nan", None)
-    return (type(v).__name__ if isinstance(v, (bool, str)) or v is None else "num", v)
 
 
 def as_dimension(name, spec) -> Dimension:

@@ -101,7 +101,11 @@ TESTS = ROOT / "tests" / "mfbo"
 #: each lives in the room it mostly concerns, or at the top of tests/mfbo
 CROSS_CUTTING = ["test_layout.py", "optimize/test_reliability.py",
                  "proposal/models/test_model_contract.py", "study/test_study_concurrency.py",
-                 "study/test_study_properties.py"]
+                 "study/test_study_properties.py",
+                 # conditional spaces through each room's modules
+                 "study/test_conditional_study.py", "results/test_conditional.py",
+                 "integrations/test_sklearn_conditional.py",
+                 "integrations/test_optuna_conditional.py"]
 TEST_FILES = sorted(p for p in TESTS.rglob("test_*.py") if "__pycache__" not in p.parts)
 
 
