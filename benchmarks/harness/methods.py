@@ -89,8 +89,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.harness.environment import versions
-from mfbo.proposal import (AcquisitionSearch, LocalStep, ParzenStep, PlateauEscape, Recipe,
-                           get_recipe)
+from mfbo.proposal import (AcquisitionSearch, LocalStep, ParzenStep, PlateauEscape,
+                           RandomInterleave, Recipe, get_recipe)
 from benchmarks.harness.timing import clock, timed
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
@@ -256,6 +256,12 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "{'trend': True, 'trend_window': None})",
            _mfbo("mondrian", "ucb", kappa=1.0,
                  surrogate_options={"trend": True, "trend_window": None})),
+    Method("mondrian-interleave10", "mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
+           "ten a uniformly random point (RandomInterleave(0.1); the default has none)",
+           _mondrian_with(_DEFAULT.with_settings(RandomInterleave, probability=0.1))),
+    Method("mondrian-interleave20", "mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
+           "five a uniformly random point (RandomInterleave(0.2); the default has none)",
+           _mondrian_with(_DEFAULT.with_settings(RandomInterleave, probability=0.2))),
     Method("mondrian-window5", "mfbo: online Mondrian forest, UCB kappa=1, the forests with "
            "and without a linear trend in a space with an integer coordinate, the one that "
            "predicted the last 5 observations better proposing (surrogate_options="

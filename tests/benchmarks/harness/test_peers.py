@@ -177,7 +177,7 @@ MOSTLY_FORBIDDEN = ConfigProblem(
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_a_forbidden_proposal_is_a_failed_evaluation_and_the_run_goes_on(name):
     refused = _check_run(name, MOSTLY_FORBIDDEN, 5, 3)
-    if METHODS[name] is None:
+    if METHODS[name] is None or name == "smac":  # (SMAC3 is given the forbidden clauses)
         assert not any(refused)
     else:
         assert any(refused)  # with probability 1 - 0.1 ** 5
