@@ -432,7 +432,8 @@ def _optuna(options, objective, problem, budget, seed):
         else:
             params = {n: trial.suggest_float(n, lo, hi, log=log)
                       for n, (lo, hi, log) in axes.items()}
-        return objective(**params)
+        value = _evaluate(objective, params)
+        return float("nan") if value is None else value  # nan: a failed trial, not an abort
 
     study.optimize(f, n_trials=budget)
     return _result(kind)

@@ -305,3 +305,19 @@ def test_the_configspace_unconditions_a_relation_and_reads_it_back():
 def test_a_peer_that_leaves_out_an_active_parameter_is_named():
     with pytest.raises(ValueError, match="SMAC3 proposed no value for 'x2'"):
         peers._read(JENATTON_SPACE, {"x1": "0", "r8": 0.5}, "SMAC3")
+
+
+def test_a_failed_evaluation_of_optuna_on_a_flat_space_is_a_failed_trial():
+    pytest.importorskip("optuna")
+
+    def fit(p):
+        if p["x"] > 0.5:
+            raise ValueError("the fit diverged")
+        return p["x"]
+
+    flat = ConfigProblem("sometimes-failing", Space({"x": Real(0.0, 1.0)}), None, 0.0, 8,
+                         objective=fit)
+    run = methods.run_method("optuna", flat, 8, 0)
+    assert len(run.values) == 8  # the run went on past its failures
+    assert any(v is None for v in run.values) and any(v is not None for v in run.values)
+
