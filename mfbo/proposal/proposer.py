@@ -171,11 +171,10 @@ class Proposer:
             i = int(idx[rng.integers(idx.size)])
             return self.candidates.U[i], i
         known = study.asked.X
-        space = self.space
         for _ in range(RANDOM_TRIES):
-            u = snap(rng.random(len(space)), space.levels)
-            if space.constrained:
-                u = space.canonical(u)[0]
+            # (in a conditional space is_new compares the canonical form, and the point of
+            # record is that of its params)
+            u = snap(rng.random(len(self.space)), self.space.levels)
             if self.is_new(study, u, known):
                 return u, None
         return EXHAUSTED

@@ -175,6 +175,8 @@ def _in_choices(col: Column, values) -> np.ndarray | None:
 class Equals(_Leaf):
     """``name == value``."""
 
+    kind = "equals"
+
     def __init__(self, name: str, value):
         self.name, self.value = name, value
 
@@ -187,17 +189,19 @@ class Equals(_Leaf):
 
     def checked(self, dimensions, what):
         dim = _check_parent(self.name, dimensions, what)
-        return Equals(self.name, _value(dim, self.name, self.value, what))
+        return type(self)(self.name, _value(dim, self.name, self.value, what))
 
     def to_json(self):
-        return {"equals": [self.name, self.value]}
+        return {self.kind: [self.name, self.value]}
 
     def __repr__(self):
-        return f"Equals({self.name!r}, {self.value!r})"
+        return f"{type(self).__name__}({self.name!r}, {self.value!r})"
 
 
 class NotEquals(Equals):
     """``name != value`` (and ``name`` active)."""
+
+    kind = "not_equals"
 
     def _test(self, col):
         out = _in_choices(col, [self.value])
@@ -205,16 +209,6 @@ class NotEquals(Equals):
 
     def _test_values(self, values):
         return ~_equal(values, self.value)
-
-    def checked(self, dimensions, what):
-        dim = _check_parent(self.name, dimensions, what)
-        return NotEquals(self.name, _value(dim, self.name, self.value, what))
-
-    def to_json(self):
-        return {"not_equals": [self.name, self.value]}
-
-    def __repr__(self):
-        return f"NotEquals({self.name!r}, {self.value!r})"
 
 
 class In(_Leaf):

@@ -164,14 +164,14 @@ class Space:
     # -- conditional spaces --------------------------------------------------------------------
     def active(self, U: np.ndarray) -> np.ndarray:
         """Which dimensions are active in each row of the unit matrix ``U`` (n, D)."""
-        return self._decode(np.atleast_2d(np.asarray(U, dtype=float)))[1]
+        return self._decode(np.atleast_2d(np.asarray(U, dtype=float)))[0]
 
     def canonical(self, U: np.ndarray) -> np.ndarray:
         """A copy of the unit matrix ``U`` with every inactive coordinate set to
         :attr:`inactive_unit`, the one form of each configuration."""
         U = np.array(np.atleast_2d(U), dtype=float)
         if self._conditional:
-            U[~self._decode(U)[1]] = self.inactive_unit
+            U[~self._decode(U)[0]] = self.inactive_unit
         return U
 
     def allowed(self, U: np.ndarray) -> np.ndarray:
@@ -179,15 +179,14 @@ class Space:
         U = np.atleast_2d(np.asarray(U, dtype=float))
         ok = np.ones(U.shape[0], dtype=bool)
         if self.forbidden:
-            column = self._decode(U)[2]
+            column = self._decode(U)[1]
             for f in self.forbidden:
                 ok &= ~f.mask(column)
         return ok
 
     def _decode(self, U: np.ndarray):
-        """``(columns, active, column)`` of a unit matrix: the :class:`Column` of each
-        dimension a condition has read (``{d: Column}``), the active matrix, and the reader
-        ``column(name) -> Column`` the conditions' masks take."""
+        """``(active, column)`` of a unit matrix: the active matrix, and the reader
+        ``column(name) -> Column`` the conditions' masks take (each column made once)."""
         n, D = U.shape
         active = np.ones((n, D), dtype=bool)
         columns: dict[int, Column] = {}
@@ -202,7 +201,7 @@ class Space:
 
         for cond, group in self._condition_groups:
             active[:, group] = cond.mask(column)[:, None]
-        return columns, active, column
+        return active, column
 
     def _check_some_allowed(self) -> None:
         """Refuse forbidden conditions that leave no configuration: every point of a small
