@@ -89,8 +89,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.harness.environment import versions
-from mfbo.proposal import (AcquisitionSearch, LocalStep, ParzenStep, PlateauEscape,
-                           RandomInterleave, Recipe, get_recipe)
+from mfbo.proposal import (AcquisitionSearch, Arm, LocalStep, ParzenStep, PlateauEscape,
+                           Portfolio, RandomInterleave, Recipe, get_recipe)
 from benchmarks.harness.timing import clock, timed
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
@@ -205,6 +205,16 @@ def _mondrian_with(recipe: Recipe) -> Callable:
     return _mfbo(recipe, "ucb", kappa=1.0)
 
 
+def _portfolio(without: tuple = (), discount: float = 0.9, random_prior=(1.0, 1.0)) -> Recipe:
+    """The default Mondrian recipe with its steps (less those of the types ``without``) as
+    one arm of a :class:`Portfolio` whose other arm is a uniformly random point."""
+    model = tuple(s for s in _DEFAULT.steps
+                  if not isinstance(s, (RandomInterleave, *without)))
+    return dataclasses.replace(_DEFAULT, steps=(Portfolio(
+        arms=(Arm("model", model), Arm("random", (RandomInterleave(1.0),), random_prior)),
+        discount=discount),))
+
+
 def _peer(function: str) -> Callable:
     def runner(objective, problem, budget, seed):
         from benchmarks.harness import peers
@@ -262,6 +272,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-interleave20", "mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
            "five a uniformly random point (RandomInterleave(0.2); the default has none)",
            _mondrian_with(_DEFAULT.with_settings(RandomInterleave, probability=0.2))),
+    Method("mondrian-portfolio", "mfbo: online Mondrian forest, UCB kappa=1, each proposal "
+           "by the default's steps or a uniformly random point, drawn by discounted Thompson "
+           "sampling over the new best losses each produced (Portfolio, discount 0.9)",
+           _mondrian_with(_portfolio())),
+    Method("mondrian-portfolio-noplateau", "mfbo: as mondrian-portfolio, without the plateau "
+           "escape among the default's steps (the random arm stands in for it)",
+           _mondrian_with(_portfolio(without=(PlateauEscape,)))),
     Method("mondrian-window5", "mfbo: online Mondrian forest, UCB kappa=1, the forests with "
            "and without a linear trend in a space with an integer coordinate, the one that "
            "predicted the last 5 observations better proposing (surrogate_options="

@@ -258,7 +258,7 @@ def _export(args) -> None:
     result = OptimizeResult(study.space, study.trials, study.direction)
     params, extra = result.column_names()
     df = result.to_dataframe()[["id", "state", "value", *params.values(), "asked_at", "start",
-                                "end", "duration", "worker", "error", *extra.values()]]
+                                "end", "duration", "worker", "origin", "error", *extra.values()]]
     for n, column in params.items():  # written as integers, empty where inactive
         dim = result.space.dimensions[n]
         if isinstance(dim, Integer) and dim.when is not None and \

@@ -21,7 +21,7 @@ from ..space.candidates import CandidateSet
 from ..study.study import Study
 from .models import Model
 from .recipes import Recipe
-from .steps import EXHAUSTED, Context
+from .steps import EXHAUSTED, Context, run_steps
 
 __all__ = ["Proposer"]
 
@@ -111,8 +111,9 @@ class Proposer:
         return np.random.default_rng([*np.atleast_1d(self._entropy).tolist(), number])
 
     def propose(self, study: Study, lied: Model | None = None):
-        """``((params, unit, candidate) or None, lied)``: the next trial of ``study`` (None when
-        there is nothing left to propose).  ``lied`` is the constant liar's model copy of the
+        """``((params, unit, candidate, origin) or None, lied)``: the next trial of ``study``
+        (None when there is nothing left to propose); ``origin`` names the step that proposed
+        it (:attr:`~mfbo.Trial.origin`).  ``lied`` is the constant liar's model copy of the
         previous proposal of the same ask, handed back to be extended by one lie."""
         number = study.n_trials
         cands = self.candidates
@@ -122,16 +123,11 @@ class Proposer:
         ctx = Context(self, study, number, self._rng(number), lied)
         if number < self.n_initial:
             unit, cand = self.recipe.initial_design.propose(ctx)
+            origin = self.recipe.initial_design.origin
         elif not self.model.ready:
-            unit, cand = ctx.random_point()
+            (unit, cand), origin = ctx.random_point(), "random"
         else:
-            for step in self.recipe.steps:
-                point = step.propose(ctx)
-                if point is not None:
-                    unit, cand = point
-                    break
-            else:
-                unit, cand = ctx.random_point()
+            (unit, cand), origin = run_steps(self.recipe.steps, ctx)
         lied = ctx.lied
         if unit is None:
             self.last_exhaustion_reason = self._exhaustion_reason()
@@ -140,7 +136,7 @@ class Proposer:
         params = cands.params(cand) if cand is not None else self.space.from_unit(unit)[0]
         # the unit point of record is that of the params (rounded / snapped)
         unit = cands.U[cand] if cand is not None else self.space.to_unit([params])[0]
-        return (params, unit, cand), lied
+        return (params, unit, cand, origin), lied
 
     def _exhaustion_reason(self) -> str:
         """Why nothing is left to propose (the study is exhausted)."""

@@ -18,7 +18,7 @@ __all__ = ["OptimizeResult", "STUDY_COLUMNS", "unique_names", "plot_convergence"
 #: the columns of :meth:`OptimizeResult.to_dataframe` that describe a trial rather than its
 #: parameters or extra fields; they always have these names
 STUDY_COLUMNS = ("id", "value", "state", "error", "asked_at", "start", "end", "duration",
-                 "worker")
+                 "worker", "origin")
 
 
 def unique_names(names, taken, prefix: str) -> dict:
@@ -122,7 +122,8 @@ class OptimizeResult:
     def to_dataframe(self):
         """One row per trial; the columns: ``id``, every parameter (in the space's order),
         ``value``, ``state``, ``error``, ``asked_at``, ``start``, ``end``, ``duration``,
-        ``worker``, then every extra field the objective returned (in the order first met;
+        ``worker``, ``origin`` (what proposed the trial: :attr:`~mfbo.Trial.origin`), then
+        every extra field the objective returned (in the order first met;
         empty where a trial has not got it).
 
         In a conditional space a parameter's cell is NaN where it is inactive in the trial
@@ -142,12 +143,12 @@ class OptimizeResult:
 
         params, extra = self.column_names()
         columns = ["id", *params.values(), "value", "state", "error", "asked_at", "start",
-                   "end", "duration", "worker", *extra.values()]
+                   "end", "duration", "worker", "origin", *extra.values()]
         rows = []
         for t in self.trials:
             row = {"id": t.id, "value": t.value, "state": t.state, "error": t.error,
                    "asked_at": t.asked_at, "start": t.start, "end": t.end,
-                   "duration": t.duration, "worker": t.worker}
+                   "duration": t.duration, "worker": t.worker, "origin": t.origin}
             row.update((column, t.params.get(n, np.nan)) for n, column in params.items())
             row.update((extra[k], v) for k, v in (t.extra or {}).items())
             rows.append(row)

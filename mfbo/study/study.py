@@ -246,6 +246,7 @@ class Study:
         self.trials: list[Trial] = []
         self._last_event = 0
         self.obs = Rows(D)
+        self.obs_origins: list[str | None] = []
         self.asked = Rows(D)
         self.asked_keys: set[bytes] = set()  # row_keys of the asked points
         #: ids of pending trials, in ask order -> the number of observations when asked
@@ -404,14 +405,18 @@ class Study:
         self.refresh()
 
     def add(self, params: dict, unit: np.ndarray, candidate: int | None,
-            enqueued: int | None = None) -> Trial:
+            origin: str | None = None, enqueued: int | None = None) -> Trial:
         """Record a new pending trial owned by this handle (inside :meth:`transaction`);
-        ``enqueued``: the number of the queued configuration it takes."""
+        ``origin``: what proposed it (:attr:`Trial.origin`); ``enqueued``: the number of the
+        queued configuration it takes (its origin is then ``"enqueued"``)."""
         number = len(self.trials)
         payload = {"id": number, "params": params, "unit": unit.tolist(),
                    "candidate": candidate, "owner": self.owner, "time": time.time()}
         if enqueued is not None:
             payload["enqueued"] = int(enqueued)
+            origin = "enqueued"
+        if origin is not None:
+            payload["origin"] = str(origin)
         self._append("ask", payload)
         return self.trials[number]
 
@@ -575,8 +580,11 @@ class Study:
             if self._queue[queued] != params:
                 raise ValueError(f"params {params!r} are not those of enqueued configuration "
                                  f"{queued}")
+        origin = p.get("origin")
+        if origin is not None and not isinstance(origin, str):
+            raise TypeError(f"origin must be a string, got {shorten(repr(origin), 40)}")
         return Trial(id=p["id"], params=params, asked_at=finite(p["time"], "time"),
-                     owner=p["owner"], candidate=cand, unit=unit)
+                     owner=p["owner"], candidate=cand, unit=unit, origin=origin)
 
     @staticmethod
     def _checked_tell(p: Mapping) -> dict:
@@ -637,8 +645,10 @@ class Study:
                 self._loss_repeated = self._loss_repeated or loss in self._losses
                 self._losses.add(loss)
                 self.obs.append(t.unit, loss)
+                self.obs_origins.append(t.origin)
             elif self.on_failure == "worst" and self.obs.n:
                 self.obs.append(t.unit, float(self.obs.y.max()))
+                self.obs_origins.append(t.origin)
         elif kind == "enqueue":
             number = p["number"]
             if not isinstance(number, int) or isinstance(number, bool) \

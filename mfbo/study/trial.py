@@ -26,7 +26,11 @@ class Trial:
     configuration as a dict; ``state`` is ``"pending"``, ``"complete"`` or ``"failed"``;
     ``value`` is the objective's value as told, a loss or, in a study that maximises, a score
 (None unless complete); ``extra`` holds the other fields of a dict
-    returned by the objective; ``error`` the text of a failure.
+    returned by the objective; ``error`` the text of a failure.  ``origin`` names what
+    proposed the configuration: a step of the proposal policy (``"design"``, ``"random"``,
+    ``"plateau"``, ``"local"``, ``"parzen"``, ``"acquisition"``), ``"enqueued"`` for a
+    configuration given by :meth:`~mfbo.Optimizer.enqueue`, or None where not recorded
+    (a trial told by :meth:`~mfbo.Optimizer.tell` with params, or a journal of mfbo 0.1).
     """
 
     id: int
@@ -42,6 +46,7 @@ class Trial:
     owner: str | None = None
     candidate: int | None = None
     unit: np.ndarray | None = field(default=None, repr=False)
+    origin: str | None = None
 
     @property
     def duration(self) -> float | None:

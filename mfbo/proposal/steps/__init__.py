@@ -5,16 +5,20 @@
 - :class:`PlateauEscape`: a random proposal after a run of repeated losses;
 - :class:`LocalStep`: the minimiser of a local quadratic (or isotropic, or linear) model;
 - :class:`ParzenStep`: the acquisition's best among points of a Parzen density of good ones;
-- :class:`AcquisitionSearch`: the acquisition's maximiser over the space or candidate set.
+- :class:`AcquisitionSearch`: the acquisition's maximiser over the space or candidate set;
+- :class:`Portfolio`: one of several policies (:class:`Arm`) per proposal, drawn by the new
+  best losses each produced.
 """
 
-from .base import EXHAUSTED, Context, Step
+from .base import EXHAUSTED, Context, Step, run_steps
 from .initial_design import InitialDesign, PerDimension
 from .interleave import RandomInterleave
 from .local import LocalStep
 from .parzen import ParzenStep
 from .plateau import PlateauEscape
+from .portfolio import Arm, Portfolio
 from .search import AcquisitionSearch
 
-__all__ = ["AcquisitionSearch", "Context", "EXHAUSTED", "InitialDesign", "LocalStep",
-           "ParzenStep", "PerDimension", "PlateauEscape", "RandomInterleave", "Step"]
+__all__ = ["AcquisitionSearch", "Arm", "Context", "EXHAUSTED", "InitialDesign", "LocalStep",
+           "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio", "RandomInterleave",
+           "Step", "run_steps"]

@@ -9,13 +9,14 @@ step is frozen settings plus one method, :meth:`Step.propose`, reading one :clas
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+import zlib
+from typing import ClassVar, Optional, Tuple
 
 import numpy as np
 
 from acquisitions import row_keys
 
-__all__ = ["Step", "Context", "Point", "EXHAUSTED"]
+__all__ = ["Step", "Context", "Point", "EXHAUSTED", "run_steps"]
 
 #: a step's answer: ``(unit point, candidate row or None)``, or :data:`EXHAUSTED`
 Point = Tuple[Optional[np.ndarray], Optional[int]]
@@ -24,7 +25,12 @@ EXHAUSTED: Point = (None, None)
 
 
 class Step:
-    """One mechanism of a proposal policy (a frozen dataclass of its settings)."""
+    """One mechanism of a proposal policy (a frozen dataclass of its settings).
+
+    ``origin`` names the step in the trials it proposes (:attr:`~mfbo.Trial.origin`).
+    """
+
+    origin: ClassVar[str] = "step"
 
     def propose(self, ctx: "Context") -> Point | None:  # pragma: no cover - interface
         """A point for this proposal, :data:`EXHAUSTED`, or None to pass to the next step."""
@@ -46,6 +52,8 @@ class Context:
         self.lied = lied
         #: whether a local step was due but its minimiser is a point already asked
         self.converged = False
+        #: the origin a step holding other steps sets for the point it returns (else None)
+        self.origin: str | None = None
         self._score = None
 
     @property
@@ -65,6 +73,12 @@ class Context:
         """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
         asked point (``known``: their unit-cube rows; default: the study's)."""
         return self.proposer.is_new(self.study, u, self.study.asked.X if known is None else known)
+
+    def stream(self, name: str) -> np.random.Generator:
+        """A random stream of this proposal of its own, named ``name``: drawing from it leaves
+        the proposal's stream (:attr:`rng`), and so every other step, as it was."""
+        entropy = np.atleast_1d(self.proposer._entropy).tolist()
+        return np.random.default_rng([*entropy, self.number, zlib.crc32(name.encode())])
 
     def random_point(self) -> Point:
         """A uniformly random new point (a random available candidate), or EXHAUSTED."""
@@ -99,3 +113,15 @@ class Context:
             if self.is_new(u, known):
                 return u, None
         return self.random_point()
+
+
+def run_steps(steps, ctx: Context) -> tuple[Point, str]:
+    """``(point, origin)``: the point of the first of ``steps`` that proposes one, and the
+    origin it names (that of the step that made it, which for a step holding others is the
+    inner step's); a random point (origin ``"random"``) if every step passes."""
+    for step in steps:
+        point = step.propose(ctx)
+        if point is not None:
+            return point, ctx.origin or step.origin
+        ctx.origin = None
+    return ctx.random_point(), "random"

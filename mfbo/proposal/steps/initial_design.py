@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -47,6 +47,8 @@ class InitialDesign(Step):
     size : int or callable, default=PerDimension(10)
         A number, or a rule mapping the number of dimensions to one (``10 * D``: SMAC3's).
     """
+
+    origin: ClassVar[str] = "design"
 
     kind: str = "sobol"
     size: int | Callable[[int], int] = PerDimension(10)

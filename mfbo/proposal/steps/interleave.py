@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import ClassVar
 
 from .base import Context, Point, Step
 
@@ -17,6 +18,8 @@ class RandomInterleave(Step):
     The step draws its uniform number even at probability 0 or 1, so a proposal's random
     stream, and every step after this one, is the same whatever the probability.
     """
+
+    origin: ClassVar[str] = "random"
 
     probability: float = 0.0
 

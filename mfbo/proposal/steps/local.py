@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -40,6 +41,8 @@ class LocalStep(Step):
         integer; ``"if-curved"``: there, and only where the fitted curvature is positive and
         it predicts its observations better than a plane (leave-one-out).
     """
+
+    origin: ClassVar[str] = "local"
 
     every: int = 3
     linear: bool = False

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -123,6 +124,8 @@ class ParzenStep(Step):
         model has converged on it): a run that has converged otherwise pays for a search of
         the whole space in every such slot, the most expensive ask there is.
     """
+
+    origin: ClassVar[str] = "parzen"
 
     every: int = 2
     n_candidates: int = 200

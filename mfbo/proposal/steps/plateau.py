@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -23,6 +24,8 @@ class PlateauEscape(Step):
     trial counts as a repeat when the study records it as the worst loss so far
     (``on_failure="worst"``): a run of failures is a stall too.
     """
+
+    origin: ClassVar[str] = "plateau"
 
     every: int = 3
 

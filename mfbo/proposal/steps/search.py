@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -59,6 +60,8 @@ class AcquisitionSearch(Step):
         With the joint neighbourhood, a round makes as many Gaussian moves per point as
         one-exchange would in at most this many continuous dimensions (None: in all of them).
     """
+
+    origin: ClassVar[str] = "acquisition"
 
     n_random: int = 10_000
     local_search: bool = True

@@ -239,7 +239,7 @@ def test_export_keeps_parameters_and_extra_fields_named_like_its_columns(tmp_pat
     assert main(["study", "export", db, "--csv", str(out_csv)]) == 0
     header = out_csv.read_text().splitlines()[0].split(",")
     assert header == ["id", "state", "value", "param_value", "param_state", "x", "asked_at",
-                      "start", "end", "duration", "worker", "error", "extra_value",
+                      "start", "end", "duration", "worker", "origin", "error", "extra_value",
                       "extra_x", "extra_error"]
     df = pd.read_csv(out_csv)
     assert list(df["value"]) == [10.0, 11.0, 12.0]

@@ -72,7 +72,7 @@ def test_to_dataframe_keeps_the_columns_users_read():
                     extra={"note": "ok"})]
     df = OptimizeResult(space, trials).to_dataframe()
     assert list(df.columns) == ["id", "x", "y", "value", "state", "error", "asked_at",
-                                "start", "end", "duration", "worker", "note"]
+                                "start", "end", "duration", "worker", "origin", "note"]
     empty = OptimizeResult(space, []).to_dataframe()
     assert len(empty) == 0 and list(empty.columns) == list(df.columns[:-1])
 

@@ -351,3 +351,36 @@ def test_minimize_initial_points(tmp_path):
     best = mfbo.minimize(quad, SPACE, n_calls=3, initial_points=[P[2]], random_state=0,
                          progress_bar=False)
     assert best.best_params == P[2] and np.isclose(best.best_value, 0.0)
+
+
+def test_each_trial_records_what_proposed_it(tmp_path):
+    """The origin of a trial: the design's and the policy's steps for proposals, "enqueued"
+    for a queued configuration, None for one told with its params; kept by the journal and
+    read back in the order the observations came (failures included)."""
+    db = str(tmp_path / "origin.db")
+    opt = Optimizer(SPACE, random_state=0, n_initial=4, storage=db)
+    opt.enqueue({"x": 0.5, "y": 0.5})
+    for _ in range(12):
+        t = opt.ask()
+        opt.tell(t, quad(**t.params) if t.id != 6 else float("nan"))
+    opt.tell({"x": -0.25, "y": 0.75}, 1.0)
+    origins = [t.origin for t in opt.trials]
+    # (the enqueued trial is one of the first n_initial)
+    assert origins[:4] == ["enqueued"] + ["design"] * 3 and origins[-1] is None
+    steps = {"random", "plateau", "local", "parzen", "acquisition"}
+    assert set(origins[4:-1]) <= steps and len(set(origins[4:-1])) >= 2
+    assert opt.study.obs_origins == origins
+    df = opt.result().to_dataframe()
+    opt.close()
+    again = Optimizer(SPACE, storage=db)
+    assert [t.origin for t in again.trials] == origins
+    assert again.study.obs_origins == origins
+    assert [v if isinstance(v, str) else None for v in df["origin"]] == origins
+    again.close()
+
+
+def test_an_origin_that_is_not_a_string_is_refused_on_replay():
+    storage = InMemoryStorage()
+    storage.append("default", "ask", {**_ask(0, {"x": 0.1, "y": 0.2}), "origin": 3})
+    with pytest.raises(ValueError, match="origin must be a string, got 3"):
+        Study(SPACE, storage).refresh()
