@@ -3,6 +3,9 @@
 The optimizer's state is a replay of its journal (:mod:`mfbo.study`, :mod:`mfbo.storage`): an
 ``ask`` appends a pending trial, a ``tell`` finishes it, and every method first reads the events
 that other processes appended, so several processes sharing a storage file share one study.
+A running trial may report intermediate values (:meth:`Optimizer.report`) and ask whether
+to stop (:meth:`Optimizer.should_prune`, answered by the optimizer's pruner,
+:mod:`mfbo.pruners`); a trial stopped early is told ``state="pruned"``.
 Where the next trial goes is the proposal policy's business (:mod:`mfbo.proposal`), which
 follows the surrogate's recipe (:mod:`mfbo.proposal.recipes`); configurations the user enqueued go
 before it.  The policy always minimises a loss: with ``direction="maximize"`` the study hands
@@ -22,11 +25,12 @@ from ..proposal.models import Model
 from .._core.seeds import seed_sequence
 from ..proposal.proposer import Proposer
 from ..proposal.recipes import Recipe, as_recipe
+from ..pruners import Pruner, as_pruner
 from ..proposal.steps import AcquisitionSearch
 from ..space import Space, as_space
 from ..storage import Storage
 from ..study.study import Rows, Study, check_direction
-from ..study.trial import Trial, finite, parse_outcome, public
+from ..study.trial import Trial, TrialPruned, finite, parse_outcome, public
 
 __all__ = ["Trial", "Optimizer", "StudyExhausted"]
 
@@ -136,6 +140,11 @@ class Optimizer:
         continuous coordinates together (Gaussian steps).  None: the recipe's
         (``"joint"`` for the Mondrian forest, whose axis-aligned cells otherwise make the search
         crawl along one axis at a time; ``"one-exchange"`` for RF-SMAC, as in SMAC3).
+    pruner : Pruner or None, default=None
+        The rule :meth:`should_prune` applies to the values a trial reported
+        (:class:`~mfbo.pruners.MedianPruner`, :class:`~mfbo.pruners.SuccessiveHalvingPruner`,
+        ...; :mod:`mfbo.pruners`).  None: :class:`~mfbo.pruners.NopPruner`, which never
+        prunes.  What a pruned trial feeds the surrogate: see :attr:`mfbo.Study.obs`.
     """
 
     def __init__(self, space, surrogate="mondrian", acquisition=None, candidates=None,
@@ -143,9 +152,10 @@ class Optimizer:
                  batch_strategy="constant_liar", liar="min", on_failure="worst",
                  n_random_candidates=None, local_search=None, surrogate_options=None,
                  storage=None, study_name="default", min_distance=0.0,
-                 neighbourhood=None, direction="minimize"):
+                 neighbourhood=None, direction="minimize", pruner=None):
         self._lock = threading.RLock()
         check_direction(direction)
+        self.pruner: Pruner = as_pruner(pruner)
         space = as_space(space)
         recipe = as_recipe(surrogate).with_options(
             acquisition=acquisition, kappa=kappa, xi=xi, initial_design=initial_design,
@@ -277,6 +287,10 @@ class Optimizer:
         return self.study.n_finished
 
     @property
+    def n_pruned(self) -> int:
+        return self.study.n_pruned
+
+    @property
     @_serialised
     def pending(self) -> list[Trial]:
         """Copies of the trials asked and not yet told, in the order they were asked."""
@@ -379,10 +393,40 @@ class Optimizer:
         return self.proposer.last_exhaustion_reason or \
             "every candidate has been evaluated or is pending."
 
+    # -- intermediate values and pruning ------------------------------------------------------
+    @_serialised
+    def report(self, trial, step: int, value: float) -> None:
+        """Record the value ``trial`` (a pending :class:`Trial` or its id) measured at
+        ``step`` (a non-negative integer: an epoch, a boosting round, a fold...), in the
+        values' own units (a loss, or a score with ``direction="maximize"``).
+
+        The report is durable (a journal event: every process sharing the study sees it, and
+        a resumed study has it) and is kept in :attr:`Trial.intermediate_values`.  As in
+        Optuna, a step reported already keeps its first value (a ``UserWarning`` says so).
+        ``value`` must be finite; a trial told already is refused (:class:`TrialFinished`).
+        Bad input raises before anything is recorded.
+        """
+        self.study.report(trial, step, value)
+
+    @_serialised
+    def should_prune(self, trial) -> bool:
+        """Whether the pending ``trial`` (a :class:`Trial` or its id) should stop now, by the
+        optimizer's ``pruner`` applied to the values it and the other trials reported
+        (read from the journal, so trials of other processes count).  The caller stops it
+        by telling it ``state="pruned"`` (or by raising :class:`~mfbo.TrialPruned` in an
+        objective of :func:`~mfbo.minimize`)."""
+        study = self.study
+
+        def decide() -> bool:
+            return bool(self.pruner.prune(study, study.pending_trial(trial)))
+
+        return study.atomic(decide)
+
     # -- tell ---------------------------------------------------------------------------------
     @_serialised
-    def tell(self, trial, value=None, *, error: str | None = None, start: float | None = None,
-             end: float | None = None, worker: str | None = None) -> Trial:
+    def tell(self, trial, value=None, *, state: str | None = None, error: str | None = None,
+             start: float | None = None, end: float | None = None,
+             worker: str | None = None) -> Trial:
         """Report the outcome of a trial.
 
         ``trial`` is a :class:`Trial` or its id (from :meth:`ask`), or a parameter dict for a
@@ -390,12 +434,35 @@ class Optimizer:
         ``value`` is the objective's value (a loss, or a score to maximise with
         ``direction="maximize"``): a float, or a dict whose ``"loss"`` key holds it and whose
         other keys are extra fields.  An exception, ``None``, NaN or inf (or ``error=...``)
-        records a failed trial.
+        records a failed trial.  ``state="pruned"`` (with no value), or a
+        :class:`~mfbo.TrialPruned` exception as ``value``, records a trial stopped early: it
+        keeps its reported values, is never the best, and is fed to the surrogate as
+        :attr:`mfbo.Study.obs` says.  ``state`` may also be ``"complete"`` or ``"failed"``,
+        which must agree with ``value`` (None: taken from ``value``).
         Bad input raises before anything is recorded.
         """
-        state, loss, extra, err = parse_outcome(value)
-        if error is not None:
-            state, loss, err = "failed", None, str(error)
+        if state not in (None, "complete", "failed", "pruned"):
+            raise ValueError(f"state must be None, 'complete', 'failed' or 'pruned', got "
+                             f"{state!r}.")
+        if state == "pruned" or isinstance(value, TrialPruned):
+            if state not in (None, "pruned") or error is not None or not (
+                    value is None or isinstance(value, TrialPruned)):
+                raise ValueError(f"a pruned trial is told without a value or an error (its "
+                                 f"values are those it reported), got value={value!r}, "
+                                 f"state={state!r}, error={error!r}.")
+            state, loss, extra, err = "pruned", None, {}, None
+        else:
+            parsed, loss, extra, err = parse_outcome(value)
+            if error is not None:
+                parsed, loss, err = "failed", None, str(error)
+            if state == "failed" and parsed == "complete":
+                raise ValueError(f"state='failed' is told without a value (or with an "
+                                 f"error), got value={value!r}.")
+            if state == "failed" and err is None:
+                err = "told failed"
+            elif state == "complete" and parsed != "complete":
+                raise ValueError(f"state='complete' needs a finite value, got {value!r}.")
+            state = parsed
         for name, v in (("start", start), ("end", end)):
             if v is not None:
                 finite(v, f"{name} (a time stamp)")

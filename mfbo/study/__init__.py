@@ -2,6 +2,6 @@
 objective's return means, and who owns a pending trial (owner tokens, heartbeats)."""
 
 from .study import CandidatesDiffer, Rows, Study, TrialFinished
-from .trial import Trial
+from .trial import Trial, TrialPruned
 
-__all__ = ["CandidatesDiffer", "Rows", "Study", "Trial", "TrialFinished"]
+__all__ = ["CandidatesDiffer", "Rows", "Study", "Trial", "TrialFinished", "TrialPruned"]

@@ -1,8 +1,12 @@
 """The state of a study: a replay of its journal (:mod:`mfbo.storage`).
 
 An ``ask`` event appends a pending trial, a ``claim`` hands a pending trial to a new owner, a
-``tell`` finishes it, an ``enqueue`` puts a configuration in the queue of those to be asked
-before any proposal (the ``ask`` that takes it names it).  Every row is checked as it is
+``tell`` finishes it (complete, failed or pruned), an ``enqueue`` puts a configuration in the
+queue of those to be asked before any proposal (the ``ask`` that takes it names it).  A
+``report`` records a pending trial's intermediate value at one step (an epoch, a boosting
+round, a fold), a ``rung`` the value a pending trial had when it reached a rung of successive
+halving (:mod:`mfbo.pruners`): in the journal, they are shared by every process of the study
+and survive a resume.  Every row is checked as it is
 replayed, so a damaged or hand-edited journal is refused with the event it lies in.  A
 :class:`Study` knows nothing of surrogates or acquisitions: it keeps the trials and the arrays
 a proposal policy reads (the observations a surrogate is fed and every asked point), and it can
@@ -16,6 +20,7 @@ import json
 import numbers
 import os
 import time
+import warnings
 import weakref
 from typing import Iterator, Mapping
 
@@ -28,9 +33,10 @@ from .ownership import Heartbeat, new_owner, owner_alive, release
 from ..space import Space, as_space
 from ..storage import InMemoryStorage, Storage, as_storage
 from ..storage.base import read_in_pages, retrying
+from .._core.arguments import check_int
 from .trial import Trial, finite, public, shorten
 
-__all__ = ["Study", "TrialFinished", "CandidatesDiffer", "checked_configurations", "check_direction", "DIRECTIONS"]
+__all__ = ["Study", "TrialFinished", "STATES", "CandidatesDiffer", "checked_configurations", "check_direction", "DIRECTIONS"]
 
 
 #: an owner is taken for dead only once it has missed this many of its own heartbeats (and
@@ -89,6 +95,9 @@ def params_key(params: dict) -> bytes:
 
 
 DIRECTIONS = ("minimize", "maximize")
+
+#: the states of a trial, in the order summaries list them
+STATES = ("complete", "pruned", "failed", "pending")
 
 
 def check_direction(direction) -> str:
@@ -159,7 +168,13 @@ class Study:
     obs : Rows
         What a surrogate is fed, in the order trials finished: the unit point and loss (the
         value, negated when maximising) of every complete trial and, with
-        ``on_failure="worst"``, of every failed one.
+        ``on_failure="worst"``, of every failed one (the worst loss so far) and of every
+        pruned one.  A pruned trial enters with the larger of its last reported loss and the
+        worst loss so far, so that it ranks below the complete trials, as Optuna's TPE ranks
+        pruned trials below complete ones: its last value is a measurement at a smaller
+        budget, which for a learning curve is optimistic about no final value, and the pruner
+        stopped it because it looked worse than the others.  With ``on_failure="ignore"``
+        neither failed nor pruned trials are fed.
     asked : Rows
         Every asked trial's unit point, in trial order.
     owner : str
@@ -252,6 +267,7 @@ class Study:
         #: ids of pending trials, in ask order -> the number of observations when asked
         self._pending: dict[int, int] = {}
         self._n_finished = 0
+        self._n_pruned = 0
         self._best: Trial | None = None
         self._losses: set[float] = set()  # losses of the complete trials
         self._loss_repeated = False
@@ -310,6 +326,11 @@ class Study:
     @property
     def n_finished(self) -> int:
         return self._n_finished
+
+    @property
+    def n_pruned(self) -> int:
+        """How many trials were pruned (stopped early)."""
+        return self._n_pruned
 
     @property
     def pending(self) -> list[Trial]:
@@ -494,24 +515,16 @@ class Study:
         evaluated outside the study, recorded as a new trial); bad input raises before anything
         is recorded."""
 
+        if state == "pruned" and isinstance(trial, Mapping):
+            raise ValueError("a trial told pruned must be a Trial or a trial id: it was asked "
+                             "and reported to, not evaluated outside the study.")
+
         def record() -> Trial:
             if isinstance(trial, Mapping):
                 params = self.space.validate(trial)
                 number = self.add(params, *self._unit_and_candidate(params)).id
             else:
-                number = trial.id if isinstance(trial, Trial) else trial
-                if not isinstance(number, numbers.Integral) or isinstance(number, bool):
-                    raise TypeError(f"trial must be a Trial, a trial id or a params dict, got "
-                                    f"{trial!r}.")
-                if not 0 <= number < len(self.trials):
-                    raise ValueError(f"unknown trial id {number}; this study has "
-                                     f"{len(self.trials)} trials.")
-                if self.trials[number].state != "pending":
-                    raise TrialFinished(f"trial {number} was already told "
-                                        f"({self.trials[number].state}).")
-                if isinstance(trial, Trial) and trial.params != self.trials[number].params:
-                    raise ValueError(f"trial {number}'s params differ from those it was asked "
-                                     f"with.")
+                number = self.pending_trial(trial, "a params dict").id
             now = time.time()
             self._append("tell", {
                 "id": int(number), "state": state, "value": value, "extra": extra,
@@ -520,6 +533,52 @@ class Study:
             return self.trials[number]
 
         return self.atomic(record)
+
+    def pending_trial(self, trial, also: str | None = None) -> Trial:
+        """The study's own pending trial that ``trial`` (a :class:`Trial` or its id) names;
+        a ``TypeError``/``ValueError`` naming the argument for anything else (``also``: what
+        else the caller takes, for the message), :class:`TrialFinished` for a trial told
+        already."""
+        number = trial.id if isinstance(trial, Trial) else trial
+        if not isinstance(number, numbers.Integral) or isinstance(number, bool):
+            what = f", a trial id or {also}" if also else " or its id"
+            raise TypeError(f"trial must be a Trial{what}, got {shorten(repr(trial), 80)}.")
+        if not 0 <= number < len(self.trials):
+            raise ValueError(f"unknown trial id {number}; this study has "
+                             f"{len(self.trials)} trials.")
+        t = self.trials[number]
+        if t.state != "pending":
+            raise TrialFinished(f"trial {number} was already told ({t.state}).")
+        if isinstance(trial, Trial) and trial.params != t.params:
+            raise ValueError(f"trial {number}'s params differ from those it was asked with.")
+        return t
+
+    def report(self, trial, step, value) -> bool:
+        """Record ``value`` (finite, in the values' own units) measured by the pending
+        ``trial`` at ``step`` (a non-negative integer); durable like every event.  A step
+        reported already is not recorded again: as Optuna does, the first value is kept, with
+        a ``UserWarning``, and False is returned (True when recorded).  Bad input raises before
+        anything is recorded."""
+        step = check_int(step, "step", minimum=0)
+        value = finite(value, "value")
+
+        def record() -> bool:
+            t = self.pending_trial(trial)
+            if step in t.intermediate_values:
+                warnings.warn(f"trial {t.id} reported step {step} already (value "
+                              f"{t.intermediate_values[step]!r}); the value {value!r} is "
+                              f"ignored.", UserWarning, stacklevel=4)
+                return False
+            self._append("report", {"id": t.id, "step": step, "value": value})
+            return True
+
+        return self.atomic(record)
+
+    def record_rung(self, trial: Trial, rung: int, value: float) -> None:
+        """Record that the pending ``trial`` reached ``rung`` (the next one it had not
+        reached) with ``value``; inside :meth:`transaction` (a pruner's decision and its
+        record are one step for every process sharing the study)."""
+        self._append("rung", {"id": trial.id, "rung": int(rung), "value": float(value)})
 
     def close(self) -> None:
         """This handle tells no more trials: its pending ones become orphans."""
@@ -592,11 +651,12 @@ class Study:
         state, value, extra, error = p["state"], p["value"], p["extra"], p["error"]
         if state == "complete":
             finite(value, "value")
-        elif state == "failed":
+        elif state in ("failed", "pruned"):
             if value is not None:
-                raise ValueError(f"a failed trial has no value, got {value!r}")
+                raise ValueError(f"a {state} trial has no value, got {shorten(repr(value), 40)}")
         else:
-            raise ValueError(f"state must be 'complete' or 'failed', got {state!r}")
+            raise ValueError(f"state must be 'complete', 'failed' or 'pruned', got "
+                             f"{shorten(repr(state), 40)}")
         if not isinstance(extra, dict):
             raise TypeError(f"extra must be a dict, got {extra!r}")
         if error is not None and not isinstance(error, str):
@@ -637,6 +697,7 @@ class Study:
             t.start, t.end, t.worker = f["start"], f["end"], f["worker"]
             self._pending.pop(t.id, None)
             self._n_finished += 1
+            self._n_pruned += t.state == "pruned"
             if t.state == "complete":
                 loss = self.sign * t.value
                 if self._best is None or (loss, t.id) < (self.sign * self._best.value,
@@ -646,9 +707,27 @@ class Study:
                 self._losses.add(loss)
                 self.obs.append(t.unit, loss)
                 self.obs_origins.append(t.origin)
-            elif self.on_failure == "worst" and self.obs.n:
-                self.obs.append(t.unit, float(self.obs.y.max()))
-                self.obs_origins.append(t.origin)
+            elif self.on_failure == "worst":
+                # (see the ``obs`` attribute: what a failed or pruned trial is fed as)
+                losses = [float(self.obs.y.max())] if self.obs.n else []
+                if t.state == "pruned" and t.intermediate_values:
+                    losses.append(self.sign * t.intermediate_values[t.last_step])
+                if losses:
+                    self.obs.append(t.unit, max(losses))
+                    self.obs_origins.append(t.origin)
+        elif kind == "report":
+            t = self._trial_of(p, pending=True)
+            step = check_int(p["step"], "step", minimum=0)
+            if step in t.intermediate_values:
+                raise ValueError(f"trial {t.id} reported step {step} already")
+            t.intermediate_values[step] = finite(p["value"], "value")
+        elif kind == "rung":
+            t = self._trial_of(p, pending=True)
+            rung = check_int(p["rung"], "rung", minimum=0)
+            if rung != len(t.rungs):
+                raise ValueError(f"trial {t.id} reaches rung {rung} out of order (expected "
+                                 f"{len(t.rungs)})")
+            t.rungs[rung] = finite(p["value"], "value")
         elif kind == "enqueue":
             number = p["number"]
             if not isinstance(number, int) or isinstance(number, bool) \

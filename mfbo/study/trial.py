@@ -15,7 +15,14 @@ import numpy as np
 
 from ..storage.base import to_json
 
-__all__ = ["Trial", "parse_outcome", "extra_fields", "shorten"]
+__all__ = ["Trial", "TrialPruned", "parse_outcome", "extra_fields", "shorten", "finite"]
+
+
+class TrialPruned(Exception):
+    """Raised by an objective to stop its trial early (as Optuna's ``TrialPruned``): the trial
+    is recorded ``"pruned"``, with the values it reported.  :func:`mfbo.minimize` catches it;
+    an ask/tell loop catches it and tells the trial ``state="pruned"`` (or tells the
+    exception itself)."""
 
 
 @dataclass
@@ -23,9 +30,15 @@ class Trial:
     """One evaluation of the objective.
 
     ``id`` numbers the trials of a study from 0 in the order they were asked; ``params`` is the
-    configuration as a dict; ``state`` is ``"pending"``, ``"complete"`` or ``"failed"``;
+    configuration as a dict; ``state`` is ``"pending"``, ``"complete"``, ``"failed"`` or
+    ``"pruned"`` (stopped early, by a pruner's advice or the user's choice);
     ``value`` is the objective's value as told, a loss or, in a study that maximises, a score
-(None unless complete); ``extra`` holds the other fields of a dict
+    (None unless complete: a pruned trial's last measurement is in ``intermediate_values``);
+    ``intermediate_values`` maps each step the trial reported (an epoch, a boosting round, a
+    fold...) to the value measured there; ``rungs`` holds the value a trial had when it
+    reached each rung of successive halving (recorded by
+    :class:`~mfbo.pruners.SuccessiveHalvingPruner` and :class:`~mfbo.pruners.HyperbandPruner`
+    when asked whether to stop it); ``extra`` holds the other fields of a dict
     returned by the objective; ``error`` the text of a failure.  ``origin`` names what
     proposed the configuration: a step of the proposal policy (``"design"``, ``"random"``,
     ``"plateau"``, ``"local"``, ``"parzen"``, ``"acquisition"``), ``"enqueued"`` for a
@@ -47,6 +60,13 @@ class Trial:
     candidate: int | None = None
     unit: np.ndarray | None = field(default=None, repr=False)
     origin: str | None = None
+    intermediate_values: dict = field(default_factory=dict)
+    rungs: dict = field(default_factory=dict)
+
+    @property
+    def last_step(self) -> int | None:
+        """The largest step reported (None before the first report)."""
+        return max(self.intermediate_values) if self.intermediate_values else None
 
     @property
     def duration(self) -> float | None:
@@ -58,7 +78,9 @@ class Trial:
 def public(t: Trial) -> Trial:
     """A copy of a trial for the caller: editing it cannot change the study."""
     return dataclasses.replace(t, params=dict(t.params), extra=copy.deepcopy(t.extra),
-                               unit=None if t.unit is None else t.unit.copy())
+                               unit=None if t.unit is None else t.unit.copy(),
+                               intermediate_values=dict(t.intermediate_values),
+                               rungs=dict(t.rungs))
 
 
 def is_number(v) -> bool:
