@@ -10,12 +10,14 @@ from surrogates._core.exports import MovedModules
 
 from .optimize import Objective, Optimizer, StudyExhausted, minimize, objective
 from .proposal import RECIPES, Model, Recipe, get_recipe, register_surrogate
+from .pruners import (HyperbandPruner, MedianPruner, NopPruner, PercentilePruner, Pruner,
+                      SuccessiveHalvingPruner)
 from .results import (Importance, OptimizeResult, plot_convergence, plot_evaluations,
                       plot_importance, plot_objective)
 from .space import (AllOf, AnyOf, Between, Categorical, Condition, Equals, Greater, In, Integer,
                     Less, NotEquals, Ordinal, Real, Relation, Space)
 from .storage import InMemoryStorage, SQLiteStorage, StorageLocked, StorageUnavailable
-from .study import Study, Trial, TrialFinished
+from .study import Study, Trial, TrialFinished, TrialPruned
 
 __version__ = "0.1.0"
 
@@ -53,7 +55,8 @@ __all__ = ["AllOf", "AnyOf", "Between", "Categorical", "Condition", "Equals", "G
            "MondrianSearchCV", "Objective", "OptimizeResult", "Optimizer", "Ordinal", "RECIPES",
            "Real", "Recipe", "SQLAlchemyStorage", "SQLiteStorage", "StorageLocked",
            "StorageUnavailable", "SURROGATES", "Space", "Study", "StudyExhausted", "Trial",
-           "TrialFinished", "get_recipe", "minimize", "objective", "plot_convergence",
+           "TrialFinished", "TrialPruned", "Pruner", "NopPruner", "MedianPruner",
+           "PercentilePruner", "SuccessiveHalvingPruner", "HyperbandPruner", "get_recipe", "minimize", "objective", "plot_convergence",
            "plot_evaluations", "plot_importance", "plot_objective", "register_surrogate",
            "__version__"]
 

@@ -93,6 +93,13 @@ def test_same_trials_as_sqlite(url, tmp_path):
     assert runs[0] == runs[1]
 
 
+def test_reports_rungs_and_pruned_trials_as_in_sqlite(url, tmp_path):
+    from tests.mfbo.study.test_reports import pruning_run
+
+    replayed, held = pruning_run(url)
+    assert replayed == held == pruning_run(str(tmp_path / "s.db"))[0]
+
+
 def test_studies_kept_apart_and_other_space_refused(url):
     a = Optimizer(SPACE, storage=url, study_name="a", random_state=0)
     b = Optimizer({"z": (0.0, 1.0)}, storage=url, study_name="b", random_state=0)
