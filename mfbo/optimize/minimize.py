@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Callable, Iterable
 
 from .._core.arguments import check_int
+from .handle import TrialHandle, takes_trial
 from .optimizer import Optimizer, StudyExhausted
 from .workers import Workers, evaluate, is_broken
 from ..proposal.recipes import as_recipe
@@ -32,7 +33,7 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
              acquisition=None, candidates=None, storage=None, n_workers: int = 1, executor=None,
              callbacks: Iterable[Callable] | None = None, progress_bar: bool = True,
              study_name: str = "default", direction: str = "minimize",
-             initial_points=None, timeout: float | None = None,
+             initial_points=None, timeout: float | None = None, pruner=None,
              **optimizer_options) -> OptimizeResult:
     """Minimise (or with ``direction="maximize"`` maximise) ``f(**params)`` over ``space``
     with ``n_calls`` evaluations.
@@ -47,6 +48,15 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         trial too, with a ``UserWarning`` the first time each type of such return is seen in
         the call.  If every trial the call evaluated failed, a ``UserWarning`` says so at the
         end, with the first error.
+
+        An ``f`` that declares a parameter named ``trial`` is called as ``f(**params,
+        trial=handle)``: ``handle.report(value, step)`` records an intermediate value,
+        ``handle.should_prune()`` asks ``pruner`` whether to stop, and raising
+        :class:`~mfbo.TrialPruned` records the trial ``"pruned"`` with the values it reported
+        (:class:`~mfbo.optimize.handle.TrialHandle`).  The handle works in this process only:
+        with ``n_workers > 1`` pass an executor that runs ``f`` here (a
+        ``ThreadPoolExecutor``); worker processes are refused.  The space may then have no
+        parameter named ``trial``.
     space : dict or Space
         ``name -> Real/Integer/Categorical`` (``(low, high)`` means ``Real``).
     n_calls : int, default=50
@@ -73,6 +83,9 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
     surrogate, acquisition, candidates, random_state, **optimizer_options
         See :class:`~mfbo.Optimizer`.  Without ``n_initial`` the initial design is the
         surrogate's recipe's size, capped at a quarter of ``n_calls`` (as SMAC3 does).
+    pruner : Pruner or None, default=None
+        Whether a trial that reports should stop (:mod:`mfbo.pruners`; see
+        :class:`~mfbo.Optimizer`).  None: never.
     storage : None or path, default=None
         ``"study.db"`` journals every trial in SQLite; calling again with the same storage
         resumes the study.
@@ -124,7 +137,21 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
     for cb in callbacks:
         if not callable(cb):
             raise TypeError(f"callbacks must be callables, got {cb!r} in the list.")
-    if executor is None and n_workers > 1 or isinstance(executor, ProcessPoolExecutor):
+    space = as_space(space)
+    handles = takes_trial(f)
+    in_processes = executor is None and n_workers > 1 or isinstance(executor,
+                                                                     ProcessPoolExecutor)
+    if handles and "trial" in space.names:
+        raise ValueError("f declares a parameter named 'trial', which minimize fills with the "
+                         "running trial's handle, and the space has a parameter 'trial' too: "
+                         "rename one of them.")
+    if handles and in_processes:
+        raise ValueError(f"f takes a `trial` argument (to report intermediate values), which "
+                         f"works in this process only, not in worker processes (n_workers="
+                         f"{n_workers}{', executor=ProcessPoolExecutor' if executor else ''}): "
+                         f"use n_workers=1, or executor=ThreadPoolExecutor(...) with "
+                         f"n_workers > 1.")
+    if in_processes:
         try:
             pickle.dumps(f)
         except Exception as exc:
@@ -132,7 +159,6 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
                             f"{n_workers}): {type(exc).__name__}: {exc}. Define it at module "
                             f"level, or pass an executor that runs it in this process (e.g. a "
                             f"ThreadPoolExecutor).") from None
-    space = as_space(space)
     points = [] if initial_points is None else checked_configurations(
         space, initial_points, "initial_points")
     if len(points) > n_calls:
@@ -143,7 +169,7 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
             len(space), n_calls)
     opt = Optimizer(space, surrogate=surrogate, acquisition=acquisition, candidates=candidates,
                     random_state=random_state, storage=storage, study_name=study_name,
-                    direction=direction, **optimizer_options)
+                    direction=direction, pruner=pruner, **optimizer_options)
     if points:
         try:
             opt.enqueue(points, skip_existing=True)
@@ -159,7 +185,7 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
                    unit="trial")
     tally = _Tally()
     try:
-        why = _run(f, opt, n_calls, workers, callbacks, bar, deadline, tally)
+        why = _run(f, opt, n_calls, workers, callbacks, bar, deadline, tally, handles)
     finally:
         if bar is not None:
             bar.close()
@@ -184,8 +210,8 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
 
 
 class _Tally:
-    """What one :func:`minimize` call told: how many trials, how many succeeded, the first
-    error, and the types of objective returns already warned about (each is warned about
+    """What one :func:`minimize` call told: how many trials, how many did not fail (complete
+    or pruned), the first error, and the types of objective returns already warned about (each is warned about
     once per call, not once per trial)."""
 
     def __init__(self):
@@ -196,7 +222,7 @@ class _Tally:
 
     def count(self, trial) -> None:
         self.told += 1
-        if trial.state == "complete":
+        if trial.state != "failed":
             self.succeeded += 1
         elif self.first_error is None:
             self.first_error = trial.error
@@ -218,7 +244,8 @@ class _Tally:
 def _failure(error: str) -> dict:
     """An outcome as :func:`~mfbo.optimize.workers.evaluate` returns it, for an evaluation that gave
     no outcome (its worker died, the executor broke)."""
-    return {"outcome": None, "error": error, "start": None, "end": None, "worker": None}
+    return {"outcome": None, "error": error, "pruned": False, "start": None, "end": None,
+            "worker": None}
 
 
 def _outcome(fu) -> dict:
@@ -245,8 +272,11 @@ def _tell(opt, trial, res, bar, tally=None):
     stamps = {"start": res["start"], "end": res["end"], "worker": res["worker"]}
     try:
         try:
-            t = opt.tell(trial, res["outcome"] if res["error"] is None else None,
-                         error=res["error"], **stamps)
+            if res["pruned"]:
+                t = opt.tell(trial, state="pruned", **stamps)
+            else:
+                t = opt.tell(trial, res["outcome"] if res["error"] is None else None,
+                             error=res["error"], **stamps)
         except TrialFinished:
             raise
         except (TypeError, ValueError) as exc:
@@ -313,7 +343,7 @@ def _compile_notice(bar):
             bar.set_description_str(before)
 
 
-def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
+def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None, handles=False):
     """Ask, evaluate and tell until the study holds ``n_calls`` trials, a callback stops it,
     the candidates run out, ``time.monotonic()`` passes ``deadline`` or an executor given by
     the user breaks; every trial asked is told before returning.  Returns why it stopped
@@ -323,13 +353,17 @@ def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
     worker died cannot be told from the others: they become suspects, evaluated again one at
     a time, each alone in a pool of one process, so that a pool broken then names its culprit
     (told failed); the others are told their values, and the trials refused by the broken
-    pool are evaluated as usual afterwards."""
+    pool are evaluated as usual afterwards.  With ``handles`` ``f`` is given each trial's
+    :class:`~mfbo.optimize.handle.TrialHandle` as ``trial=``."""
     in_flight = {}      # trial id -> (trial, future or None in this process)
     suspects = deque()  # in flight when our pool broke: evaluated again, one at a time
     unsent = deque()    # asked, but the broken pool refused them: they never ran
     alone = False       # whether in_flight is a suspect running alone
     stop = False
     why = None
+
+    def handle(trial):
+        return TrialHandle(opt, trial) if handles else None
 
     def finish(trial, res):
         nonlocal stop
@@ -349,7 +383,8 @@ def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
                 trial = suspects.popleft()
                 alone = True
                 try:
-                    in_flight[trial.id] = (trial, workers.submit(f, trial.params, alone=True))
+                    in_flight[trial.id] = (trial, workers.submit(f, trial.params, alone=True,
+                                                                      trial=handle(trial)))
                 except Exception as exc:  # the pool broke after its last evaluation
                     if not is_broken(exc):
                         raise
@@ -377,7 +412,8 @@ def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
                     in_flight[trial.id] = (trial, None)
                     break
                 try:
-                    in_flight[trial.id] = (trial, workers.submit(f, trial.params))
+                    in_flight[trial.id] = (trial, workers.submit(f, trial.params,
+                                                                 trial=handle(trial)))
                 except Exception as exc:  # the pool broke since the last wait
                     if not is_broken(exc):
                         raise
@@ -392,7 +428,7 @@ def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None):
         if broken is None and workers.in_process:
             (trial, _), = in_flight.values()
             in_flight.clear()
-            finish(trial, evaluate(f, trial.params))
+            finish(trial, evaluate(f, trial.params, handle(trial)))
         elif broken is None:
             done, _ = wait([fu for _, fu in in_flight.values()], return_when=FIRST_COMPLETED)
             for tid, (trial, fu) in list(in_flight.items()):

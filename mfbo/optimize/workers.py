@@ -19,23 +19,30 @@ import time
 import traceback
 from concurrent.futures import BrokenExecutor, Executor, Future, ProcessPoolExecutor
 
+from ..study.trial import TrialPruned
+
 __all__ = ["evaluate", "make_executor", "Workers", "is_broken", "describe_exits"]
 
 
-def evaluate(f, params: dict) -> dict:
-    """Call ``f(**params)``; returns ``{"outcome", "start", "end", "worker"}`` (never raises).
+def evaluate(f, params: dict, trial=None) -> dict:
+    """Call ``f(**params)`` (``f(**params, trial=trial)`` with a trial handle); returns
+    ``{"outcome", "error", "pruned", "start", "end", "worker"}`` (never raises).
 
-    ``outcome`` is what ``f`` returned, or an exception description for a failure."""
+    ``outcome`` is what ``f`` returned, ``error`` an exception description for a failure;
+    ``pruned`` says that ``f`` raised :class:`~mfbo.TrialPruned`."""
     start = time.time()
+    pruned = False
     try:
-        out = f(**params)
+        out = f(**params) if trial is None else f(**params, trial=trial)
         err = None
+    except TrialPruned:  # stopped early: neither a value nor a failure
+        out, err, pruned = None, None, True
     except Exception as exc:  # a failed trial, never a crashed loop
         out = None
         tb = traceback.format_exception_only(type(exc), exc)
         err = "".join(tb).strip()
     end = time.time()
-    return {"outcome": out, "error": err, "start": start, "end": end,
+    return {"outcome": out, "error": err, "pruned": pruned, "start": start, "end": end,
             "worker": f"{socket.gethostname()}:{os.getpid()}"}
 
 
@@ -89,8 +96,9 @@ class Workers:
         self.in_process = self.pool is None and not self.owned
         self._alone = None  # the one-process pool, while evaluations run alone
 
-    def submit(self, f, params: dict, alone: bool = False) -> Future:
-        """Start :func:`evaluate` of ``f(**params)``; ``alone`` in our one-process pool.
+    def submit(self, f, params: dict, alone: bool = False, trial=None) -> Future:
+        """Start :func:`evaluate` of ``f(**params)`` (given ``trial``, a trial handle, as
+        ``trial=``); ``alone`` in our one-process pool.
         Raises ``BrokenExecutor`` (see :func:`is_broken`) when the pool broke since the last
         call."""
         if alone:
@@ -98,13 +106,13 @@ class Workers:
                 raise RuntimeError("only evaluations in our own pools can run alone.")
             if self._alone is None:
                 self._alone = ProcessPoolExecutor(max_workers=1)
-            return self._alone.submit(evaluate, f, params)
+            return self._alone.submit(evaluate, f, params, trial)
         if self._alone is not None:  # nothing runs alone any more: free its process
             self._alone.shutdown(wait=True)
             self._alone = None
         if self.pool is None:
             self.pool = ProcessPoolExecutor(max_workers=self.n_workers)
-        return self.pool.submit(evaluate, f, params)
+        return self.pool.submit(evaluate, f, params, trial)
 
     def discard(self, alone: bool = False) -> str:
         """Shut down our broken pool (the one-process pool with ``alone``), once every future
