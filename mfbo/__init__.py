@@ -13,7 +13,7 @@ from .proposal import RECIPES, Model, Recipe, get_recipe, register_surrogate
 from .pruners import (HyperbandPruner, MedianPruner, NopPruner, PercentilePruner, Pruner,
                       SuccessiveHalvingPruner)
 from .results import (Importance, OptimizeResult, plot_convergence, plot_evaluations,
-                      plot_importance, plot_objective)
+                      plot_importance, plot_intermediate_values, plot_objective)
 from .space import (AllOf, AnyOf, Between, Categorical, Condition, Equals, Greater, In, Integer,
                     Less, NotEquals, Ordinal, Real, Relation, Space)
 from .storage import InMemoryStorage, SQLiteStorage, StorageLocked, StorageUnavailable
@@ -56,9 +56,9 @@ __all__ = ["AllOf", "AnyOf", "Between", "Categorical", "Condition", "Equals", "G
            "Real", "Recipe", "SQLAlchemyStorage", "SQLiteStorage", "StorageLocked",
            "StorageUnavailable", "SURROGATES", "Space", "Study", "StudyExhausted", "Trial",
            "TrialFinished", "TrialPruned", "Pruner", "NopPruner", "MedianPruner",
-           "PercentilePruner", "SuccessiveHalvingPruner", "HyperbandPruner", "get_recipe", "minimize", "objective", "plot_convergence",
-           "plot_evaluations", "plot_importance", "plot_objective", "register_surrogate",
-           "__version__"]
+           "PercentilePruner", "SuccessiveHalvingPruner", "HyperbandPruner", "get_recipe",
+           "minimize", "objective", "plot_convergence", "plot_evaluations", "plot_importance",
+           "plot_intermediate_values", "plot_objective", "register_surrogate", "__version__"]
 
 # where the modules of the flat 0.1 layout live now
 MovedModules.install({f"{__name__}.{old}": f"{__name__}.{new}" for old, new in {

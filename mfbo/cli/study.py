@@ -33,7 +33,7 @@ from ..results.result import OptimizeResult
 from ..space import Integer, Space
 from ..storage import SQLiteStorage, Storage, StorageUnavailable
 from ..storage.base import read_in_pages
-from ..study.study import Study
+from ..study.study import STATES, Study
 
 __all__ = ["register", "open_storage", "select_studies", "StudySummary",
            "strict_json"]
@@ -117,7 +117,7 @@ class StudySummary:
     direction : str
     n_trials : int
     states : dict
-        ``{"complete": n, "failed": n, "pending": n}``.
+        ``{"complete": n, "failed": n, "pruned": n, "pending": n}``.
     n_queued : int
         Configurations enqueued and not yet asked.
     best_id, best_value, best_params
@@ -133,7 +133,7 @@ class StudySummary:
         self.space = Space.from_json(space_json)
         self.direction = self.config.get("direction", "minimize")
         sign = 1.0 if self.direction == "minimize" else -1.0
-        counts = {"complete": 0, "failed": 0}
+        counts = {"complete": 0, "failed": 0, "pruned": 0}
         pending: dict[int, tuple[int, dict]] = {}  # id -> (its ask event, params)
         queued: set[int] = set()
         n_enqueued = 0
@@ -153,7 +153,7 @@ class StudySummary:
                         pending[n] = (eid, p["params"])
                         queued.discard(p.get("enqueued"))
                         n += 1
-                    elif kind in ("tell", "claim"):
+                    elif kind in ("tell", "claim", "report", "rung"):
                         i = _trial_id(p)
                         if i not in pending:
                             raise ValueError(f"no pending trial with id {i}")
@@ -210,7 +210,9 @@ def _show(args) -> None:
         print(f"  parameters  {', '.join(summary.space.names)}")
         for label, line in _conditions(summary.space):
             print(f"  {label:<11} {line}")
-        counts = ", ".join(f"{summary.states[s]} {s}" for s in ("complete", "failed", "pending"))
+        # pruned trials are counted once there are some (studies that never prune read as before)
+        shown = [s for s in STATES if s != "pruned" or summary.states[s]]
+        counts = ", ".join(f"{summary.states[s]} {s}" for s in shown)
         print(f"  trials      {summary.n_trials} ({counts})")
         if summary.n_queued:
             print(f"  queued      {summary.n_queued} configuration(s) not yet asked")

@@ -2,8 +2,9 @@
 the importance of each dimension and partial dependence on them."""
 
 from .importance import Importance
-from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
+from .plots import (plot_convergence, plot_evaluations, plot_importance,
+                    plot_intermediate_values, plot_objective)
 from .result import OptimizeResult
 
 __all__ = ["Importance", "OptimizeResult", "plot_convergence", "plot_evaluations",
-           "plot_importance", "plot_objective"]
+           "plot_importance", "plot_intermediate_values", "plot_objective"]

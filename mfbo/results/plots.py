@@ -1,5 +1,5 @@
-"""Figures of a study: convergence, evaluations, the objective's partial dependence and the
-importance of each dimension.
+"""Figures of a study: convergence, evaluations, the intermediate values the trials reported,
+the objective's partial dependence and the importance of each dimension.
 
 Each function returns a :class:`mfbo.results._figure.Figure` (a matplotlib Figure made without pyplot:
 the backend is never selected or changed) and saves nothing unless ``path=`` is given, which
@@ -28,7 +28,14 @@ from .importance import Importance, functional_anova
 from ..space import Categorical, Ordinal
 from .surface import response_surface, search_sample
 
-__all__ = ["plot_convergence", "plot_evaluations", "plot_objective", "plot_importance"]
+__all__ = ["plot_convergence", "plot_evaluations", "plot_intermediate_values", "plot_objective",
+           "plot_importance"]
+
+#: how the learning curves of :func:`plot_intermediate_values` are drawn, by trial state
+CURVE_STYLES = {"complete": dict(color="C0", lw=1.0, alpha=0.8),
+                "pruned": dict(color="C3", lw=0.8, alpha=0.6),
+                "failed": dict(color="0.5", lw=0.8, alpha=0.6, ls=":"),
+                "pending": dict(color="0.5", lw=0.8, alpha=0.6, ls="--")}
 
 #: discrete dimensions with at most this many values get a marker per value
 MAX_MARKED_LEVELS = 20
@@ -135,6 +142,46 @@ def plot_convergence(traces, path=None, labels: Sequence[str] | None = None,
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)
+    return finish(fig, path, owned)
+
+
+def plot_intermediate_values(result, path=None, title: str | None = None, ax=None):
+    """The values each trial reported against their steps (its learning curve), coloured by
+    the trial's state: complete, pruned (stopped early), failed or pending.
+
+    Parameters
+    ----------
+    result : OptimizeResult
+    path : path, optional
+        Also save the figure there.
+    title : str, optional
+    ax : matplotlib Axes, optional
+        Draw into these axes (its figure is returned) instead of a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from ._figure import finish, target_axes
+
+    fig, ax, owned = target_axes(ax, 5.5, 3.8)
+    labelled = set()
+    for t in result.trials:
+        if not t.intermediate_values:
+            continue
+        steps = sorted(t.intermediate_values)
+        label = None if t.state in labelled else t.state
+        labelled.add(t.state)
+        ax.plot(steps, [t.intermediate_values[s] for s in steps], marker=".", ms=3,
+                label=label, **CURVE_STYLES[t.state])
+    if labelled:
+        ax.legend(fontsize=8)
+    else:
+        _say(ax, "no trial reported an intermediate value")
+    ax.set_xlabel("step")
+    ax.set_ylabel("intermediate value")
+    if title:
+        ax.set_title(title)
     return finish(fig, path, owned)
 
 

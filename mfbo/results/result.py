@@ -8,12 +8,13 @@ import os
 import numpy as np
 
 from .importance import Importance, functional_anova
-from .plots import plot_convergence, plot_evaluations, plot_importance, plot_objective
+from .plots import (plot_convergence, plot_evaluations, plot_importance,
+                    plot_intermediate_values, plot_objective)
 from ..study.study import check_direction
 from .surface import response_surface
 
 __all__ = ["OptimizeResult", "STUDY_COLUMNS", "unique_names", "plot_convergence",
-           "plot_evaluations", "plot_objective", "plot_importance"]
+           "plot_evaluations", "plot_intermediate_values", "plot_objective", "plot_importance"]
 
 #: the columns of :meth:`OptimizeResult.to_dataframe` that describe a trial rather than its
 #: parameters or extra fields; they always have these names
@@ -70,7 +71,7 @@ class OptimizeResult:
     best_trial : Trial or None
     x_iters, func_vals
         scikit-optimize-style views: params dicts and values of the finished trials
-        (``nan`` for failed ones).  In a conditional space a params dict holds the trial's
+        (``nan`` for failed and pruned ones).  In a conditional space a params dict holds the trial's
         active parameters only; no value is made up for the others.
     """
 
@@ -100,6 +101,24 @@ class OptimizeResult:
     def n_failed(self) -> int:
         return sum(t.state == "failed" for t in self.trials)
 
+    @property
+    def n_pruned(self) -> int:
+        """How many trials were stopped early (state ``"pruned"``)."""
+        return sum(t.state == "pruned" for t in self.trials)
+
+    def intermediate_values(self):
+        """The values the trials reported (:meth:`mfbo.Optimizer.report`) as a DataFrame: one
+        row per trial that reported, indexed by trial id, one column per step (in order), NaN
+        where the trial reported nothing at that step.  The trials' states are in
+        :meth:`to_dataframe`."""
+        import pandas as pd
+
+        reported = {t.id: t.intermediate_values for t in self.trials if t.intermediate_values}
+        steps = sorted({s for values in reported.values() for s in values})
+        return pd.DataFrame([[v.get(s, np.nan) for s in steps] for v in reported.values()],
+                          index=pd.Index(list(reported), name="id"),
+                          columns=pd.Index(steps, name="step"), dtype=float)
+
     def best_so_far(self) -> np.ndarray:
         """Best value after each finished trial (the running minimum, or maximum when
         maximising), in the order they finished (nan before the first success)."""
@@ -121,7 +140,8 @@ class OptimizeResult:
 
     def to_dataframe(self):
         """One row per trial; the columns: ``id``, every parameter (in the space's order),
-        ``value``, ``state``, ``error``, ``asked_at``, ``start``, ``end``, ``duration``,
+        ``value``, ``state`` (``"complete"``, ``"pruned"``, ``"failed"`` or ``"pending"``),
+        ``error``, ``asked_at``, ``start``, ``end``, ``duration``,
         ``worker``, ``origin`` (what proposed the trial: :attr:`~mfbo.Trial.origin`), then
         every extra field the objective returned (in the order first met;
         empty where a trial has not got it).
@@ -156,8 +176,9 @@ class OptimizeResult:
 
     def __repr__(self):
         direction = "" if self.direction == "minimize" else f", direction={self.direction!r}"
+        pruned = f", n_pruned={self.n_pruned}" if self.n_pruned else ""
         return (f"OptimizeResult(best_value={self.best_value!r}, best_params={self.best_params!r},"
-                f" n_trials={len(self.trials)}, n_failed={self.n_failed}{direction})")
+                f" n_trials={len(self.trials)}, n_failed={self.n_failed}{pruned}{direction})")
 
     def _in_units(self, fig, path, retitle: bool = False):
         """A figure of this result labelled in its values' terms (a maximised value is not a
@@ -185,6 +206,13 @@ class OptimizeResult:
         (:func:`mfbo.plot_evaluations`); also saved when ``path`` is given."""
         _check_path(path)
         return self._in_units(plot_evaluations(self, title=title), path)
+
+    def plot_intermediate_values(self, path=None, title: str | None = None, ax=None):
+        """Each trial's reported values against their steps, coloured by state
+        (:func:`mfbo.results.plots.plot_intermediate_values`); also saved when ``path`` is
+        given."""
+        _check_path(path)
+        return self._in_units(plot_intermediate_values(self, title=title, ax=ax), path)
 
     def plot_objective(self, path=None, **kwargs):
         """Partial dependence of the surrogate's mean value on each dimension and pair

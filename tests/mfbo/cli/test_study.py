@@ -353,3 +353,19 @@ def test_a_conditional_study_is_shown_exported_and_summarised(tmp_path, capsys):
     assert df["C"].isna().tolist() == [False, True, False]
     assert df["degree"].isna().tolist() == [False, True, True] and df["degree"][0] == 3
     assert df["n"].isna().tolist() == [True, False, True] and df["n"][1] == 120
+
+
+def test_show_and_export_count_pruned_trials(tmp_path, capsys):
+    db = str(tmp_path / "p.db")
+    opt = mfbo.Optimizer(SPACE, surrogate="random", storage=db, random_state=0)
+    for i in range(4):
+        t = opt.ask()
+        opt.report(t, 0, float(i))
+        opt.tell(t, state="pruned") if i % 2 else opt.tell(t, float(i))
+    opt.close()
+    assert main(["study", "show", db]) == 0
+    out = capsys.readouterr().out
+    assert "trials      4 (2 complete, 2 pruned, 0 failed, 0 pending)" in out
+    csv_path = tmp_path / "p.csv"
+    assert main(["study", "export", db, "--csv", str(csv_path)]) == 0
+    assert pd.read_csv(csv_path)["state"].tolist() == ["complete", "pruned"] * 2
