@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+from typing import Mapping
 
 from ..space.candidates import make_candidates
 from .._core.arguments import check_int
@@ -30,7 +31,8 @@ from ..proposal.steps import AcquisitionSearch
 from ..space import Space, as_space
 from ..storage import Storage
 from ..study.study import Rows, Study, check_direction
-from ..study.trial import Trial, TrialPruned, finite, parse_outcome, public
+from ..study.trial import (Trial, TrialPruned, extra_fields, finite, parse_outcome, public,
+                           shorten)
 
 __all__ = ["Trial", "Optimizer", "StudyExhausted"]
 
@@ -434,9 +436,9 @@ class Optimizer:
         ``value`` is the objective's value (a loss, or a score to maximise with
         ``direction="maximize"``): a float, or a dict whose ``"loss"`` key holds it and whose
         other keys are extra fields.  An exception, ``None``, NaN or inf (or ``error=...``)
-        records a failed trial.  ``state="pruned"`` (with no value), or a
-        :class:`~mfbo.TrialPruned` exception as ``value``, records a trial stopped early: it
-        keeps its reported values, is never the best, and is fed to the surrogate as
+        records a failed trial.  ``state="pruned"`` (with no value, or a dict of extra fields
+        without ``"loss"``), or a :class:`~mfbo.TrialPruned` exception as ``value``, records a
+        trial stopped early: it keeps its reported values, is never the best, and is fed to the surrogate as
         :attr:`mfbo.Study.obs` says.  ``state`` may also be ``"complete"`` or ``"failed"``,
         which must agree with ``value`` (None: taken from ``value``).
         Bad input raises before anything is recorded.
@@ -445,12 +447,15 @@ class Optimizer:
             raise ValueError(f"state must be None, 'complete', 'failed' or 'pruned', got "
                              f"{state!r}.")
         if state == "pruned" or isinstance(value, TrialPruned):
+            fields = isinstance(value, Mapping) and "loss" not in value
             if state not in (None, "pruned") or error is not None or not (
-                    value is None or isinstance(value, TrialPruned)):
+                    value is None or isinstance(value, TrialPruned) or fields):
                 raise ValueError(f"a pruned trial is told without a value or an error (its "
-                                 f"values are those it reported), got value={value!r}, "
-                                 f"state={state!r}, error={error!r}.")
-            state, loss, extra, err = "pruned", None, {}, None
+                                 f"values are those it reported), got value="
+                                 f"{shorten(repr(value), 80)}, state={state!r}, "
+                                 f"error={error!r}.")
+            state, loss, err = "pruned", None, None
+            extra = extra_fields(value) if fields else {}
         else:
             parsed, loss, extra, err = parse_outcome(value)
             if error is not None:

@@ -16,7 +16,7 @@ from ..._core.arguments import check_int
 from ...optimize.optimizer import Optimizer, StudyExhausted
 from ...space import Real, Space
 from .distributions import Codec
-from .outcomes import loss_sign, outcome, times
+from .outcomes import loss_sign, record_pending, tell_finished
 from .structure import ConditionalSearchSpace, Structure, renamed
 
 __all__ = ["MondrianSampler"]
@@ -147,10 +147,8 @@ class _Mirror:
                 if n not in self.ids:
                     params = self.encode(_proposed_params(t), t.distributions)
                     if params is not None:
-                        self.ids[n] = self._pending(params)
+                        self.ids[n] = record_pending(opt, params)
                 continue
-            loss, error = outcome(t, sign)
-            value = {"loss": loss, "optuna_number": n}
             params = self.encode(t.params, t.distributions)
             if n in self.ids:
                 # (a trial not expressible here, e.g. one that failed half-way, is told as
@@ -158,23 +156,15 @@ class _Mirror:
                 proposed = self.decode(opt.study.trials[self.ids[n]].params)
                 if params is not None and params != self.encode(proposed, {}):
                     return False
-                opt.tell(self.ids[n], value, error=error, **times(t))
+                tell_finished(opt, self.ids[n], t, sign)
             elif params is not None:
-                self.ids[n] = opt.tell(params, value, error=error, **times(t)).id
+                self.ids[n] = record_pending(opt, params)
+                tell_finished(opt, self.ids[n], t, sign)
             self.done.add(n)
         while self.settled in self.done:
             self.done.discard(self.settled)
             self.settled += 1
         return True
-
-    def _pending(self, params: dict) -> int:
-        """Record a configuration evaluated elsewhere as a pending trial; its id."""
-        study = self.optimizer.study
-        params = study.space.validate(params)
-        unit = study.space.to_unit([params])[0]
-        cand = None if study.candidates is None else study.candidates.index_of(unit)
-        with study.transaction():
-            return study.add(params, unit, cand).id
 
     def propose(self, trial: FrozenTrial) -> dict:
         """The optimizer's proposal for ``trial`` (pending from now on), as optuna parameters;
@@ -204,7 +194,7 @@ class _Mirror:
                         # the objective draws those independently, and the trial is told as
                         # it ran when it finishes
                         return self.decode({**proposal[0], **fixed})
-                    tid = self._pending(params)
+                    tid = record_pending(opt, params)
         except StudyExhausted:
             return {}
         self.ids[trial.number] = tid
@@ -250,10 +240,14 @@ class MondrianSampler(BaseSampler):
     whichever process ran it.
 
     - A complete trial is told its value (negated when the study maximises).
-    - A pruned trial is told its last intermediate value (what the objective measured when it
-      was stopped); one pruned before reporting, and a failed trial, are failed trials, which
-      the surrogate sees as the worst loss so far (``on_failure="worst"``, like SMAC's crash
-      cost) or not at all (``on_failure="ignore"``, optuna's own samplers' convention).
+    - A pruned trial is a pruned trial of mfbo, with its intermediate values (negated when
+      the study maximises): with ``on_failure="worst"`` the surrogate sees it as the larger of
+      its last intermediate loss and the worst loss so far, ranked below the complete trials
+      as optuna's TPE ranks pruned trials (never as complete with its last intermediate
+      value, which for a learning curve is better than the final value it did not reach).
+      A failed trial is seen as the worst loss so far (like SMAC's crash cost).  With
+      ``on_failure="ignore"`` (optuna's own samplers' convention for failures) neither is
+      seen.
     - A running trial (of this or another process or thread) is a pending trial, so the
       proposal accounts for it by the optimizer's ``batch_strategy`` (a constant liar by
       default).  The sampler stores each proposal in the trial's system attributes (as

@@ -13,7 +13,7 @@ from ...results.result import unique_names
 from ...space import Space, as_space
 from ...storage import to_json
 from .distributions import dimension_of, distribution_of, user_value
-from .outcomes import loss_sign, outcome, times
+from .outcomes import loss_sign, record_pending, tell_finished
 from .structure import Structure, decoded, infer_structure
 
 __all__ = ["from_optuna", "to_optuna"]
@@ -77,9 +77,9 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
         ...).
 
     The optimizer has the study's direction, and is told the values as optuna recorded them:
-    a complete trial its value, a pruned trial its last intermediate value, a failed one (or
-    one pruned before reporting) as failed; each with its start and end times and its optuna
-    number in the ``optuna_number`` extra field.  Trials lacking a parameter active in the
+    a complete trial its value, a pruned trial as pruned with its intermediate values, a
+    failed one as failed; each with its start and end times and its optuna number in the
+    ``optuna_number`` extra field.  Trials lacking a parameter active in the
     space, holding one inactive there, or with a value outside it (other ranges), and running
     or waiting trials, are left out.  A ``storage`` that already holds trials of the study
     name is refused, so that no trial is told twice.
@@ -110,10 +110,13 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
         params = _params_in(space, t.params)
         if params is None:
             continue
-        value, error = outcome(t, 1.0)
-        opt.tell(params, {"loss": value, "optuna_number": t.number}, error=error, **times(t))
+        tell_finished(opt, record_pending(opt, params), t, 1.0)
     return opt
 
+
+#: the optuna state of each state of a finished mfbo trial
+_STATES = {"complete": TrialState.COMPLETE, "failed": TrialState.FAIL,
+           "pruned": TrialState.PRUNED}
 
 #: the user attributes mfbo writes on every trial it adds to an optuna study
 MFBO_ATTRS = ("mfbo_trial_id", "mfbo_error")
@@ -148,9 +151,9 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
     storage, study_name : optional
         For the new study only.
 
-    Each complete trial becomes a ``COMPLETE`` trial with its value, each failed
-    one a ``FAIL`` trial (its error text in the user attribute ``mfbo_error``); pending trials
-    are left out.  Distributions: :class:`~mfbo.Real` is a ``FloatDistribution``,
+    Each complete trial becomes a ``COMPLETE`` trial with its value, each pruned one a
+    ``PRUNED`` trial, each failed one a ``FAIL`` trial (its error text in the user attribute
+    ``mfbo_error``), each with its intermediate values; pending trials are left out.  Distributions: :class:`~mfbo.Real` is a ``FloatDistribution``,
     :class:`~mfbo.Integer` an ``IntDistribution`` (``log`` kept), :class:`~mfbo.Categorical`
     and :class:`~mfbo.Ordinal` a ``CategoricalDistribution``.  The user attributes hold the
     mfbo trial id (``mfbo_trial_id``) and the extra fields the objective returned, each
@@ -175,17 +178,17 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
                         MFBO_ATTRS, "extra_")
     frozen = []
     for t in result.trials:
-        if t.state not in ("complete", "failed"):
+        if t.state not in _STATES:
             continue
         attrs = {keys[k]: _storable(v) for k, v in (t.extra or {}).items()}
         attrs["mfbo_trial_id"] = t.id
         if t.state == "failed":
             attrs["mfbo_error"] = t.error
         ft = optuna.trial.create_trial(
-            state=TrialState.COMPLETE if t.state == "complete" else TrialState.FAIL,
-            value=sign * t.value if t.state == "complete" else None,
+            state=_STATES[t.state], value=sign * t.value if t.state == "complete" else None,
             params={n: t.params[n] for n in space.names}, distributions=dists,
-            user_attrs=attrs)
+            user_attrs=attrs,
+            intermediate_values={s: sign * v for s, v in t.intermediate_values.items()})
         start = t.start if t.start is not None else t.asked_at
         if t.end is not None and 0 < start <= t.end:
             ft.datetime_start = datetime.datetime.fromtimestamp(start)

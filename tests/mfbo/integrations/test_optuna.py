@@ -512,9 +512,19 @@ def test_pruned_and_failed_trials():
     study.optimize(objective, n_trials=7, catch=(RuntimeError,))
     opt = study.sampler._mirror.optimizer
     by_number = {t.extra["optuna_number"]: t for t in opt.trials if t.state != "pending"}
-    assert by_number[1].value == pytest.approx(4.0 + study.trials[1].params["x"])
+    # a pruned trial is pruned, with its curve, never complete with its last value
+    x1 = study.trials[1].params["x"]
+    assert by_number[1].state == "pruned" and by_number[1].value is None
+    assert by_number[1].intermediate_values == {0: 5.0 + x1, 1: 4.0 + x1}
+    assert by_number[4].state == "pruned" and opt.n_pruned == 2
     assert by_number[2].state == "failed" and by_number[5].state == "failed"
     assert by_number[3].value == pytest.approx(study.trials[3].value)
+    # the surrogate ranks it below the complete trials: max(its last loss, the worst so far)
+    order = [t.extra["optuna_number"] for t in sorted(
+        (t for t in opt.trials if t.state != "pending"), key=lambda t: t.end)]
+    rows = dict(zip(order, opt.study.obs.y))
+    assert rows[1] == max(4.0 + x1, rows[0])
+    assert rows[4] >= max(rows[n] for n in (0, 1, 2, 3))
 
 
 def test_enqueued_trials_are_run_and_told():
