@@ -279,6 +279,12 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-portfolio-noplateau", "mfbo: as mondrian-portfolio, without the plateau "
            "escape among the default's steps (the random arm stands in for it)",
            _mondrian_with(_portfolio(without=(PlateauEscape,)))),
+    Method("mondrian-portfolio9", "mfbo: as mondrian-portfolio, the random arm's prior chance "
+           "of a new best one in ten (Beta(1, 9)) instead of one in two",
+           _mondrian_with(_portfolio(random_prior=(1.0, 9.0)))),
+    Method("mondrian-portfolio9-noplateau", "mfbo: as mondrian-portfolio9, without the plateau "
+           "escape among the default's steps",
+           _mondrian_with(_portfolio(without=(PlateauEscape,), random_prior=(1.0, 9.0)))),
     Method("mondrian-window5", "mfbo: online Mondrian forest, UCB kappa=1, the forests with "
            "and without a linear trend in a space with an integer coordinate, the one that "
            "predicted the last 5 observations better proposing (surrogate_options="

@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval
 from ..optimize.optimizer import Optimizer, StudyExhausted
 from .._core.seeds import seed_sequence
 from ..proposal.recipes import as_recipe
-from ..space import (AllOf, AnyOf, Categorical, Condition, Dimension, Equals, In, Integer,
+from ..space import (AllOf, Categorical, Condition, Dimension, Equals, In, Integer,
                      NotEquals, Real, Relation, Space)
 from ..space.dimensions import check_name, json_key
 
@@ -89,8 +89,11 @@ def _recode(cond: Condition, codes: dict, what: str) -> Condition:
     and its constants for a parent whose values are indices turned into those indices (an
     ``Equals``, ``NotEquals`` or ``In`` on such a parent is an ``In`` of the indices where it
     holds)."""
-    if isinstance(cond, (AllOf, AnyOf)):
-        return type(cond)(*(_recode(c, codes, what) for c in cond.conditions))
+    return cond.map_leaves(lambda leaf: _recode_leaf(leaf, codes, what))
+
+
+def _recode_leaf(cond: Condition, codes: dict, what: str) -> Condition:
+    """One leaf of a condition recoded as :func:`_recode` says."""
     for parent in cond.parents():
         if parent not in codes:
             raise ValueError(f"{what}: the condition {cond!r} reads {parent!r}, which is not a "

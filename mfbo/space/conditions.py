@@ -57,6 +57,11 @@ class Condition:
     def to_json(self) -> dict:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def map_leaves(self, fn) -> "Condition":
+        """This condition with each leaf (a condition that is no :class:`AllOf` or
+        :class:`AnyOf`) replaced by ``fn(leaf)``, the combinations kept."""
+        return fn(self)
+
     def __and__(self, other) -> "AllOf":
         return AllOf(self, as_condition(other))
 
@@ -383,7 +388,10 @@ class _Conjunction(Condition):
         return tuple(dict.fromkeys(p for c in self.conditions for p in c.parents()))
 
     def checked(self, dimensions, what):
-        return type(self)(*(c.checked(dimensions, what) for c in self.conditions))
+        return self.map_leaves(lambda leaf: leaf.checked(dimensions, what))
+
+    def map_leaves(self, fn):
+        return type(self)(*(c.map_leaves(fn) for c in self.conditions))
 
     def to_json(self):
         return {self.kind: [c.to_json() for c in self.conditions]}

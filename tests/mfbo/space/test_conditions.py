@@ -229,3 +229,25 @@ def test_canonical_is_idempotent_and_keeps_the_configuration(row, _):
     else:
         with pytest.raises(ValueError, match="forbidden"):
             s.validate(params)
+
+
+def test_map_leaves_replaces_each_leaf_and_keeps_the_combinations():
+    from mfbo.space import AllOf, AnyOf, Equals, In, Less
+    cond = AllOf(Equals("a", 1), AnyOf(In("b", [1, 2]), Less("c", 3)))
+    seen = []
+
+    def rename(leaf):
+        seen.append(leaf)
+        return _renamed(leaf)
+
+    def _renamed(leaf):
+        import copy
+        out = copy.copy(leaf)
+        out.name = leaf.name.upper()
+        return out
+
+    out = cond.map_leaves(rename)
+    assert out == AllOf(Equals("A", 1), AnyOf(In("B", [1, 2]), Less("C", 3)))
+    assert seen == [Equals("a", 1), In("b", [1, 2]), Less("c", 3)]
+    assert cond == AllOf(Equals("a", 1), AnyOf(In("b", [1, 2]), Less("c", 3)))  # unchanged
+    assert Equals("a", 1).map_leaves(_renamed) == Equals("A", 1)
