@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import inspect
 
+from .channel import ReportClient
+
 __all__ = ["TrialHandle", "takes_trial"]
 
 
@@ -26,37 +28,46 @@ class TrialHandle:
     ``params`` is the configuration (a copy; the objective is also called with it as keyword
     arguments); ``id`` the trial's id.  :meth:`report` records an intermediate value,
     :meth:`should_prune` asks the study's pruner whether to stop; the objective stops by
-    raising :class:`~mfbo.TrialPruned`.  A handle works in the process of its optimizer (a
-    thread of it included): it cannot be pickled to a worker process.
+    raising :class:`~mfbo.TrialPruned`.
+
+    ``link`` is what the calls go to: the :class:`~mfbo.Optimizer` itself in its own process
+    (threads included), or a :class:`~mfbo.optimize.channel.ReportClient` of the study's
+    process in a worker process of the same host; only the latter can be pickled.
     """
 
-    def __init__(self, optimizer, trial):
-        self._optimizer = optimizer
-        self._trial = trial
+    def __init__(self, link, trial_id: int, params: dict):
+        self._link = link
+        self._id = int(trial_id)
+        self._params = dict(params)
+
+    def __getstate__(self):
+        if not isinstance(self._link, ReportClient):
+            raise TypeError("this trial handle works in the process of its study only; "
+                            "minimize gives worker processes handles of their own.")
+        return self.__dict__.copy()
 
     @property
     def id(self) -> int:
-        return self._trial.id
+        return self._id
 
     @property
     def params(self) -> dict:
-        return dict(self._trial.params)
+        return dict(self._params)
 
     def report(self, value: float, step: int) -> None:
         """Record ``value`` (finite, in the objective's units) measured at ``step`` (a
         non-negative integer); see :meth:`mfbo.Optimizer.report`."""
-        self._optimizer.report(self._trial.id, step, value)
+        self._link.report(self._id, step, value)
 
     def should_prune(self) -> bool:
         """Whether the study's pruner says to stop now (raise :class:`~mfbo.TrialPruned`
         then); see :meth:`mfbo.Optimizer.should_prune`."""
-        return self._optimizer.should_prune(self._trial.id)
+        return self._link.should_prune(self._id)
 
-    def __reduce__(self):
-        raise TypeError("a trial handle cannot leave the process of its study: an objective "
-                        "taking a `trial` argument runs in the process that calls minimize "
-                        "(n_workers=1, or an executor running in this process, such as a "
-                        "ThreadPoolExecutor).")
+    def close(self) -> None:
+        """Hang up a worker's connection to the study (nothing to do in its process)."""
+        if isinstance(self._link, ReportClient):
+            self._link.close()
 
     def __repr__(self):
-        return f"TrialHandle(id={self.id}, params={self._trial.params!r})"
+        return f"TrialHandle(id={self._id}, params={self._params!r})"

@@ -13,10 +13,11 @@ import sys
 import time
 import warnings
 from collections import deque
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from typing import Callable, Iterable
 
 from .._core.arguments import check_int
+from .channel import ReportServer
 from .handle import TrialHandle, takes_trial
 from .optimizer import Optimizer, StudyExhausted
 from .workers import Workers, evaluate, is_broken
@@ -53,10 +54,11 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         trial=handle)``: ``handle.report(value, step)`` records an intermediate value,
         ``handle.should_prune()`` asks ``pruner`` whether to stop, and raising
         :class:`~mfbo.TrialPruned` records the trial ``"pruned"`` with the values it reported
-        (:class:`~mfbo.optimize.handle.TrialHandle`).  The handle works in this process only:
-        with ``n_workers > 1`` pass an executor that runs ``f`` here (a
-        ``ThreadPoolExecutor``); worker processes are refused.  The space may then have no
-        parameter named ``trial``.
+        (:class:`~mfbo.optimize.handle.TrialHandle`).  In worker processes (``n_workers > 1``
+        without an executor, or an executor of processes) the handle reaches the study
+        through a local socket served by a thread of this process
+        (:mod:`mfbo.optimize.channel`): the workers must run on this host.  The space may
+        then have no parameter named ``trial``.
     space : dict or Space
         ``name -> Real/Integer/Categorical`` (``(low, high)`` means ``Real``).
     n_calls : int, default=50
@@ -139,19 +141,11 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
             raise TypeError(f"callbacks must be callables, got {cb!r} in the list.")
     space = as_space(space)
     handles = takes_trial(f)
-    in_processes = executor is None and n_workers > 1 or isinstance(executor,
-                                                                     ProcessPoolExecutor)
     if handles and "trial" in space.names:
         raise ValueError("f declares a parameter named 'trial', which minimize fills with the "
                          "running trial's handle, and the space has a parameter 'trial' too: "
                          "rename one of them.")
-    if handles and in_processes:
-        raise ValueError(f"f takes a `trial` argument (to report intermediate values), which "
-                         f"works in this process only, not in worker processes (n_workers="
-                         f"{n_workers}{', executor=ProcessPoolExecutor' if executor else ''}): "
-                         f"use n_workers=1, or executor=ThreadPoolExecutor(...) with "
-                         f"n_workers > 1.")
-    if in_processes:
+    if executor is None and n_workers > 1 or isinstance(executor, ProcessPoolExecutor):
         try:
             pickle.dumps(f)
         except Exception as exc:
@@ -184,12 +178,18 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
         bar = tqdm(total=n_calls, initial=min(opt.n_finished, n_calls), desc="mfbo",
                    unit="trial")
     tally = _Tally()
+    # handles in other processes than this one reach the study through a server of its own
+    here = executor is None and n_workers == 1 or isinstance(executor, ThreadPoolExecutor)
+    server = ReportServer(opt) if handles and not here else None
+    link = None if not handles else opt if server is None else server.client()
     try:
-        why = _run(f, opt, n_calls, workers, callbacks, bar, deadline, tally, handles)
+        why = _run(f, opt, n_calls, workers, callbacks, bar, deadline, tally, link)
     finally:
         if bar is not None:
             bar.close()
         workers.shutdown()
+        if server is not None:
+            server.close()
         opt.close()
     result = opt.result()
     if why is not None and opt.n_finished < n_calls:
@@ -343,7 +343,7 @@ def _compile_notice(bar):
             bar.set_description_str(before)
 
 
-def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None, handles=False):
+def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None, link=None):
     """Ask, evaluate and tell until the study holds ``n_calls`` trials, a callback stops it,
     the candidates run out, ``time.monotonic()`` passes ``deadline`` or an executor given by
     the user breaks; every trial asked is told before returning.  Returns why it stopped
@@ -353,8 +353,9 @@ def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None, ha
     worker died cannot be told from the others: they become suspects, evaluated again one at
     a time, each alone in a pool of one process, so that a pool broken then names its culprit
     (told failed); the others are told their values, and the trials refused by the broken
-    pool are evaluated as usual afterwards.  With ``handles`` ``f`` is given each trial's
-    :class:`~mfbo.optimize.handle.TrialHandle` as ``trial=``."""
+    pool are evaluated as usual afterwards.  Given a ``link`` (the optimizer, or a client of
+    its report server) ``f`` is given each trial's :class:`~mfbo.optimize.handle.TrialHandle`
+    on it as ``trial=``."""
     in_flight = {}      # trial id -> (trial, future or None in this process)
     suspects = deque()  # in flight when our pool broke: evaluated again, one at a time
     unsent = deque()    # asked, but the broken pool refused them: they never ran
@@ -363,7 +364,7 @@ def _run(f, opt, n_calls, workers, callbacks, bar, deadline=None, tally=None, ha
     why = None
 
     def handle(trial):
-        return TrialHandle(opt, trial) if handles else None
+        return None if link is None else TrialHandle(link, trial.id, trial.params)
 
     def finish(trial, res):
         nonlocal stop

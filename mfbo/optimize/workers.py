@@ -41,6 +41,9 @@ def evaluate(f, params: dict, trial=None) -> dict:
         out = None
         tb = traceback.format_exception_only(type(exc), exc)
         err = "".join(tb).strip()
+    finally:
+        if trial is not None:
+            trial.close()  # a worker's connection to the study
     end = time.time()
     return {"outcome": out, "error": err, "pruned": pruned, "start": start, "end": end,
             "worker": f"{socket.gethostname()}:{os.getpid()}"}

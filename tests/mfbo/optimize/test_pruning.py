@@ -1,6 +1,7 @@
 """Objectives of :func:`mfbo.minimize` that report through a ``trial`` argument and stop by
 raising :class:`mfbo.TrialPruned`; objectives without it are called as before."""
 
+import os
 import pickle
 from concurrent.futures import ThreadPoolExecutor
 
@@ -92,10 +93,29 @@ def test_trial_pruned_without_a_trial_argument_is_a_pruned_trial():
     assert all((t.state == "pruned") == (t.params["x"] > 0.5) for t in res.trials)
 
 
-def test_a_trial_argument_with_worker_processes_or_a_trial_parameter_is_refused():
-    with pytest.raises(ValueError, match="n_workers=2"):
-        mfbo.minimize(learner, SPACE, n_calls=4, n_workers=2, progress_bar=False)
+def test_worker_processes_report_through_the_study_process(tmp_path):
+    res = mfbo.minimize(learner, SPACE, n_calls=12, n_workers=2, surrogate="random",
+                        random_state=0, progress_bar=False, storage=str(tmp_path / "s.db"),
+                        pruner=mfbo.MedianPruner(n_startup_trials=3))
+    assert len(res.trials) == 12 and "pruned" in {t.state for t in res.trials}
+    assert all(t.intermediate_values for t in res.trials)
+    assert {t.worker.split(":")[1] for t in res.trials} != {str(os.getpid())}
+    # a bad report in a worker is the trial's failure, with the study's own message
+    with pytest.warns(UserWarning, match="no trial succeeded"):
+        res = mfbo.minimize(reports_nan, SPACE, n_calls=2, n_workers=2, surrogate="random",
+                            random_state=0, progress_bar=False)
+    assert all(t.state == "failed" and "value must be finite" in t.error for t in res.trials)
+
+
+def reports_nan(x, y, trial):
+    trial.report(float("nan"), 0)
+    return x
+
+
+def test_a_space_parameter_named_trial_is_refused_and_handles_stay_home():
     with pytest.raises(ValueError, match="parameter 'trial'"):
         mfbo.minimize(learner, {**SPACE, "trial": (0.0, 1.0)}, n_calls=4, progress_bar=False)
-    with pytest.raises(TypeError, match="cannot leave the process"):
-        pickle.dumps(TrialHandle(None, None))
+    opt = mfbo.Optimizer(SPACE)
+    with pytest.raises(TypeError, match="process of its study only"):
+        pickle.dumps(TrialHandle(opt, 0, {"x": 0.5, "y": 0.5}))
+    opt.close()
