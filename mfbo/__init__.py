@@ -10,8 +10,9 @@ from surrogates._core.exports import MovedModules
 
 from .optimize import Objective, Optimizer, StudyExhausted, minimize, objective
 from .proposal import RECIPES, Model, Recipe, get_recipe, register_surrogate
-from .pruners import (HyperbandPruner, MedianPruner, NopPruner, PercentilePruner, Pruner,
-                      SuccessiveHalvingPruner)
+from .optimize import pruners
+from .optimize.pruners import (HyperbandPruner, MedianPruner, NopPruner, PercentilePruner,
+                               Pruner, SuccessiveHalvingPruner)
 from .results import (Importance, OptimizeResult, plot_convergence, plot_evaluations,
                       plot_importance, plot_intermediate_values, plot_objective)
 from .space import (AllOf, AnyOf, Between, Categorical, Condition, Equals, Greater, In, Integer,
@@ -60,6 +61,9 @@ __all__ = ["AllOf", "AnyOf", "Between", "Categorical", "Condition", "Equals", "G
            "minimize", "objective", "plot_convergence", "plot_evaluations", "plot_importance",
            "plot_intermediate_values", "plot_objective", "register_surrogate", "__version__"]
 
+# ``mfbo.pruners`` names the pruners' package (``from mfbo.pruners import MedianPruner``, as in
+# Optuna), which lives in the room of the optimizer that consults them
+MovedModules.install({f"{__name__}.pruners": f"{__name__}.optimize.pruners"})
 # where the modules of the flat 0.1 layout live now
 MovedModules.install({f"{__name__}.{old}": f"{__name__}.{new}" for old, new in {
     "api": "optimize.minimize", "optimizer": "optimize.optimizer", "parallel": "optimize.workers",

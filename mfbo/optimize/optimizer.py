@@ -26,7 +26,7 @@ from ..proposal.models import Model
 from .._core.seeds import seed_sequence
 from ..proposal.proposer import Proposer
 from ..proposal.recipes import Recipe, as_recipe
-from ..pruners import Pruner, as_pruner
+from .pruners import Pruner, as_pruner
 from ..proposal.steps import AcquisitionSearch
 from ..space import Space, as_space
 from ..storage import Storage

@@ -1,14 +1,17 @@
 """OptimizeResult: the history as a DataFrame and as an Optuna study, with parameters and
-extra fields whose names clash with the columns (or user attributes) of mfbo's own."""
+extra fields whose names clash with the columns (or user attributes) of mfbo's own; pruned
+trials counted, never the best, their reported values as a table and a figure."""
 
 import json
 import math
 
+import numpy as np
 import pytest
 
 import mfbo
 from mfbo import OptimizeResult, Space, Trial
 from mfbo.results.result import STUDY_COLUMNS
+from tests.support import SPACE
 
 #: a parameter named like every column of the study itself, one named like the renamed
 #: column of another, and an ordinary one
@@ -101,3 +104,52 @@ def test_to_optuna_keeps_mfbo_attributes_and_the_clashing_extra_fields():
     # an extra field JSON cannot store is kept as its text, not dropped
     assert by_id[2]["obj"].startswith("<object object at")
     json.dumps([t.user_attrs for t in study.trials])
+
+
+@pytest.fixture(params=["minimize", "maximize"])
+def pruned_result(request):
+    sign = 1.0 if request.param == "minimize" else -1.0
+    opt = mfbo.Optimizer(SPACE, surrogate="random", random_state=0, direction=request.param)
+    curves = {0: [3.0, 2.0, 1.0], 1: [0.5], 2: [4.0, 3.5], 3: []}
+    for tid, curve in curves.items():
+        t = opt.ask()
+        for step, v in enumerate(curve):
+            opt.report(t, step * 2, sign * v)
+    opt.tell(0, sign * 1.0)
+    opt.tell(1, state="pruned")  # its 0.5 is no final value: it is never the best
+    opt.tell(2, ValueError("diverged"))
+    res = opt.result()
+    opt.close()
+    return res, sign
+
+
+def test_pruned_trials_are_counted_and_never_the_best(pruned_result):
+    res, sign = pruned_result
+    assert res.n_pruned == 1 and res.n_failed == 1
+    assert res.best_trial.id == 0 and res.best_value == sign * 1.0
+    assert "n_pruned=1" in repr(res)
+    np.testing.assert_array_equal(res.func_vals, [sign * 1.0, np.nan, np.nan])
+    np.testing.assert_array_equal(res.best_so_far(), [sign * 1.0] * 3)
+    df = res.to_dataframe()
+    assert df["state"].tolist() == ["complete", "pruned", "failed", "pending"]
+    assert np.isnan(df["value"][1])
+
+
+def test_intermediate_values_table(pruned_result):
+    res, sign = pruned_result
+    iv = res.intermediate_values()
+    assert iv.index.tolist() == [0, 1, 2] and iv.columns.tolist() == [0, 2, 4]
+    np.testing.assert_array_equal(iv.to_numpy(), sign * np.array(
+        [[3.0, 2.0, 1.0], [0.5, np.nan, np.nan], [4.0, 3.5, np.nan]]))
+    assert mfbo.Optimizer(SPACE).result().intermediate_values().shape == (0, 0)
+
+
+def test_plot_intermediate_values(pruned_result, tmp_path):
+    res, _ = pruned_result
+    fig = res.plot_intermediate_values(path=tmp_path / "curves.png", title="curves")
+    ax, = fig.axes
+    assert len(ax.lines) == 3 and (tmp_path / "curves.png").stat().st_size > 0
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == \
+        ["complete", "failed", "pruned"]
+    empty = mfbo.plot_intermediate_values(mfbo.Optimizer(SPACE).result())
+    assert "no trial reported" in empty.axes[0].texts[0].get_text()

@@ -94,7 +94,7 @@ def test_same_trials_as_sqlite(url, tmp_path):
 
 
 def test_reports_rungs_and_pruned_trials_as_in_sqlite(url, tmp_path):
-    from tests.mfbo.study.test_reports import pruning_run
+    from tests.mfbo.study.test_study import pruning_run
 
     replayed, held = pruning_run(url)
     assert replayed == held == pruning_run(str(tmp_path / "s.db"))[0]

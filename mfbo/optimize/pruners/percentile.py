@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from .._core.arguments import check_int
+from ..._core.arguments import check_int
 from .base import Pruner
 
 __all__ = ["PercentilePruner", "MedianPruner"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import binascii
 import math
 
-from .._core.arguments import check_int
+from ..._core.arguments import check_int
 from .base import Pruner
 from .successive_halving import SuccessiveHalvingPruner
 

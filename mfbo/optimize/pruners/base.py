@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..study.study import Study
-from ..study.trial import Trial
+from ...study.study import Study
+from ...study.trial import Trial
 
 __all__ = ["Pruner"]
 

@@ -4,7 +4,7 @@ the best ``1 / reduction_factor`` of the trials that reached the rung."""
 
 from __future__ import annotations
 
-from .._core.arguments import check_int
+from ..._core.arguments import check_int
 from .base import Pruner
 
 __all__ = ["SuccessiveHalvingPruner"]
