@@ -53,6 +53,8 @@ class HyperbandPruner(Pruner):
                                                   s, self._bootstrap_count) for s in range(n)]
         self._budgets = [math.ceil(n * self._reduction_factor ** (n - 1 - s) / (n - s))
                          for s in range(n)]
+        #: (study name, trial id) -> bracket, so a decision hashes each trial once
+        self._bracket_of: dict[tuple[str, int], int] = {}
 
     @property
     def n_brackets(self) -> int:
@@ -60,12 +62,15 @@ class HyperbandPruner(Pruner):
 
     def bracket(self, study_name: str, trial_id: int) -> int:
         """The bracket of trial ``trial_id`` of study ``study_name``."""
-        n = binascii.crc32(f"{study_name}_{trial_id}".encode()) % sum(self._budgets)
-        for s, budget in enumerate(self._budgets):
-            n -= budget
-            if n < 0:
-                return s
-        raise AssertionError("the budgets cover every remainder")  # unreachable
+        key = (study_name, trial_id)
+        if key not in self._bracket_of:
+            n = binascii.crc32(f"{study_name}_{trial_id}".encode()) % sum(self._budgets)
+            s = 0
+            while n >= self._budgets[s]:
+                n -= self._budgets[s]
+                s += 1
+            self._bracket_of[key] = s
+        return self._bracket_of[key]
 
     def prune(self, study, trial) -> bool:
         s = self.bracket(study.study_name, trial.id)

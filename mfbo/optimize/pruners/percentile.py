@@ -88,3 +88,8 @@ class MedianPruner(PercentilePruner):
                  interval_steps: int = 1, *, n_min_trials: int = 1):
         super().__init__(50.0, n_startup_trials, n_warmup_steps, interval_steps,
                          n_min_trials=n_min_trials)
+
+    def __repr__(self):
+        return (f"MedianPruner(n_startup_trials={self._n_startup_trials}, n_warmup_steps="
+                f"{self._n_warmup_steps}, interval_steps={self._interval_steps}, "
+                f"n_min_trials={self._n_min_trials})")

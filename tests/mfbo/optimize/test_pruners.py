@@ -182,3 +182,11 @@ def test_nop_never_prunes():
     for _ in range(3):
         assert not _climb(opt, opt.ask(), [1.0, 2.0, 3.0])
     assert isinstance(opt.pruner, NopPruner)
+
+
+@pytest.mark.parametrize("pruner", [NopPruner(), MedianPruner(n_warmup_steps=2),
+                                    PercentilePruner(25.0, n_min_trials=3),
+                                    SuccessiveHalvingPruner(2, 4, 1, 3),
+                                    HyperbandPruner(2, max_resource=50, reduction_factor=2)])
+def test_a_pruner_reads_as_the_call_that_makes_it(pruner):
+    assert repr(eval(repr(pruner), vars(mfbo))) == repr(pruner)
