@@ -9,7 +9,10 @@ by a few lines of code that know only the rules:
 * event ids strictly increase (every reader sees the events in commit order);
 * ``ask`` ids run 0, 1, 2, ... in journal order (no trial lost, none numbered twice);
 * a ``claim`` hands a *pending* trial to *another* owner;
-* a ``tell`` finishes a pending trial: at most one tell per trial;
+* a ``tell`` finishes a pending trial: at most one tell per trial; a complete one has a value,
+  a failed or pruned one none;
+* a ``report`` gives a pending trial a value at a step it has not reported, a ``rung`` the
+  next rung of successive halving it has not reached;
 * ``enqueue`` numbers run 0, 1, 2, ...; an ask that takes a queued configuration names the
   first one still queued (in order, each at most once) and carries its params, and no proposal
   is asked while configurations are queued (they go before any proposal).
@@ -52,6 +55,9 @@ class TrialRecord:
     told_at: int | None = None
     #: the owner that held it when it was told
     owner_when_told: str | None = None
+    #: step -> value of its reports, rung -> value of its rungs
+    reports: dict = dataclasses.field(default_factory=dict)
+    rungs: dict = dataclasses.field(default_factory=dict)
 
     @property
     def owner(self) -> str:
@@ -127,7 +133,7 @@ def replay(events) -> Replay:
                 fail(eid, kind, f"owner {p.get('owner')!r} is not an owner token")
             trials.append(TrialRecord(id=len(trials), params=dict(p["params"]),
                                       owners=[p["owner"]], enqueued=number))
-        elif kind in ("claim", "tell"):
+        elif kind in ("claim", "tell", "report", "rung"):
             i = p.get("id")
             if not isinstance(i, int) or not 0 <= i < len(trials):
                 fail(eid, kind, f"no trial {i!r} has been asked ({len(trials)} asked)")
@@ -135,7 +141,16 @@ def replay(events) -> Replay:
             if t.state != "pending":
                 fail(eid, kind, f"trial {i} is not pending: it was told at event {t.told_at} "
                                 f"({t.state})" + (" - told twice" if kind == "tell" else ""))
-            if kind == "claim":
+            if kind == "report":
+                if p.get("step") in t.reports:
+                    fail(eid, kind, f"trial {i} reported step {p.get('step')!r} twice")
+                t.reports[p["step"]] = p["value"]
+            elif kind == "rung":
+                if p.get("rung") != len(t.rungs):
+                    fail(eid, kind, f"trial {i} reaches rung {p.get('rung')!r}, expected "
+                                    f"{len(t.rungs)}")
+                t.rungs[p["rung"]] = p["value"]
+            elif kind == "claim":
                 if not isinstance(p.get("owner"), str):
                     fail(eid, kind, f"owner {p.get('owner')!r} is not an owner token")
                 if p["owner"] == t.owner:
@@ -143,7 +158,7 @@ def replay(events) -> Replay:
                 t.owners.append(p["owner"])
                 t.claims.append(eid)
             else:
-                if p.get("state") not in ("complete", "failed"):
+                if p.get("state") not in ("complete", "failed", "pruned"):
                     fail(eid, kind, f"state {p.get('state')!r}")
                 if (p["state"] == "complete") != (p.get("value") is not None):
                     fail(eid, kind, f"state {p['state']} with value {p.get('value')!r}")

@@ -22,6 +22,7 @@ import mfbo
 from mfbo import InMemoryStorage, Integer, Optimizer, Space, Study, TrialFinished
 from mfbo.pruners import SuccessiveHalvingPruner
 from mfbo.space.candidates import make_candidates
+from tests.mfbo.study.journal_checks import replay
 from tests.support import SPACE, quad
 
 
@@ -604,6 +605,10 @@ def test_interleaved_handles_of_one_sqlite_study_replay_to_one_state(ops):
         fresh = Study.open(db)
         assert _state(handles[0].study) == _state(handles[1].study) == _state(fresh)
         assert {t.id: t.intermediate_values for t in fresh.trials} == expected
+        # the plain model of the journal reads the same trials
+        model = replay(list(fresh.storage.read("default", 0)))
+        assert [(t.state, t.value, t.reports, t.rungs) for t in model.trials] == \
+            [(t.state, t.value, t.intermediate_values, t.rungs) for t in fresh.trials]
         # the surrogate's rows, by the rule, from the tells in journal order
         rows = []
         for _, kind, p in fresh.storage.read("default", 0):
