@@ -89,7 +89,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.harness.environment import versions
-from mfbo.proposal import (AcquisitionSearch, Arm, LocalStep, ParzenStep, PlateauEscape,
+from mfbo.proposal import (AcquisitionSearch, Arm, CategoryStep, LocalStep, ParzenStep, PlateauEscape,
                            Portfolio, RandomInterleave, Recipe, get_recipe)
 from benchmarks.harness.timing import clock, timed
 
@@ -205,14 +205,20 @@ def _mondrian_with(recipe: Recipe) -> Callable:
     return _mfbo(recipe, "ucb", kappa=1.0)
 
 
-def _portfolio(without: tuple = (), discount: float = 0.9, random_prior=(1.0, 1.0)) -> Recipe:
+def _portfolio(without: tuple = (), discount: float = 0.9, random_prior=(1.0, 1.0),
+               category: bool = False, random: bool = True) -> Recipe:
     """The default Mondrian recipe with its steps (less those of the types ``without``) as
-    one arm of a :class:`Portfolio` whose other arm is a uniformly random point."""
+    one arm of a :class:`Portfolio` whose other arms are a uniformly random point (prior
+    ``random_prior``) if ``random`` and, if ``category``, a :class:`CategoryStep`."""
     model = tuple(s for s in _DEFAULT.steps
                   if not isinstance(s, (RandomInterleave, *without)))
-    return dataclasses.replace(_DEFAULT, steps=(Portfolio(
-        arms=(Arm("model", model), Arm("random", (RandomInterleave(1.0),), random_prior)),
-        discount=discount),))
+    arms = [Arm("model", model)]
+    if category:
+        arms.append(Arm("category", (CategoryStep(),)))
+    if random:
+        arms.append(Arm("random", (RandomInterleave(1.0),), random_prior))
+    return dataclasses.replace(_DEFAULT, steps=(Portfolio(arms=tuple(arms),
+                                                          discount=discount),))
 
 
 def _peer(function: str) -> Callable:
@@ -285,6 +291,15 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-portfolio9-noplateau", "mfbo: as mondrian-portfolio9, without the plateau "
            "escape among the default's steps",
            _mondrian_with(_portfolio(without=(PlateauEscape,), random_prior=(1.0, 9.0)))),
+    Method("mondrian-category", "mfbo: online Mondrian forest, UCB kappa=1, each proposal by "
+           "the default's steps or the acquisition's best point for categorical values drawn "
+           "uniformly (CategoryStep), drawn by discounted Thompson sampling over the new best "
+           "losses each produced (Portfolio, discount 0.9); the default's steps alone in a "
+           "space without a categorical parameter",
+           _mondrian_with(_portfolio(category=True, random=False))),
+    Method("mondrian-category-random", "mfbo: as mondrian-category with a third arm, a "
+           "uniformly random point (prior Beta(1, 9))",
+           _mondrian_with(_portfolio(category=True, random_prior=(1.0, 9.0)))),
     Method("mondrian-window5", "mfbo: online Mondrian forest, UCB kappa=1, the forests with "
            "and without a linear trend in a space with an integer coordinate, the one that "
            "predicted the last 5 observations better proposing (surrogate_options="

@@ -115,13 +115,14 @@ class Context:
         return self.random_point()
 
 
-def run_steps(steps, ctx: Context) -> tuple[Point, str]:
+def run_steps(steps, ctx: Context, fallback: bool = True) -> tuple[Point | None, str | None]:
     """``(point, origin)``: the point of the first of ``steps`` that proposes one, and the
     origin it names (that of the step that made it, which for a step holding others is the
-    inner step's); a random point (origin ``"random"``) if every step passes."""
+    inner step's); if every step passes, a random point (origin ``"random"``), or
+    ``(None, None)`` without ``fallback``."""
     for step in steps:
         point = step.propose(ctx)
         if point is not None:
             return point, ctx.origin or step.origin
         ctx.origin = None
-    return ctx.random_point(), "random"
+    return (ctx.random_point(), "random") if fallback else (None, None)

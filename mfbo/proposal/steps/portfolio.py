@@ -135,16 +135,24 @@ class Portfolio(Step):
             out[i, 1] += weight[mine & ~improved].sum()
         return out
 
-    def choose(self, ctx: Context) -> Arm:
-        """The arm of this proposal: the largest of one draw from each arm's posterior, from
-        the proposal's own stream for the portfolio."""
+    def ranked(self, ctx: Context) -> list[Arm]:
+        """The arms in the order of one draw from each arm's posterior, largest first (from
+        the proposal's own stream for the portfolio)."""
         study = ctx.study
         ab = self.posteriors(study.obs.y, study.obs_origins)
-        rng = ctx.stream("portfolio")
-        return self.arms[int(np.argmax(rng.beta(ab[:, 0], ab[:, 1])))]
+        draws = ctx.stream("portfolio").beta(ab[:, 0], ab[:, 1])
+        return [self.arms[i] for i in np.argsort(-draws, kind="stable")]
+
+    def choose(self, ctx: Context) -> Arm:
+        """The arm drawn for this proposal (the first of :meth:`ranked`)."""
+        return self.ranked(ctx)[0]
 
     def propose(self, ctx: Context) -> Point | None:
-        arm = self.choose(ctx)
-        point, origin = run_steps(arm.steps, ctx)
-        ctx.origin = origin
-        return point
+        """The drawn arm's point; if every step of it passes (a step that does not apply to
+        this space), the next arm's in the draw's order, and so on (None if all pass)."""
+        for arm in self.ranked(ctx):
+            point, origin = run_steps(arm.steps, ctx, fallback=False)
+            if point is not None:
+                ctx.origin = origin
+                return point
+        return None

@@ -131,3 +131,21 @@ def test_an_arm_holds_steps_and_no_portfolio():
         Arm("a", ("acquisition",))
     with pytest.raises(TypeError, match="Portfolio"):
         Arm("a", (two_arms(),))
+
+
+def test_an_arm_that_passes_hands_the_proposal_to_the_next_arm():
+    """In a space without a categorical parameter the category arm passes, and the portfolio
+    of the default's steps and that arm proposes exactly what the default does (its draw has
+    a stream of its own)."""
+    from mfbo.proposal import CategoryStep
+    default = get_recipe("mondrian")
+    both = recipe_with(Portfolio(arms=(Arm("model", default.steps),
+                                       Arm("category", (CategoryStep(),)))))
+    runs = []
+    for recipe in (default, both):
+        opt = Optimizer(SPACE, surrogate=recipe, random_state=2, n_initial=5)
+        for _ in range(16):
+            t = opt.ask()
+            opt.tell(t, quad(**t.params))
+        runs.append([(t.params, t.origin) for t in opt.trials])
+    assert runs[0] == runs[1]

@@ -1,0 +1,73 @@
+"""Category draws: the acquisition's best point for categorical choices drawn at random.
+
+A forest that has seen a few poor points of one categorical choice (a model family, a kernel,
+a loss) predicts that choice poorly everywhere, and the acquisition's search, which starts
+from the best observations and from random points it then scores, keeps to the choices that
+did well.  Where the poor points were poor for their other parameters, that choice is never
+given a fair trial.  CoCaBO (Ru et al. 2020) separates the two decisions: a bandit over the
+categorical values, and the Bayesian optimisation of the continuous parameters given them.
+A :class:`CategoryStep` is that second half: it draws every categorical parameter uniformly
+and proposes the acquisition's best point with those choices fixed; a
+:class:`~mfbo.proposal.steps.portfolio.Portfolio` decides how often it is worth doing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from acquisitions import maximize_random_local, snap
+
+from ..._core.arguments import check_int
+from .base import Context, Point, Step
+
+__all__ = ["CategoryStep"]
+
+
+@dataclass(frozen=True)
+class CategoryStep(Step):
+    """The acquisition's best new point with every categorical (unordered) parameter fixed to
+    a value drawn uniformly for this proposal: ``n_random`` random points and local searches
+    from them and from the best observations, all with those values.  Passes in a space
+    without a categorical parameter and in a finite candidate set.
+
+    In a conditional space a parameter made inactive by the drawn values is inactive in the
+    point proposed (the point is scored as its canonical form).
+    """
+
+    origin: ClassVar[str] = "category"
+
+    n_random: int = 2_000
+
+    def __post_init__(self):
+        check_int(self.n_random, "CategoryStep(n_random=...)")
+
+    def propose(self, ctx: Context) -> Point | None:
+        levels = ctx.space.levels
+        cat = np.flatnonzero(levels < 0)
+        if ctx.candidates is not None or cat.size == 0:
+            return None
+        rng, study = ctx.rng, ctx.study
+        fixed = snap(rng.random(len(levels)), levels)[cat]
+        score = ctx.score()
+
+        def with_choices(U):
+            U = np.array(U, dtype=float, copy=True)
+            U[..., cat] = fixed
+            return U
+
+        def fixed_score(U):
+            return score(with_choices(U))
+
+        y = study.obs.y
+        best = np.argpartition(y, 10)[:10] if y.size > 10 else np.arange(y.size)
+        starts = with_choices(study.obs.X[best[np.argsort(y[best], kind="stable")]])
+        # (an inactive coordinate of an observation sits outside the cube: start inside it)
+        starts = np.clip(starts, 0.0, 1.0)
+        pts = maximize_random_local(
+            fixed_score, levels, n=10, rng=rng, n_random=self.n_random, starts=starts,
+            n_local=10, patience=3, min_improvement=1e-3, exclude=study.asked_keys,
+            far_from=study.asked.X, neighbourhood="joint", joint_dims=6)
+        return ctx.first_new(with_choices(pts))
