@@ -226,8 +226,11 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
     ``run_regrets`` (each run's own normalised regret), ``collapsed`` and ``runs`` (how many
     of them are at least :data:`COLLAPSE`, and of how many), ``worst_decile`` (their 90th
     percentile), ``collapsed_robust`` and ``runs_robust`` (the same without the fragile
-    problems, where random search is within noise of the best: ``fragile`` lists those) and
-    ``ms_per_eval``, the median of :func:`ms_per_eval` over its runs on those problems."""
+    problems, where random search is within noise of the best: ``fragile`` lists those),
+    ``worse_than_random`` and ``runs_vs_random`` (its runs whose final best is worse than the
+    median of random search's on the same problem, a measure of collapse that needs no scale,
+    and of how many runs on problems where random search was run) and ``ms_per_eval``, the
+    median of :func:`ms_per_eval` over its runs on those problems."""
     from scipy.stats import rankdata
 
     out: dict[str, dict] = {}
@@ -243,10 +246,17 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
         # fragile: random search's mean is nearer the best than the spread of its own runs, so
         # a normalised regret there measures little but noise
         fragile = rand is not None and best < rand < best + stats["random"]["best_sd"]
+        rand_median = None if rand is None else float(np.median(
+            [r["best"] for r in methods["random"] if r["best"] is not None]))
         for label, rank in zip(labels, ranks):
             row = out.setdefault(label, {"problems": 0, "ranks": [], "regrets": [],
                                          "worst_run": None, "ms": [], "run_regrets": [],
-                                         "robust_regrets": [], "fragile": []})
+                                         "robust_regrets": [], "fragile": [],
+                                         "worse_than_random": 0, "runs_vs_random": 0})
+            if rand_median is not None:
+                bests = [r["best"] for r in methods[label] if r["best"] is not None]
+                row["runs_vs_random"] += len(bests)
+                row["worse_than_random"] += sum(b > rand_median for b in bests)
             row["problems"] += 1
             row["ms"] += [ms_per_eval(r) for r in methods[label]]
             row["ranks"].append(float(rank))
@@ -372,12 +382,16 @@ def _summary_lines(groups: dict[tuple, dict[str, list[dict]]],
                   f"best (1 = best); normalised regret 0 = best method, 1 = random search "
                   f"(mean and worst over the problems where random search was run and did "
                   f"not tie the best).  A run has collapsed when its own final best has a "
-                  f"normalised regret of {COLLAPSE} or more.  Optimizer ms/eval: median over the method's runs here "
+                  f"normalised regret of {COLLAPSE} or more; a scale-free count of collapse is "
+                  f"that of the runs ending worse than random search's median run on the "
+                  f"same problem.  Optimizer ms/eval: median over the method's runs here "
                   f"of its wall time outside the objective per evaluation.", ""]
         table = [[label, r["problems"], f"{r['mean_rank']:.2f}", _fmt(r["mean_regret"], 3),
                   _fmt(r["worst_regret"], 3), _share(r["collapsed"], r["runs"]),
                   _share(r["collapsed_robust"], r["runs_robust"]),
-                  _fmt(r["worst_decile"], 3), _worst_run(r["worst_run"]),
+                  _fmt(r["worst_decile"], 3),
+                  _share(r["worse_than_random"], r["runs_vs_random"]),
+                  _worst_run(r["worst_run"]),
                   _fmt(r["ms_per_eval"], 3)]
                  for label, r in sorted(rows.items(), key=lambda kv: kv[1]["mean_rank"])]
         lines += [markdown_table(["method", "problems", "mean rank", "normalised regret "
@@ -385,6 +399,7 @@ def _summary_lines(groups: dict[tuple, dict[str, list[dict]]],
                                   f"collapsed runs (regret >= {COLLAPSE})",
                                   "collapsed runs, fragile problems left out",
                                   "run regret, 90th percentile",
+                                  "runs worse than random search's median run",
                                   "worst run (its normalised regret)", "optimizer ms/eval"],
                                  table), ""]
         fragile = sorted({f"{p} ({b} evals)" for r in rows.values() for p, b in r["fragile"]})

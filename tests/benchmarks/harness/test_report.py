@@ -121,8 +121,12 @@ def test_the_summary_counts_collapsed_runs_and_names_the_fragile_problems():
     assert (r["collapsed"], r["runs"], r["collapsed_robust"], r["runs_robust"]) == (3, 4, 2, 2)
     assert m["worst_decile"] == pytest.approx(np.quantile([-5 / 9, 5 / 9, -1, 1], 0.9))
     assert m["fragile"] == [(b, 2)] and r["fragile"] == [(b, 2)]
+    # random's median run: 0.45 on a, 1.2 on b; only random's 0.5 and 1.4 are worse
+    assert (m["worse_than_random"], m["runs_vs_random"]) == (0, 4)
+    assert (r["worse_than_random"], r["runs_vs_random"]) == (2, 4)
     md = report.to_markdown(recs)
     assert "collapsed runs (regret >= 0.5)" in md and "| 2 of 4 (50 %) | 1 of 2 (50 %) |" in md
+    assert "runs worse than random search's median run" in md
     assert f"Fragile problems (random search's mean within one standard deviation of its " \
            f"runs of the best mean; their normalised regrets are mostly noise): {b} (2 evals)." \
            in md
