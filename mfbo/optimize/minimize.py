@@ -211,8 +211,8 @@ def minimize(f: Callable, space, n_calls: int = 50, random_state=None, surrogate
 
 class _Tally:
     """What one :func:`minimize` call told: how many trials, how many did not fail (complete
-    or pruned), the first error, and the types of objective returns already warned about (each is warned about
-    once per call, not once per trial)."""
+    or pruned), the first error, and the types of objective returns already warned about
+    (each is warned about once per call, not once per trial)."""
 
     def __init__(self):
         self.told = 0

@@ -438,8 +438,8 @@ class Optimizer:
         other keys are extra fields.  An exception, ``None``, NaN or inf (or ``error=...``)
         records a failed trial.  ``state="pruned"`` (with no value, or a dict of extra fields
         without ``"loss"``), or a :class:`~mfbo.TrialPruned` exception as ``value``, records a
-        trial stopped early: it keeps its reported values, is never the best, and is fed to the surrogate as
-        :attr:`mfbo.Study.obs` says.  ``state`` may also be ``"complete"`` or ``"failed"``,
+        trial stopped early: it keeps its reported values, is never the best, and is fed to
+        the surrogate as :attr:`mfbo.Study.obs` says.  ``state`` may also be ``"complete"`` or ``"failed"``,
         which must agree with ``value`` (None: taken from ``value``).
         Bad input raises before anything is recorded.
         """
@@ -463,7 +463,7 @@ class Optimizer:
             if state == "failed" and parsed == "complete":
                 raise ValueError(f"state='failed' is told without a value (or with an "
                                  f"error), got value={value!r}.")
-            if state == "failed" and err is None:
+            if state == "failed" and value is None and error is None:
                 err = "told failed"
             elif state == "complete" and parsed != "complete":
                 raise ValueError(f"state='complete' needs a finite value, got {value!r}.")

@@ -36,7 +36,8 @@ from ..storage.base import read_in_pages, retrying
 from .._core.arguments import check_int
 from .trial import Trial, finite, public, shorten
 
-__all__ = ["Study", "TrialFinished", "STATES", "CandidatesDiffer", "checked_configurations", "check_direction", "DIRECTIONS"]
+__all__ = ["Study", "TrialFinished", "STATES", "CandidatesDiffer", "checked_configurations",
+           "check_direction", "DIRECTIONS"]
 
 
 #: an owner is taken for dead only once it has missed this many of its own heartbeats (and
@@ -171,9 +172,9 @@ class Study:
         ``on_failure="worst"``, of every failed one (the worst loss so far) and of every
         pruned one.  A pruned trial enters with the larger of its last reported loss and the
         worst loss so far, so that it ranks below the complete trials, as Optuna's TPE ranks
-        pruned trials below complete ones: its last value is a measurement at a smaller
-        budget, which for a learning curve is optimistic about no final value, and the pruner
-        stopped it because it looked worse than the others.  With ``on_failure="ignore"``
+        pruned trials below complete ones: its last value was measured at a smaller budget
+        than the complete trials' final values and says little of the final value it did not
+        reach, and the pruner stopped it because it looked worse than the others there.  With ``on_failure="ignore"``
         neither failed nor pruned trials are fed.
     asked : Rows
         Every asked trial's unit point, in trial order.

@@ -527,6 +527,8 @@ def test_bad_reports_and_tells_record_nothing():
     assert opt.trials[t.id].intermediate_values == {0: 1.0} and opt.trials[t.id].state == "pending"
     told = opt.tell(t, mfbo.TrialPruned("stopped"))
     assert told.state == "pruned" and told.intermediate_values == {0: 1.0} and told.error is None
+    failed = opt.ask()
+    assert opt.tell(failed, state="failed").error == "told failed"
     opt.close()
 
 
