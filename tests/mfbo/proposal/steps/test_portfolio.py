@@ -7,6 +7,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from mfbo import Optimizer
@@ -149,3 +151,25 @@ def test_an_arm_that_passes_hands_the_proposal_to_the_next_arm():
             opt.tell(t, quad(**t.params))
         runs.append([(t.params, t.origin) for t in opt.trials])
     assert runs[0] == runs[1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["design", "local", "random",
+                                                              "acquisition", None])),
+                max_size=30),
+       st.sampled_from([0.5, 0.9, 1.0]))
+def test_posteriors_agree_with_a_plain_loop(rows, discount):
+    """Against the definition, one observation at a time (losses with ties: a tie with the
+    best so far is no new best)."""
+    p = two_arms(discount=discount, prior=(2.0, 3.0))
+    y = np.array([float(v) for v, _ in rows])
+    origins = [o for _, o in rows]
+    expected = np.array([[1.0, 1.0], [2.0, 3.0]])
+    arm = {"local": 0, "acquisition": 0, "random": 1}
+    for i in range(1, len(rows)):
+        if origins[i] not in arm:
+            continue
+        w = discount ** (len(rows) - 1 - i)
+        new_best = y[i] < y[:i].min()
+        expected[arm[origins[i]], 0 if new_best else 1] += w
+    np.testing.assert_allclose(p.posteriors(y, origins), expected, rtol=1e-12, atol=1e-12)
