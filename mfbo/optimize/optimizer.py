@@ -422,7 +422,10 @@ class Optimizer:
         def decide() -> bool:
             return bool(self.pruner.prune(study, study.pending_trial(trial)))
 
-        return study.atomic(decide)
+        if self.pruner.records:  # its record and its decision: one step for every process
+            return study.atomic(decide)
+        study.refresh()
+        return decide()
 
     # -- tell ---------------------------------------------------------------------------------
     @_serialised

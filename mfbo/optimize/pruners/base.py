@@ -12,10 +12,15 @@ class Pruner:
     """A rule that says whether a pending trial should stop, from the values it and the other
     trials of the study reported.
 
-    :meth:`prune` is called by :meth:`mfbo.Optimizer.should_prune` inside the study's
-    transaction, after every event of the journal has been read: it may record what it decides
-    (:meth:`mfbo.Study.record_rung`) and every process sharing the study sees it.
+    :meth:`prune` is called by :meth:`mfbo.Optimizer.should_prune` after every event of the
+    journal has been read.  A pruner that records what it decides (:attr:`records`, e.g. with
+    :meth:`mfbo.Study.record_rung`) is called inside the study's transaction, so that every
+    process sharing the study sees the decision and its record as one step; the others only
+    read, and take no lock.
     """
+
+    #: whether :meth:`prune` appends events to the journal
+    records: bool = False
 
     def prune(self, study: Study, trial: Trial) -> bool:
         """Whether ``trial`` (the study's own pending trial; read it, never change it) should

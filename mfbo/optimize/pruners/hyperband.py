@@ -38,6 +38,8 @@ class HyperbandPruner(Pruner):
         As for :class:`SuccessiveHalvingPruner`.
     """
 
+    records = True  # the rungs reached, as successive halving
+
     def __init__(self, min_resource: int = 1, *, max_resource: int, reduction_factor: int = 3,
                  bootstrap_count: int = 0):
         self._min_resource = check_int(min_resource, "min_resource", minimum=1)

@@ -37,6 +37,8 @@ class SuccessiveHalvingPruner(Pruner):
         reached: a rung is judged only once it holds enough trials.
     """
 
+    records = True  # the rungs reached
+
     def __init__(self, min_resource: int = 1, reduction_factor: int = 3,
                  min_early_stopping_rate: int = 0, bootstrap_count: int = 0):
         self._min_resource = check_int(min_resource, "min_resource", minimum=1)
