@@ -3,7 +3,8 @@
 ``mfbo study show PATH [--study NAME]``   every study (or one): direction, parameters (with
                                           their conditions), trials by state, best value and
                                           parameters
-``mfbo study export PATH [--study NAME] --csv OUT.csv``   one row per trial
+``mfbo study export PATH [--study NAME] --csv OUT.csv [--intermediate REPORTS.csv]``   one row
+                                          per trial (and one per intermediate value reported)
 ``mfbo study best PATH [--study NAME]``   the best parameters as JSON
 
 ``PATH`` is an SQLite study file, as a path or as ``sqlite:///path``, or a PostgreSQL URL
@@ -233,20 +234,38 @@ def _conditions(space: Space) -> list[tuple[str, str]]:
             + [("forbidden" if i == 0 else "", text) for i, text in enumerate(forbidden)])
 
 
-def _check_csv(path: str) -> None:
-    """Refuse an ``--csv`` path that cannot be a file to write, before the study is read."""
+def _check_csv(path: str, option: str = "--csv") -> None:
+    """Refuse a path given as ``option`` that cannot be a file to write, before the study is
+    read."""
     if path == "-":
         return
     if os.path.isdir(path):
-        raise CommandError(f"--csv {path!r} is a directory; give the path of the CSV file to "
-                           f"write.")
+        raise CommandError(f"{option} {path!r} is a directory; give the path of the CSV file "
+                           f"to write.")
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise CommandError(f"directory {directory!r} of --csv does not exist.")
+        raise CommandError(f"directory {directory!r} of {option} does not exist.")
+
+
+def _write_csv(df, path: str, option: str) -> None:
+    """Write ``df`` to ``path`` (standard output for ``'-'``); a :class:`CommandError` naming
+    ``option`` when the file cannot be written."""
+    if path == "-":
+        df.to_csv(sys.stdout, index=False)
+        return
+    try:
+        df.to_csv(path, index=False)
+    except OSError as exc:
+        raise CommandError(f"{option} {path!r} cannot be written: "
+                           f"{exc.strerror or exc}.") from None
 
 
 def _export(args) -> None:
     _check_csv(args.csv)
+    if args.intermediate is not None:
+        _check_csv(args.intermediate, "--intermediate")
+        if args.intermediate == "-" and args.csv == "-":
+            raise CommandError("--csv and --intermediate cannot both be standard output.")
     storage = open_storage(args.path)
     (name,) = select_studies(storage, args.study, one=True)
     try:
@@ -266,15 +285,18 @@ def _export(args) -> None:
         if isinstance(dim, Integer) and dim.when is not None and \
                 -2 ** 63 <= dim.low and dim.high < 2 ** 63:
             df[column] = pd.array([t.params.get(n) for t in result.trials], dtype="Int64")
-    if args.csv == "-":
-        df.to_csv(sys.stdout, index=False)
-        return
-    try:
-        df.to_csv(args.csv, index=False)
-    except OSError as exc:
-        raise CommandError(f"--csv {args.csv!r} cannot be written: "
-                           f"{exc.strerror or exc}.") from None
-    print(f"{len(df)} trials of study {name!r} written to {args.csv}")
+    _write_csv(df, args.csv, "--csv")
+    said = "-" not in (args.csv, args.intermediate)  # no message inside a CSV on stdout
+    if said:
+        print(f"{len(df)} trials of study {name!r} written to {args.csv}")
+    if args.intermediate is not None:
+        reports = pd.DataFrame([(t.id, t.state, step, value) for t in result.trials
+                                for step, value in sorted(t.intermediate_values.items())],
+                               columns=["id", "state", "step", "value"])
+        _write_csv(reports, args.intermediate, "--intermediate")
+        if said:
+            print(f"{len(reports)} intermediate values of study {name!r} written to "
+                  f"{args.intermediate}")
 
 
 def _best(args) -> None:
@@ -321,5 +343,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                  "worker, error, extra fields", _export, one=True)
     export.add_argument("--csv", metavar="OUT", required=True,
                         help="the CSV file to write ('-' for standard output)")
+    export.add_argument("--intermediate", metavar="OUT", default=None,
+                        help="also write the values the trials reported, one row per report "
+                             "(id, state, step, value), to this CSV file ('-' for standard "
+                             "output)")
     add("best", "the best parameters of a study, as JSON", _best, one=True)
     return parser

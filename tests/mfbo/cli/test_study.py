@@ -366,6 +366,20 @@ def test_show_and_export_count_pruned_trials(tmp_path, capsys):
     assert main(["study", "show", db]) == 0
     out = capsys.readouterr().out
     assert "trials      4 (2 complete, 2 pruned, 0 failed, 0 pending)" in out
-    csv_path = tmp_path / "p.csv"
+    csv_path, reports = tmp_path / "p.csv", tmp_path / "r.csv"
     assert main(["study", "export", db, "--csv", str(csv_path)]) == 0
     assert pd.read_csv(csv_path)["state"].tolist() == ["complete", "pruned"] * 2
+    assert main(["study", "export", db, "--csv", str(csv_path), "--intermediate",
+                 str(reports)]) == 0
+    assert "4 intermediate values of study 'default' written to" in capsys.readouterr().out
+    r = pd.read_csv(reports)
+    assert r.columns.tolist() == ["id", "state", "step", "value"]
+    assert r.values.tolist() == [[i, ["complete", "pruned"][i % 2], 0, float(i)]
+                                 for i in range(4)]
+    assert main(["study", "export", db, "--csv", str(csv_path), "--intermediate", "-"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "id,state,step,value"
+    assert main(["study", "export", db, "--csv", "-", "--intermediate", "-"]) == 2
+    assert "cannot both be standard output" in capsys.readouterr().err
+    assert main(["study", "export", db, "--csv", str(csv_path), "--intermediate",
+                 str(tmp_path)]) == 2
+    assert "--intermediate" in capsys.readouterr().err
