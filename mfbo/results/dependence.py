@@ -28,7 +28,7 @@ from surrogates._core.scaling import target_exponent, unscale
 
 from .._core.arguments import check_int
 from ..space import Dimension, Space
-from .surface import CHUNK, MeanFunction, condition_status, evaluate, search_sample
+from .surface import CHUNK, MeanFunction, evaluate, search_sample
 
 __all__ = ["PartialDependence", "partial_dependence", "dimension_grid", "grid_means"]
 
@@ -150,7 +150,7 @@ def grid_means(f: MeanFunction, space: Space, cols, G: np.ndarray,
         U = U.reshape(-1, D)
         ok = np.ones(U.shape[0], dtype=bool)
         if space.constrained:
-            active, allowed = condition_status(space, U)
+            active, allowed = space.active(U), space.allowed(U)
             U[~active] = space.inactive_unit
             ok = active[:, cols].all(axis=1) & allowed
         v = np.zeros(U.shape[0])

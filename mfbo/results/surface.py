@@ -30,7 +30,7 @@ from ..proposal.models import Model
 from ..space import Real, Space
 
 __all__ = ["MeanFunction", "fit_forest", "mean_function", "response_surface", "search_sample",
-           "to_search_points", "evaluate", "condition_status"]
+           "to_search_points", "evaluate"]
 
 #: ``f(U) -> mean`` for unit-cube rows ``U`` of shape ``(n, D)``
 MeanFunction = Callable[[np.ndarray], np.ndarray]
@@ -118,30 +118,11 @@ def search_sample(space: Space, n: int, rng: np.random.Generator, copies: int = 
     """``n`` scrambled-Sobol points of the search measure, as an ``(n, copies * D)`` matrix
     (``copies`` independent blocks of the space's coordinates, from one Sobol sequence).  In
     a conditional space they are the cube points before they are made canonical: every
-    coordinate in ``[0, 1]`` (see the module docstring; :func:`condition_status` says which
-    are active and allowed)."""
+    coordinate in ``[0, 1]`` (see the module docstring; :meth:`Space.active` and
+    :meth:`Space.allowed` say which are active and allowed)."""
     from scipy.stats import qmc  # slow to import: on use
 
     D = len(space)
     m = 1 << max(0, math.ceil(math.log2(n)))  # Sobol points are balanced in powers of two
     Z = qmc.Sobol(copies * D, scramble=True, seed=rng).random(m)[:n]
     return np.hstack([to_search_points(space, Z[:, c * D:(c + 1) * D]) for c in range(copies)])
-
-
-def condition_status(space: Space, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(active, allowed)`` of the unit rows ``U`` (n, D): which dimensions are active in each
-    row (:meth:`Space.active`, an (n, D) bool matrix) and which rows no forbidden condition
-    holds for (:meth:`Space.allowed`).  Both depend only on the coordinates the conditions
-    read, so they are decoded once per distinct combination of those (a handful when the
-    parents are discrete) rather than once per row."""
-    n, D = U.shape
-    if not space.constrained:
-        return np.ones((n, D), dtype=bool), np.ones(n, dtype=bool)
-    conditions = [d.when for d in space.dimensions.values() if d.when is not None]
-    read = sorted({space.names.index(p) for c in (*conditions, *space.forbidden)
-                   for p in c.parents()})
-    keys, inverse = np.unique(U[:, read], axis=0, return_inverse=True)
-    R = np.zeros((keys.shape[0], D))
-    R[:, read] = keys
-    inverse = inverse.reshape(-1)
-    return space.active(R)[inverse], space.allowed(R)[inverse]

@@ -12,7 +12,7 @@ import mfbo
 from mfbo import Categorical, Integer, OptimizeResult, Real, Space, Trial
 from mfbo.results.dependence import partial_dependence
 from mfbo.results.importance import functional_anova
-from mfbo.results.surface import condition_status, search_sample
+from mfbo.results.surface import search_sample
 
 #: a branch ``a`` with a continuous child ``x`` and a nested child ``deg`` (under
 #: kernel ``p``), a branch ``b`` with ``k``, whose value 4 is forbidden
@@ -43,16 +43,6 @@ def surface(space, f):
 @pytest.fixture(scope="module")
 def sample():
     return search_sample(SPACE, 64, np.random.default_rng(0))
-
-
-def test_condition_status_is_that_of_the_space(sample):
-    U = np.vstack([sample, np.random.default_rng(1).random((200, len(SPACE)))])
-    active, allowed = condition_status(SPACE, U)
-    np.testing.assert_array_equal(active, SPACE.active(U))
-    np.testing.assert_array_equal(allowed, SPACE.allowed(U))
-    plain = Space({"a": (0.0, 1.0)})
-    active, allowed = condition_status(plain, U[:, :1])
-    assert active.all() and allowed.all() and active.shape == (len(U), 1)
 
 
 def _latent(sample):
