@@ -97,16 +97,13 @@ def _rewritten(condition: Condition, name, constant) -> Condition:
     :func:`infer_structure` makes) with each leaf's parameter ``n`` renamed ``name(n)`` and
     each of its constants ``c`` replaced by ``constant(n, c)``."""
 
-    def rewrite(data):
-        (kind, args), = data.items()
-        if kind in ("all", "any"):
-            return {kind: [rewrite(c) for c in args]}
-        n, *rest = args
+    def rewrite(leaf):
+        (kind, (n, *rest)), = leaf.to_json().items()
         rest = [[constant(n, c) for c in r] if isinstance(r, list) else
                 None if r is None else constant(n, r) for r in rest]
-        return {kind: [name(n), *rest]}
+        return condition_from_json({kind: [name(n), *rest]})
 
-    return condition_from_json(rewrite(condition.to_json()))
+    return condition.map_leaves(rewrite)
 
 
 def renamed(condition: Condition, names: dict[str, str]) -> Condition:
