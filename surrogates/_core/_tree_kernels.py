@@ -34,7 +34,7 @@ from numba import njit, prange
 
 from ._prefetch_kernels import prefetch
 from ._rng_kernels import exponential, uniform
-from .threads import parallel_kernel
+from .threads import as_index, parallel_kernel
 
 LEFT, RIGHT, PARENT, FEAT, HEAD, PAUSED = 0, 1, 2, 3, 4, 5
 THRESH, TAU = 0, 1
@@ -302,7 +302,8 @@ def _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
     meta[t, NNODES] = 1
     inode[t, 0, PARENT] = -1
     idx = np.arange(n)
-    _grow_block(t, 0, idx, 0, n, 0.0, X, y, inode, fnode, box, stats, pnext, meta, rng,
+    zero = np.int64(0)  # not the literal 0, for which _grow_block would compile a second time
+    _grow_block(t, zero, idx, zero, n, 0.0, X, y, inode, fnode, box, stats, pnext, meta, rng,
                 lifetime, min_samples_split, task)
 
 
@@ -313,6 +314,16 @@ def fit_trees(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
     """Grow every tree from scratch on points ``0..n-1`` (SampleMondrianTree), one thread
     per tree."""
     for t in prange(inode.shape[0]):
+        _fit_tree(as_index(t), n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
+                  min_samples_split, task)
+
+
+@njit(cache=True)
+def fit_trees_serial(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
+                     min_samples_split, task):
+    """:func:`fit_trees` on one thread (small forests: no thread pool to start, and no
+    threaded kernel to compile)."""
+    for t in range(inode.shape[0]):
         _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
                   min_samples_split, task)
 
@@ -354,7 +365,7 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
         meta[t, ROOT] = 0
         meta[t, NNODES] = 1
         inode[t, 0, PARENT] = -1
-        _singleton_leaf(t, 0, p, X, y, inode, fnode, box, stats, pnext, lifetime, task)
+        _singleton_leaf(t, np.int64(0), p, X, y, inode, fnode, box, stats, pnext, lifetime, task)
         return
     yv = y[p]
     j = meta[t, ROOT]
@@ -379,8 +390,8 @@ def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime
                     idx[c] = q
                     c += 1
                     q = pnext[t, q]
-                _grow_block(t, j, idx, 0, c, tp, X, y, inode, fnode, box, stats, pnext, meta,
-                            rng, lifetime, min_samples_split, task)
+                _grow_block(t, j, idx, np.int64(0), c, tp, X, y, inode, fnode, box, stats,
+                            pnext, meta, rng, lifetime, min_samples_split, task)
             return
         if not is_leaf:  # fetch the next node on x's path while this one is processed
             _prefetch_node(t, child_containing(inode, fnode, t, j, X, p), inode, fnode, box,
@@ -536,7 +547,8 @@ def extend_trees(start, end, X, y, inode, fnode, box, stats, pnext, meta, rng, l
 def extend_trees_parallel(start, end, X, y, inode, fnode, box, stats, pnext, meta, rng,
                           lifetime, min_samples_split, task):
     """Same as :func:`extend_trees` with one thread per tree (large batches)."""
-    for t in prange(inode.shape[0]):
+    for tt in prange(inode.shape[0]):
+        t = as_index(tt)
         for p in range(start, end):
             _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
                         min_samples_split, task)
@@ -609,38 +621,52 @@ def preorder(inode, meta, t):
     return order[:c]
 
 
+@njit(cache=True)
+def _restat_tree(t, y, inode, pnext, stats, meta):
+    """:func:`restat_regression` on tree ``t``."""
+    order = preorder(inode, meta, t)
+    for k in range(order.shape[0] - 1, -1, -1):
+        j = order[k]
+        a = inode[t, j, LEFT]
+        if a < 0:
+            n = 0.0
+            mean = 0.0
+            m2 = 0.0
+            q = inode[t, j, HEAD]
+            while q >= 0:
+                n += 1.0
+                delta = y[q] - mean
+                mean += delta / n
+                m2 += delta * (y[q] - mean)
+                q = pnext[t, q]
+        else:
+            b = inode[t, j, RIGHT]
+            na = stats[t, a, 0]
+            nb = stats[t, b, 0]
+            n = na + nb
+            delta = stats[t, b, 1] - stats[t, a, 1]
+            mean = stats[t, a, 1] + delta * nb / n
+            m2 = stats[t, a, 2] + stats[t, b, 2] + delta * delta * na * nb / n
+        stats[t, j, 0] = n
+        stats[t, j, 1] = mean
+        stats[t, j, 2] = m2
+
+
 @parallel_kernel
 @njit(cache=True, parallel=True)
 def restat_regression(y, inode, pnext, stats, meta):
-    """Recompute every node's regression statistics ``(n, mean, M2)`` from targets ``y``.
+    """Recompute every node's regression statistics ``(n, mean, M2)`` from targets ``y``, one
+    thread per tree.
 
     Leaves accumulate their points (Welford); internal nodes merge their children (Chan et
     al.'s pairwise update), children before parents.  The partition is untouched.
     """
     for t in prange(inode.shape[0]):
-        order = preorder(inode, meta, t)
-        for k in range(order.shape[0] - 1, -1, -1):
-            j = order[k]
-            a = inode[t, j, LEFT]
-            if a < 0:
-                n = 0.0
-                mean = 0.0
-                m2 = 0.0
-                q = inode[t, j, HEAD]
-                while q >= 0:
-                    n += 1.0
-                    delta = y[q] - mean
-                    mean += delta / n
-                    m2 += delta * (y[q] - mean)
-                    q = pnext[t, q]
-            else:
-                b = inode[t, j, RIGHT]
-                na = stats[t, a, 0]
-                nb = stats[t, b, 0]
-                n = na + nb
-                delta = stats[t, b, 1] - stats[t, a, 1]
-                mean = stats[t, a, 1] + delta * nb / n
-                m2 = stats[t, a, 2] + stats[t, b, 2] + delta * delta * na * nb / n
-            stats[t, j, 0] = n
-            stats[t, j, 1] = mean
-            stats[t, j, 2] = m2
+        _restat_tree(as_index(t), y, inode, pnext, stats, meta)
+
+
+@njit(cache=True)
+def restat_regression_serial(y, inode, pnext, stats, meta):
+    """:func:`restat_regression` on one thread (small forests)."""
+    for t in range(inode.shape[0]):
+        _restat_tree(t, y, inode, pnext, stats, meta)

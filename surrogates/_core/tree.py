@@ -17,8 +17,15 @@ from ._rng_kernels import seed_states
 from ._tree_kernels import (HEAD, INGEST_BAD_X, INGEST_BIG_Y, INGEST_FAR_X, LEFT, NNODES, PARENT,
                             PAUSED, RIGHT, ROOT, TASK_CLASSIFICATION, TASK_REGRESSION, TAU,
                             _is_paused, apply_trees, extend_trees, extend_trees_parallel,
-                            fit_trees, ingest, preorder, restat_regression)
+                            fit_trees, fit_trees_serial, ingest, preorder, restat_regression,
+                            restat_regression_serial)
 
+#: the tree kernels run on the thread pool only from this many points times trees: below it
+#: a one-point update takes microseconds on one thread, about what starting the pool costs
+#: (measured with ten trees up to 3,000 points, where one thread was as fast, and with 100
+#: trees, where threads won from a few hundred points), and a fresh install does not compile
+#: the threaded kernels for a small forest (a first ``minimize`` saves seconds)
+THREADS_FROM = 4096
 
 
 def fresh_array(shape, dtype=np.float64) -> np.ndarray:
@@ -194,6 +201,12 @@ class TreeStore:
             raise RuntimeError(f"tree store too small for {n_points} points: point capacity "
                                f"{self.X.shape[0]}, node capacity {self.inode.shape[1]}")
 
+    def use_threads(self, n_points=None) -> bool:
+        """Whether a kernel working on ``n_points`` points (default: those stored) of every
+        tree should run on the thread pool (see :data:`THREADS_FROM`)."""
+        n = self.n_points if n_points is None else n_points
+        return self.n_trees >= 2 and n * self.n_trees >= THREADS_FROM
+
     def _args(self):
         return (self.X, self.y, self.inode, self.fnode, self.box, self.stats, self.pnext,
                 self.meta, self.rng, self.lifetime, self.min_samples_split, self.task)
@@ -209,7 +222,7 @@ class TreeStore:
         self.y[:n] = y
         self.n_points = n
         self._check_room(n)
-        fit_trees(n, *self._args())
+        (fit_trees if self.use_threads() else fit_trees_serial)(n, *self._args())
 
     def extend(self, Xraw, y, lower, scale, x_limit=np.inf, y_mult=1.0, y_limit=np.inf):
         """Insert points one at a time into every tree (online = batch in distribution).
@@ -240,8 +253,8 @@ class TreeStore:
             raise ValueError(f"Input {name} contains NaN or infinity (sample {row}).")
         self._check_room(start + b)
         self.n_points = start + b
-        if b >= 16 or self.n_trees < 2:
-            kernel = extend_trees_parallel if self.n_trees >= 2 else extend_trees
+        if b >= 16 or not self.use_threads():
+            kernel = extend_trees_parallel if self.use_threads() else extend_trees
             kernel(start, start + b, *self._args())
             return
         _SmallBatchKernel.run(self, "_small_batches", extend_trees, extend_trees_parallel, b,
@@ -252,7 +265,8 @@ class TreeStore:
         statistics; the trees' partitions do not depend on the targets and are kept."""
         n = self.n_points
         self.y[:n] = y
-        restat_regression(self.y, self.inode, self.pnext, self.stats, self.meta)
+        kernel = restat_regression if self.use_threads() else restat_regression_serial
+        kernel(self.y, self.inode, self.pnext, self.stats, self.meta)
 
     # -- introspection ----------------------------------------------------------------
     def apply(self, Xq):

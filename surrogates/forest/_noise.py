@@ -8,7 +8,8 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ._regression_kernels import N_BP, bp_messages, heuristic_hyperparameters
+from ._regression_kernels import (N_BP, bp_messages, bp_messages_serial,
+                                  heuristic_hyperparameters)
 
 #: the search runs over ``noise_var / Var(y)`` in ``[FRACTION_MIN, FRACTION_MAX]``, on a log
 #: scale: a coarse grid of GRID_POINTS values, then Brent's bounded search between the best
@@ -34,7 +35,7 @@ def marginal_likelihood_hyperparameters(store, bp, n, mean, var, n_features, K_c
 
     def negative_log_ml(log_fraction):
         mu, g1, g2, s2 = hyper(log_fraction)
-        bp_messages(s.inode, s.fnode, s.stats, s.meta, bp, mu, g1, g2, s2, logml)
+        run_bp(s, bp, mu, g1, g2, s2, logml)
         return -float(logml.sum())
 
     lo, hi = math.log(FRACTION_MIN), math.log(FRACTION_MAX)
@@ -46,6 +47,14 @@ def marginal_likelihood_hyperparameters(store, bp, n, mean, var, n_features, K_c
                             options={"xatol": XATOL})
     best = found.x if found.fun <= values[k] else grid[k]
     return hyper(best)
+
+
+def run_bp(store, bp, mu, g1, g2, s2, logml):
+    """Exact BP (:func:`bp_messages`) on every tree of ``store`` with hyper-parameters
+    ``(mu, g1, g2, s2)``, into ``bp`` and ``logml``; on the thread pool only for a large
+    forest (:meth:`~surrogates._core.tree.TreeStore.use_threads`)."""
+    kernel = bp_messages if store.use_threads() else bp_messages_serial
+    kernel(store.inode, store.fnode, store.stats, store.meta, bp, mu, g1, g2, s2, logml)
 
 
 def bp_buffer(store, bp=None):

@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._core.threads import parallel_kernel
+from .._core.threads import as_index, parallel_kernel
 from .._core._tree_kernels import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
                                    branch_off, branch_off_probability_outside, child_containing,
                                    preorder)
@@ -66,6 +66,68 @@ def _V(tau, g1, g2):
     return g1 / (1.0 + math.exp(-g2 * tau))
 
 
+@njit(cache=True)
+def _bp_tree(t, inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
+    """:func:`bp_messages` on tree ``t``."""
+    log2pi_s2 = math.log(2.0 * math.pi * s2)
+    V0 = _V(0.0, g1, g2)
+    order = preorder(inode, meta, t)
+    for k in range(order.shape[0]):  # one sigmoid per node, looked up below
+        bp[t, order[k], VTAU] = _V(fnode[t, order[k], TAU], g1, g2)
+    lml = 0.0
+    for k in range(order.shape[0] - 1, -1, -1):
+        j = order[k]
+        if inode[t, j, LEFT] < 0:
+            n = stats[t, j, 0]
+            bp[t, j, PIL] = n / s2
+            bp[t, j, AL] = stats[t, j, 1]
+            # prod_n N(y_n | mu, s2) = Z * N(mu | ybar, s2 / n)
+            lml += -0.5 * (n - 1.0) * log2pi_s2 - 0.5 * math.log(n) - 0.5 * stats[t, j, 2] / s2
+        else:
+            Vj = bp[t, j, VTAU]
+            l = inode[t, j, LEFT]
+            r = inode[t, j, RIGHT]
+            bl = 1.0 / bp[t, l, PIL] + (bp[t, l, VTAU] - Vj)
+            br = 1.0 / bp[t, r, PIL] + (bp[t, r, VTAU] - Vj)
+            prec = 1.0 / bl + 1.0 / br
+            bp[t, j, PIL] = prec
+            bp[t, j, AL] = (bp[t, l, AL] / bl + bp[t, r, AL] / br) / prec
+            # N(x | a_l, b_l) N(x | a_r, b_r) = N(a_l | a_r, b_l + b_r) N(x | ...)
+            dv = bp[t, l, AL] - bp[t, r, AL]
+            lml += -0.5 * (_LOG_2PI + math.log(bl + br)) - 0.5 * dv * dv / (bl + br)
+    root = meta[t, ROOT]
+    vr = 1.0 / bp[t, root, PIL] + (bp[t, root, VTAU] - V0)
+    dv = bp[t, root, AL] - mu_h
+    logml[t] = lml - 0.5 * (_LOG_2PI + math.log(vr)) - 0.5 * dv * dv / vr
+    bp[t, root, CAV_M] = mu_h
+    bp[t, root, CAV_V] = 0.0
+    for k in range(order.shape[0]):
+        j = order[k]
+        par = inode[t, j, PARENT]
+        Vj = bp[t, j, VTAU]
+        vd = bp[t, j, CAV_V] + (Vj - (bp[t, par, VTAU] if par >= 0 else V0))
+        md = bp[t, j, CAV_M]
+        if vd <= 0.0:  # the edge prior collapsed (sigmoid saturation): mean is pinned
+            bp[t, j, POST_M] = md
+            bp[t, j, POST_V] = 0.0
+        else:
+            P = 1.0 / vd + bp[t, j, PIL]
+            bp[t, j, POST_M] = (md / vd + bp[t, j, AL] * bp[t, j, PIL]) / P
+            bp[t, j, POST_V] = 1.0 / P
+        if inode[t, j, LEFT] >= 0:
+            l = inode[t, j, LEFT]
+            r = inode[t, j, RIGHT]
+            for c, s in ((l, r), (r, l)):
+                bs = 1.0 / bp[t, s, PIL] + (bp[t, s, VTAU] - Vj)
+                if vd <= 0.0:
+                    bp[t, c, CAV_M] = md
+                    bp[t, c, CAV_V] = 0.0
+                else:
+                    Pc = 1.0 / vd + 1.0 / bs
+                    bp[t, c, CAV_M] = (md / vd + bp[t, s, AL] / bs) / Pc
+                    bp[t, c, CAV_V] = 1.0 / Pc
+
+
 @parallel_kernel
 @njit(cache=True, parallel=True)
 def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
@@ -82,64 +144,15 @@ def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
     ``logml[t]`` receives the log marginal likelihood of all labels under tree ``t``: the
     normalising constants collected by the upward pass.
     """
-    log2pi_s2 = math.log(2.0 * math.pi * s2)
-    V0 = _V(0.0, g1, g2)
     for t in prange(inode.shape[0]):
-        order = preorder(inode, meta, t)
-        for k in range(order.shape[0]):  # one sigmoid per node, looked up below
-            bp[t, order[k], VTAU] = _V(fnode[t, order[k], TAU], g1, g2)
-        lml = 0.0
-        for k in range(order.shape[0] - 1, -1, -1):
-            j = order[k]
-            if inode[t, j, LEFT] < 0:
-                n = stats[t, j, 0]
-                bp[t, j, PIL] = n / s2
-                bp[t, j, AL] = stats[t, j, 1]
-                # prod_n N(y_n | mu, s2) = Z * N(mu | ybar, s2 / n)
-                lml += -0.5 * (n - 1.0) * log2pi_s2 - 0.5 * math.log(n) - 0.5 * stats[t, j, 2] / s2
-            else:
-                Vj = bp[t, j, VTAU]
-                l = inode[t, j, LEFT]
-                r = inode[t, j, RIGHT]
-                bl = 1.0 / bp[t, l, PIL] + (bp[t, l, VTAU] - Vj)
-                br = 1.0 / bp[t, r, PIL] + (bp[t, r, VTAU] - Vj)
-                prec = 1.0 / bl + 1.0 / br
-                bp[t, j, PIL] = prec
-                bp[t, j, AL] = (bp[t, l, AL] / bl + bp[t, r, AL] / br) / prec
-                # N(x | a_l, b_l) N(x | a_r, b_r) = N(a_l | a_r, b_l + b_r) N(x | ...)
-                dv = bp[t, l, AL] - bp[t, r, AL]
-                lml += -0.5 * (_LOG_2PI + math.log(bl + br)) - 0.5 * dv * dv / (bl + br)
-        root = meta[t, ROOT]
-        vr = 1.0 / bp[t, root, PIL] + (bp[t, root, VTAU] - V0)
-        dv = bp[t, root, AL] - mu_h
-        logml[t] = lml - 0.5 * (_LOG_2PI + math.log(vr)) - 0.5 * dv * dv / vr
-        bp[t, root, CAV_M] = mu_h
-        bp[t, root, CAV_V] = 0.0
-        for k in range(order.shape[0]):
-            j = order[k]
-            par = inode[t, j, PARENT]
-            Vj = bp[t, j, VTAU]
-            vd = bp[t, j, CAV_V] + (Vj - (bp[t, par, VTAU] if par >= 0 else V0))
-            md = bp[t, j, CAV_M]
-            if vd <= 0.0:  # the edge prior collapsed (sigmoid saturation): mean is pinned
-                bp[t, j, POST_M] = md
-                bp[t, j, POST_V] = 0.0
-            else:
-                P = 1.0 / vd + bp[t, j, PIL]
-                bp[t, j, POST_M] = (md / vd + bp[t, j, AL] * bp[t, j, PIL]) / P
-                bp[t, j, POST_V] = 1.0 / P
-            if inode[t, j, LEFT] >= 0:
-                l = inode[t, j, LEFT]
-                r = inode[t, j, RIGHT]
-                for c, s in ((l, r), (r, l)):
-                    bs = 1.0 / bp[t, s, PIL] + (bp[t, s, VTAU] - Vj)
-                    if vd <= 0.0:
-                        bp[t, c, CAV_M] = md
-                        bp[t, c, CAV_V] = 0.0
-                    else:
-                        Pc = 1.0 / vd + 1.0 / bs
-                        bp[t, c, CAV_M] = (md / vd + bp[t, s, AL] / bs) / Pc
-                        bp[t, c, CAV_V] = 1.0 / Pc
+        _bp_tree(as_index(t), inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml)
+
+
+@njit(cache=True)
+def bp_messages_serial(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
+    """:func:`bp_messages` on one thread (small forests)."""
+    for t in range(inode.shape[0]):
+        _bp_tree(t, inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml)
 
 
 @njit(cache=True, inline="always")
@@ -336,7 +349,7 @@ def _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var):
     _add_tree_moments(q, m, v, c, out_mean, out_var)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
                         out_mean, out_var, perm, spill, p_ns, s1, s2acc, eta, outside,
                         stack, stack_tp):
@@ -440,7 +453,7 @@ def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode
     _finish_forest_moments(lo_q, hi_q, T, c, out_mean, out_var)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _nodes_block(lo_q, hi_q, B, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
                  out_mean, out_var):
     """:func:`_forest_nodes_block` with its work arrays for blocks of up to ``B`` queries."""
@@ -463,7 +476,8 @@ def predict_forest_moments(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1,
     ``block``."""
     n = Xq.shape[0]
     B = max(1, min(block, n))
-    for b in prange((n + B - 1) // B):
+    for bb in prange((n + B - 1) // B):
+        b = as_index(bb)
         _nodes_block(b * B, min(n, b * B + B), B, Xq, inode, fnode, box, stats, bp, meta, mode,
                      s2, g1, g2, out_mean, out_var)
 
@@ -490,7 +504,8 @@ def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, 
     (the average of the trees' mixtures), accumulated with a streaming log-sum-exp; -inf
     where it is below float64's range (a target very many standard deviations away).
     """
-    for i in prange(Xq.shape[0]):
+    for ii in prange(Xq.shape[0]):
+        i = as_index(ii)
         _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2,
                        g1, g2, out_mean, out_var, out_logpdf)
 

@@ -12,10 +12,10 @@ from sklearn.base import RegressorMixin
 
 from ._base import BaseMondrianForest, check_fitted
 from ._regression_kernels import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP,
-                                  NODE_BLOCK, bp_messages, heuristic_hyperparameters,
+                                  NODE_BLOCK, heuristic_hyperparameters,
                                   predict_forest_moments, predict_forest_moments_serial,
                                   predict_regression, predict_regression_serial)
-from ._noise import bp_buffer, marginal_likelihood_hyperparameters
+from ._noise import bp_buffer, marginal_likelihood_hyperparameters, run_bp
 from .._core.scaling import Y_LIMIT, target_exponent, unscale
 from .._core._tree_kernels import ROOT, TASK_REGRESSION, X_LIMIT
 from .._core.tree import TargetsTooLarge, _SmallBatchKernel
@@ -342,7 +342,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
                 bp = bp_buffer(s, getattr(self, "_bp", None))
                 mu, g1, g2, s2 = hyper
                 logml = np.empty(s.n_trees)
-                bp_messages(s.inode, s.fnode, s.stats, s.meta, bp, mu, g1, g2, s2, logml)
+                run_bp(s, bp, mu, g1, g2, s2, logml)
                 self._bp = bp
                 self._log_ml = logml
                 self._bp_key = key

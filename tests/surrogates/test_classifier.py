@@ -256,10 +256,13 @@ def test_cache_is_built_after_enough_queries_and_survives_pickling():
 
 
 @pytest.mark.parametrize("lifetime", [np.inf, 2.0])
-def test_serial_and_threaded_small_batch_kernels_grow_identical_trees(lifetime):
+def test_serial_and_threaded_small_batch_kernels_grow_identical_trees(lifetime, monkeypatch):
     """One-point updates go to whichever extend kernel is timed faster: both must agree."""
+    import surrogates._core.tree as tree
     from surrogates._core._tree_kernels import NNODES
     from surrogates._core.tree import _SmallBatchKernel
+
+    monkeypatch.setattr(tree, "THREADS_FROM", 0)  # a forest this small would use one thread
 
     X, y = _blobs(90, seed=4)
     models = []

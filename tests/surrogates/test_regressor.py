@@ -102,6 +102,28 @@ def test_log_marginal_likelihood_equals_dense_gaussian():
         assert abs(lml[t] - dense) < 1e-9
 
 
+def test_bp_messages_serial_and_threaded_are_identical():
+    """Small forests pass their BP messages on one thread, large ones on the thread pool: the
+    same messages and log marginal likelihoods, bit for bit."""
+    from surrogates.forest._regression_kernels import N_BP, bp_messages, bp_messages_serial
+
+    X, y = _data(300, 3, seed=2, noise=0.3)
+    m = MondrianForestRegressor(n_estimators=6, min_samples_split=2, posterior="bp",
+                                random_state=3).fit(X, y)
+    mu, g1, g2, s2 = m._prepare()[1]
+    s = m._store
+    out = []
+    for kernel in (bp_messages_serial, bp_messages):
+        bp = np.zeros((s.n_trees, s.inode.shape[1], N_BP))
+        logml = np.empty(s.n_trees)
+        kernel(s.inode, s.fnode, s.stats, s.meta, bp, mu, g1, g2, s2, logml)
+        out.append((bp, logml))
+    nn = s.meta[:, 1].max()
+    np.testing.assert_array_equal(out[0][0][:, :nn], out[1][0][:, :nn])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    assert np.all(np.isfinite(out[0][1]))
+
+
 def test_branch_off_E_equals_dense_conditioning_on_an_inserted_node():
     """Option (E): a node inserted above j at the expected cut time, a new leaf below it."""
     X, y = _data(12, 2, seed=4, noise=0.3)

@@ -166,6 +166,65 @@ def test_extend_kernel_is_serial_and_parallel_consistent():
     assert np.all(stores[0].inode[:, stores[0].meta[0, ROOT], LEFT] >= 0)
 
 
+def _two_stores(n_trees=6, n=300, seed=5):
+    """Two equal stores of ``n_trees`` regression trees fitted on the same ``n`` points."""
+    X, y = _data(n, 3, seed)
+    stores = [TreeStore(n_trees, 3, 3, np.inf, 2, TASK_REGRESSION, np.random.SeedSequence(seed))
+              for _ in range(2)]
+    return X, y, stores
+
+
+def test_fit_and_restat_kernels_are_serial_and_threaded_consistent():
+    """Small forests grow and re-count their trees on one thread, large ones on the thread pool:
+    the two kernels of each pair give the same trees and statistics, bit for bit."""
+    from surrogates._core._tree_kernels import (fit_trees, fit_trees_serial, restat_regression,
+                                                restat_regression_serial)
+
+    X, y, stores = _two_stores()
+    for s, fit, restat in zip(stores, (fit_trees_serial, fit_trees),
+                              (restat_regression_serial, restat_regression)):
+        s.reserve(X.shape[0])
+        s.X[:300] = X
+        s.y[:300] = y
+        s.n_points = 300
+        fit(300, *s._args())
+        s.y[:300] = -2.0 * y + 1.0
+        restat(s.y, s.inode, s.pnext, s.stats, s.meta)
+    a, b = stores
+    check_invariants(a)
+    nn = a.meta[:, NNODES].max()
+    np.testing.assert_array_equal(a.meta, b.meta)
+    np.testing.assert_array_equal(a.rng, b.rng)
+    for f in ("inode", "fnode", "box", "stats"):
+        np.testing.assert_array_equal(getattr(a, f)[:, :nn], getattr(b, f)[:, :nn])
+
+
+def test_small_forests_run_the_tree_kernels_on_one_thread(monkeypatch):
+    """Below THREADS_FROM points times trees the store calls only the serial kernels (on a
+    fresh install the threaded ones are then never compiled for a small forest); from it on,
+    the threaded ones."""
+    import surrogates._core.tree as tree
+
+    called = []
+    for name in ("fit_trees", "fit_trees_serial", "extend_trees", "extend_trees_parallel",
+                 "restat_regression", "restat_regression_serial"):
+        kernel = getattr(tree, name)
+        monkeypatch.setattr(tree, name, lambda *a, k=kernel, n=name: (called.append(n), k(*a)))
+    X, y = _data(120, 3)
+    small, large = (TreeStore(t, 3, 3, np.inf, 2, TASK_REGRESSION, np.random.SeedSequence(0))
+                    for t in (10, 50))
+    for s in (small, large):
+        s.fit(X[:100], y[:100])
+        s.extend(X[100:101], y[100:101], np.zeros(3), np.ones(3))
+        s.extend(X[101:120], y[101:120], np.zeros(3), np.ones(3))
+        s.set_targets(y[:120])
+    assert not small.use_threads() and large.use_threads()
+    assert called[:4] == ["fit_trees_serial", "extend_trees", "extend_trees",
+                          "restat_regression_serial"]
+    assert called[4] == "fit_trees" and called[6:] == ["extend_trees_parallel",
+                                                       "restat_regression"]
+
+
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra.numpy import arrays  # noqa: E402
