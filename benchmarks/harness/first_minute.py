@@ -6,7 +6,10 @@ measurement helps the next.  The cold runs get an empty temporary ``NUMBA_CACHE_
 a fresh install); the warm runs are second processes on that same, now filled, cache.  The
 compile time of each function comes from numba's ``numba:compile`` events: the seconds
 between a compilation's start and end, less the compilations nested in it (a kernel compiles
-the kernels it calls), so the per-function times add up to the total.
+the kernels it calls), so the per-function times add up to the total.  Each first call also
+reports the CPU seconds of its process (all threads): compilation runs on one thread, so on a
+machine whose cores other processes share this moves far less with the load than the wall
+clock does.
 
     python -m benchmarks.harness.first_minute          # the full tables (about two minutes)
     python -m benchmarks.harness.first_minute --quick  # imports once, runs on the usual cache
@@ -38,15 +41,22 @@ _ROOT = Path(__file__).resolve().parents[2]
 # are recorded from just after the import (importing numba.core.event is part of the call's
 # time, as the call would import numba anyway).
 _RUN = r"""
-import json, sys, time
+import json, resource, sys, time
+
+def cpu():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
 t0 = time.perf_counter()
 {imports}
 t1 = time.perf_counter()
+c1 = cpu()
 import numba.core.event as ev
 from numba.core.registry import CPUDispatcher
 with ev.install_recorder("numba:compile") as rec:
 {call}
 t2 = time.perf_counter()
+c2 = cpu()
 
 def name(d):
     f = d.py_func
@@ -76,7 +86,7 @@ for mod_name, mod in list(sys.modules.items()):
                                         "compile_s": self_s.get(name(obj), 0.0)}}
 for k, s in self_s.items():  # compiled, but not a module-level name (a closure, a factory's)
     functions.setdefault(k, {{"signatures": None, "cache_loads": None, "compile_s": s}})
-print("RESULT" + json.dumps({{"import_s": t1 - t0, "call_s": t2 - t1,
+print("RESULT" + json.dumps({{"import_s": t1 - t0, "call_s": t2 - t1, "call_cpu_s": c2 - c1,
                              "compile_s": sum(self_s.values()), "functions": functions}}))
 """
 
@@ -122,8 +132,9 @@ def measure_import(module: str, repeats: int = 5) -> list[float]:
 
 def measure_run(run: str, cache_dir: str | None) -> dict:
     """One fresh process of ``RUNS[run]`` with ``NUMBA_CACHE_DIR=cache_dir`` (None: numba's
-    usual cache beside the sources): import and call seconds, total compile seconds, and per
-    compiled function its type specialisations, loads from the cache and compile seconds."""
+    usual cache beside the sources): import and call seconds, the call's CPU seconds, total
+    compile seconds, and per compiled function its type specialisations, loads from the cache
+    and compile seconds."""
     _, imports, call = RUNS[run]
     env = dict(os.environ)
     env.pop("NUMBA_DISABLE_JIT", None)
@@ -147,7 +158,7 @@ def tables(results: dict) -> str:
     for key, by_cache in results["runs"].items():
         for cache, r in by_cache.items():
             runs.append((RUNS[key][0], cache, f"{r['import_s']:.2f}", f"{r['call_s']:.2f}",
-                         f"{r['compile_s']:.2f}",
+                         f"{r['call_cpu_s']:.2f}", f"{r['compile_s']:.2f}",
                          sum(1 for f in r["functions"].values() if f["compile_s"] > 0),
                          sum(f["cache_loads"] or 0 for f in r["functions"].values())))
             first = by_cache[next(iter(by_cache))]  # the cold run, or the only one (--quick)
@@ -168,8 +179,8 @@ def tables(results: dict) -> str:
     parts = [f"## Import, fresh process each (seconds, min and median of {repeats})", "",
              markdown_table(("module", "min s", "median s"), imports), "",
              "## First call, fresh process each (seconds)", "",
-             markdown_table(("run", "numba cache", "import s", "call s", "compile s",
-                             "functions compiled", "loads from cache"), runs), "",
+             markdown_table(("run", "numba cache", "import s", "call s", "call CPU s",
+                             "compile s", "functions compiled", "loads from cache"), runs), "",
              f"## Compiled functions ({results['cache']} runs): type specialisations and "
              "compile seconds (less nested compilations)", "",
              markdown_table(("function",) + tuple(h for key in RUNS for h in (

@@ -13,10 +13,12 @@ def test_first_minute_quick_prints_its_three_tables(tmp_path, capsys):
     imports = [line for line in tables[0].splitlines() if line.startswith("| ")][1:]
     assert [line.split(" | ")[0][2:] for line in imports] == list(first_minute.HEAVY)
     runs = [line for line in tables[1].splitlines() if line.startswith("| ")][1:]
-    assert len(runs) == len(first_minute.RUNS) and all(r.count("|") == 8 for r in runs)
+    assert len(runs) == len(first_minute.RUNS) and all(r.count("|") == 9 for r in runs)
     header = tables[2].splitlines()[2]
     assert header.count("|") == 2 + 2 * len(first_minute.RUNS)
     assert json.loads((tmp_path / "first.json").read_text()) == res
     assert set(res["runs"]) == set(first_minute.RUNS) and len(res["imports"]["mfbo"]) == 1
     for run in res["runs"].values():
-        assert set(run["usual"]) == {"import_s", "call_s", "compile_s", "functions"}
+        assert set(run["usual"]) == {"import_s", "call_s", "call_cpu_s", "compile_s",
+                                     "functions"}
+        assert 0.0 < run["usual"]["call_cpu_s"]
