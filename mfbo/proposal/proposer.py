@@ -95,17 +95,25 @@ class Proposer:
 
     def observe(self, study: Study) -> None:
         """Tell the model the study's observations it has not seen yet (and, once, before
-        them, that a loss has repeated)."""
+        the one that first repeated a loss, that a loss has repeated).  A model whose state
+        depends on how they are grouped (``one_at_a_time``) gets them one at a time, so that
+        its state is that of the observations in their order alone: a study reopened from its
+        journal, or one whose other workers' trials were read in a batch, proposes as the
+        uninterrupted run of one process does."""
         n = study.obs.n
-        if n > self._fed:
-            if study.loss_repeated and not getattr(self, "_told_repeat", True):
-                # (a registered model factory need not subclass Model)
+        X, y = study.obs.X, study.obs.y
+        # (a registered model factory need not subclass Model)
+        one = getattr(self.model, "one_at_a_time", False)
+        while self._fed < n:
+            end = self._fed + 1 if one else n
+            repeat = study.first_repeat
+            if repeat is not None and repeat < end and not getattr(self, "_told_repeat", True):
                 tell = getattr(self.model, "on_repeated_loss", None)
                 if tell is not None:
                     tell()
                 self._told_repeat = True
-            self.model.observe(study.obs.X, study.obs.y, n - self._fed)
-            self._fed = n
+            self.model.observe(X[:end], y[:end], end - self._fed)
+            self._fed = end
 
     def _rng(self, number: int) -> np.random.Generator:
         return np.random.default_rng([*np.atleast_1d(self._entropy).tolist(), number])

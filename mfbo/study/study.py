@@ -272,6 +272,8 @@ class Study:
         self._best: Trial | None = None
         self._losses: set[float] = set()  # losses of the complete trials
         self._loss_repeated = False
+        #: the row of :attr:`obs` whose loss first repeated a complete trial's (None before)
+        self.first_repeat: int | None = None
         self._seen: set[bytes] = set()  # params_key of the asked configurations
         #: candidate rows not yet asked (None without candidates)
         self.available = None if self.candidates is None else self.candidates.first.copy()
@@ -704,7 +706,8 @@ class Study:
                 if self._best is None or (loss, t.id) < (self.sign * self._best.value,
                                                          self._best.id):
                     self._best = t
-                self._loss_repeated = self._loss_repeated or loss in self._losses
+                if not self._loss_repeated and loss in self._losses:
+                    self._loss_repeated, self.first_repeat = True, self.obs.n
                 self._losses.add(loss)
                 self.obs.append(t.unit, loss)
                 self.obs_origins.append(t.origin)

@@ -27,6 +27,11 @@ class Model:
     #: the probability of a random proposal in the recipe the model was built from (set by
     #: :meth:`mfbo.proposal.recipes.Recipe.build_model`; the proposal policy reads the recipe)
     random_interleave = 0.0
+    #: whether the model's state depends on how its observations were grouped in calls of
+    #: :meth:`observe` (an online model); the proposer then feeds them one at a time, so the
+    #: state is that of the observations in the order told alone: the same after a study is
+    #: reopened, or whenever other workers' trials were read
+    one_at_a_time = False
     #: in a constant liar's copy (:meth:`with_lies`), the observations it was made from plus
     #: its lies; None in a model told only real observations
     _aug = None
@@ -115,6 +120,8 @@ class EstimatorModel(Model):
                             f"{estimator!r} has no {missing}.")
         self.estimator = estimator
         self._n = 0
+        # (an estimator refitted on every observation has one state whatever the grouping)
+        self.one_at_a_time = callable(getattr(estimator, "partial_fit", None))
         if hasattr(estimator, "predict_per_tree"):
             self.predict_per_tree = estimator.predict_per_tree
 

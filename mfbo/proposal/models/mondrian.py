@@ -95,6 +95,8 @@ class MondrianModel(Model):
         recipe's default; benchmarks/DEFAULTS.md, "Alternating posteriors").
     """
 
+    one_at_a_time = True
+
     def __init__(self, n_dims: int, random_state, n_estimators: int = 10,
                  posterior: str = "empirical", min_samples_split: int = 2, K_cap: float = 500.0,
                  y_transform: str | None = "log", noise_in_std: bool = False,
