@@ -151,7 +151,7 @@ def _is_paused(box, stats, t, j, min_samples_split, task):
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _link_points(inode, pnext, t, j, idx, start, end):
     inode[t, j, HEAD] = idx[start]
     for q in range(start, end - 1):
@@ -275,7 +275,7 @@ def _grow_block(t, j, idx, start, end, tau_parent, X, y, inode, fnode, box, stat
             _link_points(inode, pnext, t, k, idx, s, e)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _singleton_leaf(t, k, p, X, y, inode, fnode, box, stats, pnext, lifetime, task):
     """SampleMondrianBlock on one point, without the general machinery: a one-point block has
     a zero-size box, so it is always a paused leaf."""
@@ -295,13 +295,15 @@ def _singleton_leaf(t, k, p, X, y, inode, fnode, box, stats, pnext, lifetime, ta
     fnode[t, k, TAU] = lifetime
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
               min_samples_split, task):
     meta[t, ROOT] = 0
     meta[t, NNODES] = 1
     inode[t, 0, PARENT] = -1
-    idx = np.arange(n)
+    idx = np.empty(n, np.int64)  # 0..n-1, without compiling np.arange on a fresh install
+    for q in range(n):
+        idx[q] = q
     zero = np.int64(0)  # not the literal 0, for which _grow_block would compile a second time
     _grow_block(t, zero, idx, zero, n, 0.0, X, y, inode, fnode, box, stats, pnext, meta, rng,
                 lifetime, min_samples_split, task)

@@ -20,12 +20,14 @@ from ._tree_kernels import (HEAD, INGEST_BAD_X, INGEST_BIG_Y, INGEST_FAR_X, LEFT
                             fit_trees, fit_trees_serial, ingest, preorder, restat_regression,
                             restat_regression_serial)
 
-#: the tree kernels run on the thread pool only from this many points times trees: below it
-#: a one-point update takes microseconds on one thread, about what starting the pool costs
-#: (measured with ten trees up to 3,000 points, where one thread was as fast, and with 100
-#: trees, where threads won from a few hundred points), and a fresh install does not compile
-#: the threaded kernels for a small forest (a first ``minimize`` saves seconds)
-THREADS_FROM = 4096
+#: the tree kernels run on the thread pool only from this many points times trees.  Below it
+#: a fit or an update is a fraction of a millisecond on one thread, where the pool saves a
+#: few microseconds when the cores are free and stalls for milliseconds when other processes
+#: hold them (10 trees on the 2-core machine under load: a fit of 30 points 0.13 ms serial
+#: against 16 ms threaded, a one-point update 14 us against 11 us; from 100 points a fit was
+#: twice as fast threaded), and a fresh install running a small forest compiles no threaded
+#: kernel (a first ``minimize`` of 30 calls saves seconds)
+THREADS_FROM = 512
 
 
 def fresh_array(shape, dtype=np.float64) -> np.ndarray:

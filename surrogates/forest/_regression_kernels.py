@@ -453,7 +453,7 @@ def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode
     _finish_forest_moments(lo_q, hi_q, T, c, out_mean, out_var)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _nodes_block(lo_q, hi_q, B, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
                  out_mean, out_var):
     """:func:`_forest_nodes_block` with its work arrays for blocks of up to ``B`` queries."""

@@ -212,7 +212,7 @@ def test_small_forests_run_the_tree_kernels_on_one_thread(monkeypatch):
         monkeypatch.setattr(tree, name, lambda *a, k=kernel, n=name: (called.append(n), k(*a)))
     X, y = _data(120, 3)
     small, large = (TreeStore(t, 3, 3, np.inf, 2, TASK_REGRESSION, np.random.SeedSequence(0))
-                    for t in (10, 50))
+                    for t in (4, 10))
     for s in (small, large):
         s.fit(X[:100], y[:100])
         s.extend(X[100:101], y[100:101], np.zeros(3), np.ones(3))
