@@ -206,15 +206,17 @@ def _mondrian_with(recipe: Recipe) -> Callable:
 
 
 def _portfolio(without: tuple = (), discount: float = 0.9, random_prior=(1.0, 1.0),
-               category: bool = False, random: bool = True) -> Recipe:
+               category: bool | str = False, random: bool = True) -> Recipe:
     """The default Mondrian recipe with its steps (less those of the types ``without``) as
     one arm of a :class:`Portfolio` whose other arms are a uniformly random point (prior
-    ``random_prior``) if ``random`` and, if ``category``, a :class:`CategoryStep`."""
+    ``random_prior``) if ``random`` and, if ``category``, a :class:`CategoryStep` (``category``
+    a string: its ``draw``)."""
     model = tuple(s for s in _DEFAULT.steps
                   if not isinstance(s, (RandomInterleave, *without)))
     arms = [Arm("model", model)]
     if category:
-        arms.append(Arm("category", (CategoryStep(),)))
+        step = CategoryStep(draw=category) if isinstance(category, str) else CategoryStep()
+        arms.append(Arm("category", (step,)))
     if random:
         arms.append(Arm("random", (RandomInterleave(1.0),), random_prior))
     return dataclasses.replace(_DEFAULT, steps=(Portfolio(arms=tuple(arms),
@@ -300,6 +302,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-category-random", "mfbo: as mondrian-category with a third arm, a "
            "uniformly random point (prior Beta(1, 9))",
            _mondrian_with(_portfolio(category=True, random_prior=(1.0, 9.0)))),
+    Method("mondrian-category-ts", "mfbo: as mondrian-category, the categorical values drawn "
+           "by Thompson sampling over each value's chance of a loss in the best quarter "
+           "(CategoryStep(draw='thompson'))",
+           _mondrian_with(_portfolio(category="thompson", random=False))),
     Method("mondrian-window5", "mfbo: online Mondrian forest, UCB kappa=1, the forests with "
            "and without a linear trend in a space with an integer coordinate, the one that "
            "predicted the last 5 observations better proposing (surrogate_options="

@@ -23,13 +23,16 @@ from acquisitions import maximize_random_local, snap
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 
-__all__ = ["CategoryStep"]
+__all__ = ["CategoryStep", "DRAWS"]
+
+#: how a :class:`CategoryStep` draws the categorical values
+DRAWS = ("uniform", "thompson")
 
 
 @dataclass(frozen=True)
 class CategoryStep(Step):
     """The acquisition's best new point with every categorical (unordered) parameter fixed to
-    a value drawn uniformly for this proposal: ``n_random`` random points and local searches
+    a value drawn for this proposal (uniformly, or by Thompson sampling: :meth:`choices`): ``n_random`` random points and local searches
     from them and from the best observations, all with those values.  Passes in a space
     without a categorical parameter and in a finite candidate set.
 
@@ -40,9 +43,37 @@ class CategoryStep(Step):
     origin: ClassVar[str] = "category"
 
     n_random: int = 2_000
+    draw: str = "uniform"
 
     def __post_init__(self):
         check_int(self.n_random, "CategoryStep(n_random=...)")
+        if self.draw not in DRAWS:
+            raise ValueError(f"CategoryStep(draw=...) must be one of {DRAWS}, got "
+                             f"{self.draw!r}.")
+
+    def choices(self, ctx: Context, cat: np.ndarray) -> np.ndarray:
+        """The unit coordinates of the categorical values of this proposal: drawn uniformly,
+        or (``draw="thompson"``) for each categorical parameter the value with the largest
+        draw from its Beta posterior of a good loss, ``Beta(1 + good, 1 + other)`` over the
+        observations where the parameter is active and has that value, a good loss being one
+        in the best quarter of all observations (TPE's split): a value seldom tried keeps a
+        wide posterior and is drawn now and then, one tried often and found poor seldom."""
+        levels = ctx.space.levels
+        if self.draw == "uniform":
+            return snap(ctx.rng.random(len(levels)), levels)[cat]
+        X, y = ctx.study.obs.X, ctx.study.obs.y
+        good = y <= np.quantile(y, 0.25) if y.size else np.zeros(0, dtype=bool)
+        out = np.empty(cat.size)
+        for i, d in enumerate(cat):
+            k = abs(int(levels[d]))
+            col = X[:, d]
+            seen = (col >= 0) & (col <= 1)  # active: inside the cube
+            idx = np.minimum(np.floor(col[seen] * k), k - 1).astype(int)
+            g = np.bincount(idx[good[seen]], minlength=k)
+            n = np.bincount(idx, minlength=k)
+            choice = int(np.argmax(ctx.rng.beta(1.0 + g, 1.0 + n - g)))
+            out[i] = (choice + 0.5) / k
+        return out
 
     def propose(self, ctx: Context) -> Point | None:
         levels = ctx.space.levels
@@ -50,7 +81,7 @@ class CategoryStep(Step):
         if ctx.candidates is not None or cat.size == 0:
             return None
         rng, study = ctx.rng, ctx.study
-        fixed = snap(rng.random(len(levels)), levels)[cat]
+        fixed = self.choices(ctx, cat)
         score = ctx.score()
 
         def with_choices(U):
