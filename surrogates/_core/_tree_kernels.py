@@ -32,9 +32,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ._index_kernels import as_index
 from ._prefetch_kernels import prefetch
 from ._rng_kernels import exponential, uniform
-from .threads import as_index, parallel_kernel
+from .threads import parallel_kernel
 
 LEFT, RIGHT, PARENT, FEAT, HEAD, PAUSED = 0, 1, 2, 3, 4, 5
 THRESH, TAU = 0, 1

@@ -15,9 +15,8 @@ import importlib
 import threading
 
 import numba
-import numpy as np
 
-__all__ = ["as_index", "parallel_kernel"]
+__all__ = ["parallel_kernel"]
 
 _LOCK = threading.Lock()
 
@@ -38,12 +37,6 @@ def layer_is_threadsafe() -> bool:
         except Exception:  # noqa: BLE001 - a layer that cannot load is not used
             continue
     return False
-
-
-@numba.njit(cache=True, inline="always")
-def as_index(i):
-    """A ``prange`` loop index as an ``int64`` (see the module docstring)."""
-    return np.int64(i)
 
 
 def parallel_kernel(kernel):

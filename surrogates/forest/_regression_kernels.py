@@ -27,7 +27,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .._core.threads import as_index, parallel_kernel
+from .._core._index_kernels import as_index
+from .._core.threads import parallel_kernel
 from .._core._tree_kernels import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
                                    branch_off, branch_off_probability_outside, child_containing,
                                    preorder)
