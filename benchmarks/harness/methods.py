@@ -89,8 +89,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.harness.environment import versions
-from mfbo.proposal import (AcquisitionSearch, Arm, CategoryStep, LocalStep, ParzenStep, PlateauEscape,
-                           Portfolio, RandomInterleave, Recipe, get_recipe)
+from mfbo.proposal import (AcquisitionSearch, Arm, CategoryStep, LocalStep, ParzenStep,
+                           PlateauEscape, Portfolio, RandomInterleave, Recipe, get_recipe)
 from benchmarks.harness.timing import clock, timed
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",

@@ -236,7 +236,8 @@ class _Tally:
             return
         self.refused_types.add(kind)
         warnings.warn(f"the objective returned a {kind} ({shorten(repr(value), 60)}); "
-                      f"expected a number, or a dict with a 'loss' key. Such trials are recorded failed (warned once "
+                      f"expected a number, or a dict with a 'loss' key. Such trials are "
+                      f"recorded failed (warned once "
                       f"per type of return in a minimize call), with the error: {exc}",
                       UserWarning, stacklevel=6)  # minimize's caller
 

@@ -442,7 +442,8 @@ class Optimizer:
         records a failed trial.  ``state="pruned"`` (with no value, or a dict of extra fields
         without ``"loss"``), or a :class:`~mfbo.TrialPruned` exception as ``value``, records a
         trial stopped early: it keeps its reported values, is never the best, and is fed to
-        the surrogate as :attr:`mfbo.Study.obs` says.  ``state`` may also be ``"complete"`` or ``"failed"``,
+        the surrogate as :attr:`mfbo.Study.obs` says.  ``state`` may also be ``"complete"``
+        or ``"failed"``,
         which must agree with ``value`` (None: taken from ``value``).
         Bad input raises before anything is recorded.
         """

@@ -104,9 +104,9 @@ class Proposer:
         X, y = study.obs.X, study.obs.y
         # (a registered model factory need not subclass Model)
         one = getattr(self.model, "one_at_a_time", False)
+        repeat = study.first_repeat
         while self._fed < n:
             end = self._fed + 1 if one else n
-            repeat = study.first_repeat
             if repeat is not None and repeat < end and not getattr(self, "_told_repeat", True):
                 tell = getattr(self.model, "on_repeated_loss", None)
                 if tell is not None:

@@ -150,7 +150,7 @@ def grid_means(f: MeanFunction, space: Space, cols, G: np.ndarray,
         U = U.reshape(-1, D)
         ok = np.ones(U.shape[0], dtype=bool)
         if space.constrained:
-            active, allowed = space.active(U), space.allowed(U)
+            active, allowed = space.active_and_allowed(U)
             U[~active] = space.inactive_unit
             ok = active[:, cols].all(axis=1) & allowed
         v = np.zeros(U.shape[0])

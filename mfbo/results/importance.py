@@ -219,7 +219,7 @@ def _effects(F, W, act, pairs, varying) -> tuple[np.ndarray, dict]:
 def _exact(f, space, pairs) -> Importance:
     shape = tuple(abs(int(k)) for k in space.levels)
     U = enumerate_grid(space.levels)
-    active, allowed = space.active(U), space.allowed(U)
+    active, allowed = space.active_and_allowed(U)
     U[~active] = space.inactive_unit
     # each distinct configuration once (a conditional space has many points per one)
     distinct, inverse = np.unique(U[allowed], axis=0, return_inverse=True)
@@ -254,7 +254,7 @@ def _conditional(f, space, pairs, n, rng) -> Importance:
     """The ``"sobol"`` estimate in a conditional space (see the module docstring)."""
     D = len(space)
     sample = search_sample(space, n, rng)
-    active, allowed = space.active(sample), space.allowed(sample)
+    active, allowed = space.active_and_allowed(sample)
     if not allowed.any():
         raise ValueError(f"none of n_samples={n} points of the space is allowed; raise "
                          f"n_samples.")

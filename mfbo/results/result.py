@@ -71,7 +71,8 @@ class OptimizeResult:
     best_trial : Trial or None
     x_iters, func_vals
         scikit-optimize-style views: params dicts and values of the finished trials
-        (``nan`` for failed and pruned ones).  In a conditional space a params dict holds the trial's
+        (``nan`` for failed and pruned ones).  In a conditional space a params dict holds the
+        trial's
         active parameters only; no value is made up for the others.
     """
 

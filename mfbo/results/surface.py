@@ -118,8 +118,8 @@ def search_sample(space: Space, n: int, rng: np.random.Generator, copies: int = 
     """``n`` scrambled-Sobol points of the search measure, as an ``(n, copies * D)`` matrix
     (``copies`` independent blocks of the space's coordinates, from one Sobol sequence).  In
     a conditional space they are the cube points before they are made canonical: every
-    coordinate in ``[0, 1]`` (see the module docstring; :meth:`Space.active` and
-    :meth:`Space.allowed` say which are active and allowed)."""
+    coordinate in ``[0, 1]`` (see the module docstring; :meth:`Space.active_and_allowed`
+    says which are active and allowed)."""
     from scipy.stats import qmc  # slow to import: on use
 
     D = len(space)

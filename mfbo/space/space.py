@@ -177,11 +177,21 @@ class Space:
     def allowed(self, U: np.ndarray) -> np.ndarray:
         """Which rows of the unit matrix ``U`` no forbidden condition holds for."""
         U = np.atleast_2d(np.asarray(U, dtype=float))
-        ok = np.ones(U.shape[0], dtype=bool)
-        if self.forbidden:
-            column = self._decode(U)[1]
-            for f in self.forbidden:
-                ok &= ~f.mask(column)
+        if not self.forbidden:
+            return np.ones(U.shape[0], dtype=bool)
+        return self._allowed(U.shape[0], self._decode(U)[1])
+
+    def active_and_allowed(self, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(active(U), allowed(U))``, the unit matrix decoded once."""
+        U = np.atleast_2d(np.asarray(U, dtype=float))
+        active, column = self._decode(U)
+        return active, self._allowed(U.shape[0], column)
+
+    def _allowed(self, n: int, column) -> np.ndarray:
+        """Which of ``n`` rows no forbidden condition holds for (``column``: their reader)."""
+        ok = np.ones(n, dtype=bool)
+        for f in self.forbidden:
+            ok &= ~f.mask(column)
         return ok
 
     def _decode(self, U: np.ndarray):

@@ -174,7 +174,8 @@ class Study:
         worst loss so far, so that it ranks below the complete trials, as Optuna's TPE ranks
         pruned trials below complete ones: its last value was measured at a smaller budget
         than the complete trials' final values and says little of the final value it did not
-        reach, and the pruner stopped it because it looked worse than the others there.  With ``on_failure="ignore"``
+        reach, and the pruner stopped it because it looked worse than the others there.  With
+        ``on_failure="ignore"``
         neither failed nor pruned trials are fed.
     asked : Rows
         Every asked trial's unit point, in trial order.

@@ -60,7 +60,8 @@ def tell_finished(opt, trial_id: int, trial: FrozenTrial, sign: float) -> None:
     optuna number in the ``optuna_number`` extra field, after reporting its finite
     intermediate values (times ``sign``).
 
-    A pruned trial is a pruned trial of mfbo: the surrogate sees it as :attr:`mfbo.Study.obs` says, ranked below
+    A pruned trial is a pruned trial of mfbo: the surrogate sees it as
+    :attr:`mfbo.Study.obs` says, ranked below
     the complete trials (as Optuna's TPE ranks pruned trials), never as complete with its
     last intermediate value, which a learning curve makes look better than the final value
     it was stopped before reaching.  Complete and failed trials: see :func:`outcome`."""

@@ -153,7 +153,8 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
 
     Each complete trial becomes a ``COMPLETE`` trial with its value, each pruned one a
     ``PRUNED`` trial, each failed one a ``FAIL`` trial (its error text in the user attribute
-    ``mfbo_error``), each with its intermediate values; pending trials are left out.  Distributions: :class:`~mfbo.Real` is a ``FloatDistribution``,
+    ``mfbo_error``), each with its intermediate values; pending trials are left out.
+    Distributions: :class:`~mfbo.Real` is a ``FloatDistribution``,
     :class:`~mfbo.Integer` an ``IntDistribution`` (``log`` kept), :class:`~mfbo.Categorical`
     and :class:`~mfbo.Ordinal` a ``CategoricalDistribution``.  The user attributes hold the
     mfbo trial id (``mfbo_trial_id``) and the extra fields the objective returned, each

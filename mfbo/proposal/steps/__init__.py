@@ -21,6 +21,6 @@ from .plateau import PlateauEscape
 from .portfolio import Arm, Portfolio
 from .search import AcquisitionSearch
 
-__all__ = ["AcquisitionSearch", "Arm", "CategoryStep", "Context", "EXHAUSTED", "InitialDesign", "LocalStep",
-           "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio", "RandomInterleave",
+__all__ = ["AcquisitionSearch", "Arm", "CategoryStep", "Context", "EXHAUSTED", "InitialDesign",
+           "LocalStep", "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio", "RandomInterleave",
            "Step", "run_steps"]

@@ -80,6 +80,13 @@ class Context:
         entropy = np.atleast_1d(self.proposer._entropy).tolist()
         return np.random.default_rng([*entropy, self.number, zlib.crc32(name.encode())])
 
+    def best_observed(self, k: int = 10) -> np.ndarray:
+        """The unit points of the ``k`` best observations (all of them if fewer), best first
+        (ties in the order told): where the acquisition's local searches start."""
+        y = self.study.obs.y
+        best = np.argpartition(y, k)[:k] if y.size > k else np.arange(y.size)
+        return self.study.obs.X[best[np.argsort(y[best], kind="stable")]]
+
     def random_point(self) -> Point:
         """A uniformly random new point (a random available candidate), or EXHAUSTED."""
         return self.proposer.random_point(self.study, self.rng)

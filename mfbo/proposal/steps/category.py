@@ -6,8 +6,9 @@ from the best observations and from random points it then scores, keeps to the c
 did well.  Where the poor points were poor for their other parameters, that choice is never
 given a fair trial.  CoCaBO (Ru et al. 2020) separates the two decisions: a bandit over the
 categorical values, and the Bayesian optimisation of the continuous parameters given them.
-A :class:`CategoryStep` is that second half: it draws every categorical parameter uniformly
-and proposes the acquisition's best point with those choices fixed; a
+A :class:`CategoryStep` is that second half: it draws a value of every categorical parameter
+(uniformly, or by Thompson sampling over each value's record of good losses) and proposes the
+acquisition's best point with those choices fixed; a
 :class:`~mfbo.proposal.steps.portfolio.Portfolio` decides how often it is worth doing.
 """
 
@@ -32,8 +33,9 @@ DRAWS = ("uniform", "thompson")
 @dataclass(frozen=True)
 class CategoryStep(Step):
     """The acquisition's best new point with every categorical (unordered) parameter fixed to
-    a value drawn for this proposal (uniformly, or by Thompson sampling: :meth:`choices`): ``n_random`` random points and local searches
-    from them and from the best observations, all with those values.  Passes in a space
+    a value drawn for this proposal (uniformly, or by Thompson sampling: :meth:`choices`):
+    ``n_random`` random points and local searches from them and from the best observations,
+    all with those values.  Passes in a space
     without a categorical parameter and in a finite candidate set.
 
     In a conditional space a parameter made inactive by the drawn values is inactive in the
@@ -67,7 +69,7 @@ class CategoryStep(Step):
         for i, d in enumerate(cat):
             k = abs(int(levels[d]))
             col = X[:, d]
-            seen = (col >= 0) & (col <= 1)  # active: inside the cube
+            seen = col != ctx.space.inactive_unit
             idx = np.minimum(np.floor(col[seen] * k), k - 1).astype(int)
             g = np.bincount(idx[good[seen]], minlength=k)
             n = np.bincount(idx, minlength=k)
@@ -92,11 +94,8 @@ class CategoryStep(Step):
         def fixed_score(U):
             return score(with_choices(U))
 
-        y = study.obs.y
-        best = np.argpartition(y, 10)[:10] if y.size > 10 else np.arange(y.size)
-        starts = with_choices(study.obs.X[best[np.argsort(y[best], kind="stable")]])
         # (an inactive coordinate of an observation sits outside the cube: start inside it)
-        starts = np.clip(starts, 0.0, 1.0)
+        starts = np.clip(with_choices(ctx.best_observed(10)), 0.0, 1.0)
         pts = maximize_random_local(
             fixed_score, levels, n=10, rng=rng, n_random=self.n_random, starts=starts,
             n_local=10, patience=3, min_improvement=1e-3, exclude=study.asked_keys,

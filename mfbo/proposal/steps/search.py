@@ -98,11 +98,7 @@ class AcquisitionSearch(Step):
                 return EXHAUSTED
             i = int(idx[0])
             return cands.U[i], i
-        starts = None
-        if self.local_search:
-            y = study.obs.y
-            best = np.argpartition(y, 10)[:10] if y.size > 10 else np.arange(y.size)
-            starts = study.obs.X[best[np.argsort(y[best], kind="stable")]]
+        starts = ctx.best_observed(10) if self.local_search else None
         pts = maximize_random_local(
             score, ctx.space.levels, n=10, rng=rng, n_random=self.n_random, starts=starts,
             n_local=10 if self.local_search else 0,
