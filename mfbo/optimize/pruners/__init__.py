@@ -7,16 +7,20 @@ The rules are Optuna's, decision for decision: :class:`MedianPruner` and
 :class:`HyperbandPruner` (Li et al. 2018) promote a trial from rung to rung while it is among the
 best of those that reached the rung.  The rungs are recorded in the study's journal, so
 parallel workers sharing a storage share them.  :class:`NopPruner` never prunes (the default).
+:class:`MondrianPruner` is model-based: an online Mondrian forest over (configuration, budget),
+fed every reported value, stops a trial it gives a low chance of beating the best complete
+trial at full budget.
 """
 
 from .base import Pruner
 from .hyperband import HyperbandPruner
+from .mondrian import MondrianPruner
 from .nop import NopPruner
 from .percentile import MedianPruner, PercentilePruner
 from .successive_halving import SuccessiveHalvingPruner
 
 __all__ = ["Pruner", "NopPruner", "MedianPruner", "PercentilePruner", "SuccessiveHalvingPruner",
-           "HyperbandPruner", "as_pruner"]
+           "HyperbandPruner", "MondrianPruner", "as_pruner"]
 
 
 def as_pruner(pruner) -> Pruner:

@@ -1,0 +1,229 @@
+"""Model-based pruning: an online Mondrian forest over (configuration, budget) fed every reported
+value, which stops a trial when it gives a low probability that the trial beats the incumbent at
+full budget (:class:`MondrianPruner`; the rule itself is :class:`CurveForest`, shared with
+:class:`mfbo.integrations.optuna.MondrianPruner`)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..._core.arguments import check_int
+from .base import Pruner
+from .percentile import first_in_interval
+
+__all__ = ["MondrianPruner", "CurveForest", "Curve"]
+
+
+@dataclass(slots=True)
+class Curve:
+    """What the rule reads of one trial: ``key`` orders the trials (their ids), ``unit`` is the
+    configuration in the unit cube, ``values`` maps each reported step to the value reported
+    (a loss, or a score when ``sign`` is -1: the loss is ``sign * value``), ``final`` is the
+    loss of a complete trial (None otherwise)."""
+
+    key: int
+    unit: np.ndarray
+    values: dict
+    sign: float = 1.0
+    final: float | None = None
+
+
+def check_probability(value, name: str) -> float:
+    """``value`` checked: a number in (0, 1)."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) \
+            or not 0.0 < float(value) < 1.0:
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}.")
+    return float(value)
+
+
+class CurveForest:
+    """The model-based rule: an online Mondrian forest over ``(configuration, budget)`` and the
+    chance it gives a trial of beating the incumbent at full budget.
+
+    The forest's inputs are the configuration's unit coordinates and the budget
+    ``log(1 + step) / log(1 + max_resource)`` (1 at full budget); its target is the reported
+    loss.  Every reported value is one ``partial_fit`` of one row, fed in the order of (trial
+    key, step) of the reports found new at each decision, so that a study run by one process
+    feeds its forest the same rows in the same order however often it asks, and a resumed
+    study rebuilds the forest of the uninterrupted run.
+
+    A trial whose latest loss is ``y`` at budget ``b`` is predicted to end at
+    ``y + m(x, 1) - m(x, b)`` (its own value plus the improvement the forest expects from ``b``
+    to full budget, ``m`` the forest's mean at configuration ``x``) with the forest's predictive
+    standard deviation at ``(x, 1)``; its chance is the normal probability of a final loss
+    below the incumbent's (the best loss of the complete trials).  Far from every reported
+    value the forest reverts to its prior, so the chance becomes that of the trial's own latest
+    value against the incumbent with the prior's spread.
+
+    Parameters are :class:`MondrianPruner`'s.
+    """
+
+    def __init__(self, max_resource: int, threshold: float = 0.05, n_startup_trials: int = 5,
+                 n_warmup_steps: int = 0, interval_steps: int = 1, *, n_min_trials: int = 1,
+                 n_estimators: int = 10, min_samples_split: int = 5, seed: int | None = 0):
+        self.max_resource = check_int(max_resource, "max_resource", minimum=1)
+        self.threshold = check_probability(threshold, "threshold")
+        self.n_startup_trials = check_int(n_startup_trials, "n_startup_trials", minimum=1)
+        self.n_warmup_steps = check_int(n_warmup_steps, "n_warmup_steps", minimum=0)
+        self.interval_steps = check_int(interval_steps, "interval_steps", minimum=1)
+        self.n_min_trials = check_int(n_min_trials, "n_min_trials", minimum=1)
+        self.n_estimators = check_int(n_estimators, "n_estimators", minimum=1)
+        self.min_samples_split = check_int(min_samples_split, "min_samples_split", minimum=2)
+        self.seed = check_int(seed, "seed", minimum=0, or_none=True)
+        self.forest = None
+        #: trial key -> the steps of it fed to the forest
+        self.fed: dict[int, set] = {}
+        #: key of a complete trial -> its last step
+        self._last_step: dict[int, int] = {}
+        self._log_full = math.log1p(self.max_resource)
+
+    def budget(self, step) -> np.ndarray:
+        """The forest's budget coordinate of ``step`` (1 at ``max_resource``)."""
+        return np.log1p(np.asarray(step, dtype=float)) / self._log_full
+
+    # -- the forest ---------------------------------------------------------------------------
+    def feed(self, curves) -> int:
+        """Feed the forest the reports of ``curves`` it has not seen, one row at a time in
+        order of (key, step); how many were fed."""
+        rows = []
+        for c in curves:
+            seen = self.fed.get(c.key)
+            if seen is not None and len(seen) == len(c.values):
+                continue
+            new = sorted(s for s in c.values if seen is None or s not in seen)
+            if new:
+                rows.append((c.key, new, c))
+        rows.sort(key=lambda r: r[0])
+        n = 0
+        for key, steps, c in rows:
+            for s in steps:
+                self._partial_fit(c.unit, s, c.sign * c.values[s])
+                self.fed.setdefault(key, set()).add(s)
+                n += 1
+        return n
+
+    def _partial_fit(self, unit, step, loss) -> None:
+        x = np.append(np.asarray(unit, dtype=float), self.budget(step))[None, :]
+        if self.forest is None:
+            # scikit-learn and numba: imported when the first row is fed, not by ``import mfbo``
+            from surrogates import MondrianForestRegressor
+
+            self.forest = MondrianForestRegressor(
+                n_estimators=self.n_estimators, min_samples_split=self.min_samples_split,
+                feature_bounds=[[0.0, 1.0]] * x.shape[1], random_state=self.seed)
+        elif x.shape[1] != self.forest.n_features_in_:
+            raise ValueError(f"a configuration of {x.shape[1] - 1} coordinates reported to a "
+                             f"pruner whose forest has {self.forest.n_features_in_ - 1}; a "
+                             f"pruner serves the trials of one search space.")
+        self.forest.partial_fit(x, np.array([float(loss)]))
+
+    def predict_final(self, unit, step: int, loss: float) -> tuple[float, float]:
+        """The predicted final loss of a trial at ``unit`` whose latest loss is ``loss`` at
+        ``step``, and its standard deviation (see the class)."""
+        u = np.asarray(unit, dtype=float)
+        X = np.vstack([np.append(u, self.budget(step)), np.append(u, 1.0)])
+        mean, std = self.forest.predict(X, return_std=True)
+        return float(loss + mean[1] - mean[0]), float(std[1])
+
+    def chance(self, unit, step: int, loss: float, incumbent: float) -> float:
+        """The probability that a trial at ``unit`` with ``loss`` at ``step`` ends with a loss
+        below ``incumbent`` (fed forest needed)."""
+        mean, std = self.predict_final(unit, step, loss)
+        if not std > 0.0:
+            return 1.0 if mean < incumbent else 0.0
+        return 0.5 * math.erfc((mean - incumbent) / (std * math.sqrt(2.0)))
+
+    # -- the decision -------------------------------------------------------------------------
+    def should_prune(self, curves, trial: Curve) -> bool:
+        """Whether ``trial`` (one of ``curves``, pending) should stop now."""
+        step = max(trial.values) if trial.values else None
+        if step is None or step < self.n_warmup_steps:
+            return False
+        if not first_in_interval(step, trial.values, self.n_warmup_steps, self.interval_steps):
+            return False
+        incumbent, n_complete, n_reached = math.inf, 0, 0
+        last = self._last_step
+        for c in curves:
+            if c.final is None:
+                continue
+            n_complete += 1
+            incumbent = min(incumbent, c.final)
+            if c.key not in last:  # a finished trial reports no more
+                last[c.key] = max(c.values) if c.values else -1
+            if last[c.key] >= step:
+                n_reached += 1
+        if n_complete < self.n_startup_trials or n_reached < self.n_min_trials:
+            return False
+        self.feed(curves)
+        loss = trial.sign * trial.values[step]
+        return self.chance(trial.unit, step, loss, incumbent) < self.threshold
+
+
+class MondrianPruner(Pruner):
+    """Stop a trial when an online Mondrian forest over (configuration, budget), fed every
+    value the study's trials reported, gives it a probability below ``threshold`` of ending
+    better than the best complete trial (:class:`CurveForest` says how).
+
+    The forest is rebuilt from the study's reports (those of other processes too), so a
+    resumed study or a second handle prunes as the first would; with one process, whenever
+    it asks, the decisions depend only on the reports and ``seed``.
+
+    Parameters
+    ----------
+    max_resource : int
+        The step a trial that is never pruned reaches (its full budget).
+    threshold : float, default=0.05
+        In (0, 1): a trial whose chance of beating the incumbent at full budget is below it
+        is pruned.
+    n_startup_trials, n_warmup_steps, interval_steps : int, default=5, 0, 1
+        The warm-up and the steps a trial is judged at, as for :class:`PercentilePruner`.
+    n_min_trials : int, default=1
+        No trial is pruned at a step that fewer complete trials reached.
+    n_estimators : int, default=10
+        Trees of the forest.
+    min_samples_split : int, default=5
+        The forest's ``min_samples_split``.
+    seed : int or None, default=0
+        Seeds the forest (None: a fresh forest is random).
+    """
+
+    def __init__(self, max_resource: int, threshold: float = 0.05, n_startup_trials: int = 5,
+                 n_warmup_steps: int = 0, interval_steps: int = 1, *, n_min_trials: int = 1,
+                 n_estimators: int = 10, min_samples_split: int = 5, seed: int | None = 0):
+        self._settings = dict(max_resource=max_resource, threshold=threshold,
+                              n_startup_trials=n_startup_trials, n_warmup_steps=n_warmup_steps,
+                              interval_steps=interval_steps, n_min_trials=n_min_trials,
+                              n_estimators=n_estimators, min_samples_split=min_samples_split,
+                              seed=seed)
+        CurveForest(**self._settings)  # checks the settings
+        #: study name -> its rule and forest
+        self._rules: dict[str, CurveForest] = {}
+
+    def rule(self, study_name: str) -> CurveForest:
+        """The rule and forest of the study named ``study_name``."""
+        if study_name not in self._rules:
+            self._rules[study_name] = CurveForest(**self._settings)
+        return self._rules[study_name]
+
+    def prune(self, study, trial) -> bool:
+        sign = study.sign
+        curves, current = [], None
+        for t in study.trials:
+            if t.state == "failed" or t.unit is None:
+                continue
+            c = Curve(t.id, t.unit, t.intermediate_values, sign,
+                      sign * t.value if t.state == "complete" else None)
+            curves.append(c)
+            if t.id == trial.id:
+                current = c
+        if current is None:
+            return False
+        return self.rule(study.study_name).should_prune(curves, current)
+
+    def __repr__(self):
+        settings = ", ".join(f"{k}={v!r}" for k, v in self._settings.items())
+        return f"MondrianPruner({settings})"
