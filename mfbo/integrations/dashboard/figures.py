@@ -1,0 +1,103 @@
+"""mfbo's own figures of running studies, drawn in the background for the dashboard's
+``/mfbo`` page: the forest's functional-ANOVA importance and partial dependence
+(:func:`mfbo.results.plots.plot_importance` and :func:`~mfbo.results.plots.plot_objective`).
+
+One Mondrian forest is fitted to a study's complete trials
+(:func:`mfbo.results.surface.fit_forest`) and both figures are drawn from it, on a thread of
+their own so that a slow drawing never holds up the dashboard.  A study's figures are drawn
+again once it has gained complete trials and ``min_interval`` seconds have passed since they
+were last drawn; only studies whose figures were asked for are drawn.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from ...results.plots import plot_importance, plot_objective
+from ...results.result import OptimizeResult
+from ...results.surface import fit_forest
+from ...study.study import Study
+
+__all__ = ["Figures", "KINDS", "MIN_COMPLETE"]
+
+#: the figures drawn for each study, by the name of their route
+KINDS = ("importance", "dependence")
+#: complete trials a study needs before its forest is fitted
+MIN_COMPLETE = 5
+
+
+class Drawn:
+    """A study's figures as last drawn: PNG bytes by kind, or the reason there are none."""
+
+    def __init__(self):
+        self.png: dict[str, bytes] = {}
+        self.n_complete = -1
+        self.at = float("-inf")
+        self.note = "not drawn yet"
+
+
+class Figures:
+    """Draws the figures of the studies of ``view`` (a :class:`.view.JournalView`) on a
+    background thread, each study at most once every ``min_interval`` seconds."""
+
+    def __init__(self, view, min_interval: float = 10.0):
+        if isinstance(min_interval, bool) or not isinstance(min_interval, (int, float)) \
+                or not 0 <= min_interval < float("inf"):
+            raise ValueError(f"min_interval must be a non-negative number of seconds, got "
+                             f"{min_interval!r}.")
+        self.view = view
+        self.min_interval = float(min_interval)
+        self._drawn: dict[int, Drawn] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def get(self, study_id: int) -> Drawn:
+        """The figures of ``study_id`` as last drawn (asking for them has them drawn, and
+        drawn again as the study grows)."""
+        with self._lock:
+            drawn = self._drawn.setdefault(study_id, Drawn())
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, daemon=True,
+                                                name="mfbo-dashboard-figures")
+                self._thread.start()
+        self._wake.set()
+        return drawn
+
+    def _loop(self) -> None:
+        while True:
+            self._wake.wait(timeout=max(1.0, self.min_interval))
+            self._wake.clear()
+            with self._lock:
+                studies = list(self._drawn.items())
+            for study_id, drawn in studies:
+                if time.monotonic() - drawn.at >= self.min_interval:
+                    self.draw(study_id, drawn)
+
+    def draw(self, study_id: int, drawn: Drawn) -> None:
+        """Draw the figures of ``study_id`` into ``drawn`` if it gained complete trials."""
+        with self.view.lock:
+            study = self.view.mfbo_study(study_id)
+            trials = Study.copies(study.trials)
+            space, direction = study.space, study.direction
+        n_complete = sum(t.state == "complete" for t in trials)
+        if n_complete == drawn.n_complete:
+            return
+        drawn.at = time.monotonic()
+        if n_complete < MIN_COMPLETE:
+            drawn.note = f"{n_complete} complete trials; the forest needs {MIN_COMPLETE}"
+            drawn.n_complete = n_complete
+            return
+        result = OptimizeResult(space, trials, direction)
+        try:
+            forest = fit_forest(result)
+            figures = {"importance": plot_importance(result, model=forest),
+                       "dependence": plot_objective(result, model=forest)}
+            png = {kind: fig._repr_png_() for kind, fig in figures.items()}
+        except (ValueError, TypeError) as exc:
+            drawn.note = f"cannot draw: {exc}"
+        else:
+            drawn.png = png
+            drawn.note = f"drawn from {n_complete} complete trials"
+        drawn.n_complete = n_complete
