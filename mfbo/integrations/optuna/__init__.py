@@ -3,6 +3,8 @@
 - :class:`MondrianSampler`: an optuna sampler whose relative sampling is mfbo's Bayesian
   optimisation with an online Mondrian forest, define-by-run conditional parameters included
   (their conditions inferred from the trials, :mod:`.structure`);
+- :class:`MondrianPruner`: an optuna pruner stopping a trial that an online Mondrian forest over
+  (configuration, budget) gives a low chance of beating the best complete trial;
 - :func:`from_optuna`: an :class:`mfbo.Optimizer` warm-started with an optuna study's trials;
 - :func:`to_optuna`: an mfbo result's trials added to an optuna study
   (also ``mfbo.to_optuna``).
@@ -19,7 +21,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('mfbo.integrations.optuna needs the optuna package; install it with: '
                       'pip install "mfbo[optuna]" (or pip install optuna)') from exc
 
+from .pruner import MondrianPruner
 from .sampler import MondrianSampler
 from .transfer import from_optuna, to_optuna
 
-__all__ = ["MondrianSampler", "from_optuna", "to_optuna"]
+__all__ = ["MondrianSampler", "MondrianPruner", "from_optuna", "to_optuna"]
