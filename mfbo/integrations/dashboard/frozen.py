@@ -49,6 +49,13 @@ def _time(seconds) -> datetime.datetime | None:
     return None if seconds is None else datetime.datetime.fromtimestamp(seconds)
 
 
+def _constraints(trial) -> dict:
+    """A trial's constraint values under Optuna's key for them (``constraints``, each ``<= 0``
+    when met), when its study has constraints."""
+    values = getattr(trial, "constraints", None)
+    return {} if values is None else {"constraints": [float(v) for v in values]}
+
+
 def frozen_trial(trial, space, trial_id: int) -> FrozenTrial:
     """The Optuna form of the mfbo ``trial`` of a study searching ``space``, with the Optuna
     trial id ``trial_id`` (its number is the mfbo trial id)."""
@@ -67,7 +74,7 @@ def frozen_trial(trial, space, trial_id: int) -> FrozenTrial:
         datetime_complete=None if state == TrialState.RUNNING else _time(trial.end),
         params=params,
         distributions={n: distribution_of(n, space.dimensions[n]) for n in params},
-        user_attrs=attrs, system_attrs={},
+        user_attrs=attrs, system_attrs=_constraints(trial),
         intermediate_values=dict(trial.intermediate_values), trial_id=trial_id)
 
 
@@ -76,6 +83,8 @@ def frozen_study(name: str, study_id: int, config: dict) -> FrozenStudy:
     directions = directions_of(config)
     attrs = {"read_only": READ_ONLY_NOTE}
     attrs.update({f"mfbo_{k}": _storable(v) for k, v in config.items()
-                  if k not in ("direction", "directions")})
+                  if k not in ("direction", "directions", "objectives")})
+    names = config.get("objectives")
+    system = {"study:metric_names": list(names)} if names else {}  # Optuna's key for them
     return FrozenStudy(study_name=name, direction=None, directions=directions,
-                       user_attrs=attrs, system_attrs={}, study_id=study_id)
+                       user_attrs=attrs, system_attrs=system, study_id=study_id)

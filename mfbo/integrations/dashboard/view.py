@@ -157,8 +157,8 @@ class JournalView(BaseStorage):
         return dict(frozen_study(name, study_id, self._config(name)).user_attrs)
 
     def get_study_system_attrs(self, study_id: int) -> dict:
-        self._name(study_id)
-        return {}
+        name = self._name(study_id)
+        return dict(frozen_study(name, study_id, self._config(name)).system_attrs)
 
     # -- trials --------------------------------------------------------------------------------
     def _split(self, trial_id: int) -> tuple[_Live, int]:
