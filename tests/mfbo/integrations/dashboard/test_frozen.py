@@ -36,8 +36,9 @@ def test_each_state_and_its_values_times_and_attributes():
 
 def test_several_values_and_constraints_as_optuna_keeps_them():
     # (the fields a trial of a study of several values has; read by name)
-    trial = SimpleNamespace(**vars(Trial(id=0, params={"n": 1}, state="complete", end=2.0)),
-                            values=(1.0, 2.0), constraints=(-1.0,))
+    fields = {**vars(Trial(id=0, params={"n": 1}, state="complete", end=2.0)),
+              "values": (1.0, 2.0), "constraints": (-1.0,)}
+    trial = SimpleNamespace(**fields)
     assert values_of(trial) == [1.0, 2.0]
     assert frozen_trial(trial, SPACE, 0).system_attrs == {"constraints": [-1.0]}
     assert values_of(Trial(id=0, params={}, state="failed")) is None
