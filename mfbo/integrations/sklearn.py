@@ -3,6 +3,7 @@ mfbo's Bayesian optimisation."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import numbers
@@ -11,7 +12,10 @@ import warnings
 from collections.abc import Mapping
 
 import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import is_classifier
 from sklearn.exceptions import FitFailedWarning
+from sklearn.model_selection import check_cv
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils._param_validation import Interval
 
@@ -190,6 +194,87 @@ class _Coded:
         return dict(sorted(out.items()))
 
 
+class _Fold:
+    """One split of a cross-validation splitter, as a splitter of one split: the splits are
+    drawn once (at the first call) and split ``k`` is handed out each time."""
+
+    def __init__(self, race: "_Race", k: int):
+        self.race, self.k = race, k
+
+    def split(self, X, y=None, groups=None, **params):
+        race = self.race
+        if race.splits is None:
+            cv = check_cv(race.cv, y, classifier=race.classifier)
+            race.splits = list(cv.split(X, y, groups=groups, **params))
+        return [race.splits[self.k]]
+
+    def get_n_splits(self, X=None, y=None, groups=None, **params):
+        return 1
+
+
+class _Race:
+    """What a racing search knows: its candidates, the (candidate, fold) of each fit
+    scikit-learn ran (in the order it ran them), each candidate's fold scores and the
+    incumbent (the best candidate every fold scored)."""
+
+    def __init__(self, cv, classifier: bool, n_splits: int):
+        self.cv, self.classifier, self.n_splits = cv, classifier, n_splits
+        self.splits = None
+        self.candidates: list[dict] = []
+        self.rows: list[tuple[int, int]] = []
+        self.pending: list[tuple[int, int]] = []  # the rows of the call under way
+        self.scores: list[np.ndarray] = []  # the optimised metric of each fold (NaN: not run)
+        self.incumbent: int | None = None
+
+    def add(self, candidates: list) -> list[int]:
+        first = len(self.candidates)
+        self.candidates += candidates
+        self.scores += [np.full(self.n_splits, np.nan) for _ in candidates]
+        return list(range(first, len(self.candidates)))
+
+    def drop_last(self, n: int) -> None:
+        """Forget the last ``n`` candidates (none of their folds ran)."""
+        del self.candidates[len(self.candidates) - n:]
+        del self.scores[len(self.scores) - n:]
+
+    def behind(self, c: int, k: int, z: float) -> bool:
+        """Whether candidate ``c`` is clearly worse than the incumbent on folds ``0..k``: its
+        mean paired difference on them below ``-z`` standard errors, the standard error being
+        the incumbent's standard deviation over its folds divided by ``sqrt(k + 1)``."""
+        if self.incumbent is None:
+            return False
+        inc = self.scores[self.incumbent]
+        d = float(np.mean(self.scores[c][:k + 1] - inc[:k + 1]))
+        spread = float(np.std(inc, ddof=1)) if self.n_splits > 1 else 0.0
+        return d < -z * spread / math.sqrt(k + 1) or (spread == 0.0 and d < 0.0)
+
+    def update_incumbent(self, batch: list[int]) -> None:
+        for c in batch:
+            s = self.scores[c]
+            if np.isfinite(s).all() and (self.incumbent is None or
+                                         s.mean() > self.scores[self.incumbent].mean()):
+                self.incumbent = c
+
+    def ran(self) -> np.ndarray:
+        """Which folds of each candidate ran: a boolean array candidates x folds."""
+        out = np.zeros((len(self.candidates), self.n_splits), dtype=bool)
+        for c, k in self.rows + self.pending:
+            out[c, k] = True
+        return out
+
+
+def _blank(like: dict) -> dict:
+    """A fit that did not run, shaped as scikit-learn's record ``like`` of one that did: zero
+    scores and times (replaced by NaN in the results)."""
+    out = dict(like)
+    for key in ("test_scores", "train_scores"):
+        if key in out:
+            v = out[key]
+            out[key] = {m: 0.0 for m in v} if isinstance(v, dict) else 0.0
+    out.update(fit_time=0.0, score_time=0.0, n_test_samples=0, fit_error=None)
+    return out
+
+
 class MondrianSearchCV(BaseSearchCV):
     """Cross-validated search over hyper-parameters by Bayesian optimisation with an online
     Mondrian forest: a drop-in for ``RandomizedSearchCV`` (same attributes, same ``fit``).
@@ -246,6 +331,23 @@ class MondrianSearchCV(BaseSearchCV):
         ``batch_strategy``, ``surrogate_options``, ...).  Without ``n_initial`` the initial
         design is the surrogate's recipe's size, capped at a quarter of ``n_iter``, as in
         :func:`mfbo.minimize`.
+    racing : bool, default=False
+        Cross-validate each candidate fold by fold and stop one whose first folds are clearly
+        worse than the incumbent's (the best candidate so far that every fold scored) on the
+        same folds, as SMAC3's intensification and irace's racing do: after fold ``k`` a
+        candidate stops when its mean paired difference to the incumbent over folds ``0..k``
+        is below ``-racing_z`` times the incumbent's standard deviation over its folds
+        divided by ``sqrt(k + 1)``.  The folds are drawn once, so every candidate meets the
+        same ones.  ``cv_results_`` keeps every candidate: ``split<k>_test_<metric>`` is NaN
+        for a fold that did not run, ``n_splits_run`` counts the folds that did, the means and
+        standard deviations are over those folds, and the ranks put the candidates that ran
+        every fold first, so ``best_params_`` and the refit estimator are those of the best
+        candidate every fold scored.  The optimizer is told a stopped candidate's mean over the
+        folds it ran, as SMAC3's run history averages a configuration's costs over the
+        instances it ran.
+    racing_z : float, default=1.0
+        How far behind the incumbent a candidate must be to stop, in the standard errors above
+        (larger: fewer stops).
 
     Attributes
     ----------
@@ -262,13 +364,17 @@ class MondrianSearchCV(BaseSearchCV):
         "random_state": ["random_state"],
         "surrogate": "no_validation",
         "optimizer_kwargs": [dict, None],
+        "racing": ["boolean"],
+        "racing_z": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
     def __init__(self, estimator, search_spaces, *, n_iter=50, scoring=None, n_jobs=None,
                  refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", random_state=None,
                  error_score=np.nan, return_train_score=False, n_points=1,
-                 surrogate="mondrian", optimizer_kwargs=None):
+                 surrogate="mondrian", optimizer_kwargs=None, racing=False, racing_z=1.0):
         self.search_spaces = search_spaces
+        self.racing = racing
+        self.racing_z = racing_z
         self.n_iter = n_iter
         self.random_state = random_state
         self.n_points = n_points
@@ -314,18 +420,124 @@ class MondrianSearchCV(BaseSearchCV):
                          f"that refit names: refit must be one of {metrics}, got "
                          f"{self.refit!r}.")
 
-    def _evaluate(self, evaluate_candidates, candidates: list, search_ctx) -> dict:
-        """Cross-validate one batch (under its own callback context on scikit-learn >= 1.9)."""
-        if search_ctx is None:
-            return evaluate_candidates(candidates)
-        ctx = search_ctx.subcontext(task_name="batch",
-                                    max_subtasks=len(candidates) * self.n_splits_,
-                                    sequential_subtasks=False
-                                    ).call_on_fit_task_begin(estimator=self)
+    @contextlib.contextmanager
+    def _subtask(self, parent, name: str, n: int, sequential: bool = False):
+        """The callback context of a subtask ``name`` of ``parent`` with ``n`` subtasks of its
+        own (scikit-learn >= 1.9; None without a parent)."""
+        if parent is None:
+            yield None
+            return
+        ctx = parent.subcontext(task_name=name, max_subtasks=n,
+                                sequential_subtasks=sequential
+                                ).call_on_fit_task_begin(estimator=self)
         try:
-            return evaluate_candidates(candidates, callback_ctx=ctx)
+            yield ctx
         finally:
             ctx.call_on_fit_task_end(estimator=self)
+
+    @staticmethod
+    def _evaluate(evaluate_candidates, candidates: list, ctx, cv=None) -> dict:
+        """Cross-validate ``candidates`` on ``cv`` (None: the search's ``cv``) under the
+        callback context ``ctx`` (if any)."""
+        if ctx is None:
+            return evaluate_candidates(candidates, cv=cv)
+        return evaluate_candidates(candidates, cv=cv, callback_ctx=ctx)
+
+    def _race_batch(self, evaluate_candidates, candidates: list,
+                    search_ctx) -> tuple[dict, np.ndarray]:
+        """Cross-validate one batch fold by fold, stopping the candidates that fall behind
+        the incumbent (see ``racing``); the results and the score to tell of each candidate
+        (its mean over the folds it ran; NaN if one failed).  scikit-learn is asked for one
+        fold at a time (its ``n_splits_`` is 1 during the call); :meth:`_format_results` puts
+        the fits back in place."""
+        race: _Race = self._race
+        with self._subtask(search_ctx, "batch", race.n_splits, sequential=True) as ctx:
+            return self._race_folds(evaluate_candidates, race, race.add(candidates), ctx)
+
+    def _race_folds(self, evaluate_candidates, race: "_Race", batch: list[int],
+                    ctx) -> tuple[dict, np.ndarray]:
+        """The folds of :meth:`_race_batch`, for the candidates ``batch`` of ``race``."""
+        alive, failed, results = list(batch), set(), None
+        for k in range(race.n_splits):
+            if not alive:
+                break
+            race.pending = [(c, k) for c in alive]
+            n_splits, self.n_splits_ = self.n_splits_, 1
+            try:
+                with self._subtask(ctx, "fold", len(alive)) as fold_ctx:
+                    results = self._evaluate(evaluate_candidates,
+                                             [race.candidates[c] for c in alive], fold_ctx,
+                                             cv=_Fold(race, k))
+            except ValueError as exc:
+                race.pending = []
+                if k == 0:
+                    race.drop_last(len(batch))  # no fold of theirs ran: as without racing
+                if k == 0 or not _ALL_FAILED.search(str(exc)):
+                    raise
+                warnings.warn(f"Every fit of fold {k} of the candidate(s) "
+                              f"{[race.candidates[c] for c in alive]} failed; they are failed "
+                              f"trials of the optimizer.{exc}", FitFailedWarning, stacklevel=3)
+                failed.update(alive)
+                break
+            finally:
+                self.n_splits_ = n_splits
+            race.rows += race.pending
+            race.pending = []
+            name = self._metric(results)[len("mean_"):]
+            for c in alive:
+                race.scores[c][k] = results[f"split{k}_{name}"][c]
+            alive = [c for c in alive if np.isfinite(race.scores[c][k])
+                     and not (k + 1 < race.n_splits and race.behind(c, k, self.racing_z))]
+        race.update_incumbent(batch)
+        values = np.asarray(results[self._metric(results)][batch], dtype=float)
+        values[[i for i, c in enumerate(batch) if c in failed]] = np.nan
+        return results, values
+
+    def _format_results(self, candidate_params, n_splits, out, more_results=None):
+        race = self.__dict__.get("_race")
+        if race is None:
+            return super()._format_results(candidate_params, n_splits, out, more_results)
+        # the fits in place: candidate by candidate, fold by fold, a blank for a fold not run
+        n = race.n_splits
+        rows = race.rows + race.pending
+        placed = [None] * (len(race.candidates) * n)
+        for (c, k), fit in zip(rows, out):
+            placed[c * n + k] = fit
+        blank = _blank(out[0])
+        placed = [blank if fit is None else fit for fit in placed]
+        results = super()._format_results(race.candidates, n, placed, more_results)
+        ran = race.ran()
+        results["n_splits_run"] = ran.sum(axis=1)
+        for key in ("fit_time", "score_time"):
+            times = np.array([fit[key] for fit in placed], dtype=float).reshape(-1, n)
+            self._over_run_folds(results, key, np.where(ran, times, np.nan), ran)
+        for key in [k[len("split0_"):] for k in results if k.startswith("split0_")]:
+            scores = np.column_stack([results[f"split{k}_{key}"] for k in range(n)])
+            scores = np.where(ran, scores, np.nan)
+            for k in range(n):
+                results[f"split{k}_{key}"] = scores[:, k]
+            self._over_run_folds(results, key, scores, ran)
+        return results
+
+    @staticmethod
+    def _over_run_folds(results: dict, key: str, values: np.ndarray, ran: np.ndarray) -> None:
+        """``mean_<key>``, ``std_<key>`` (and ``rank_<key>`` if scikit-learn ranks it) over the
+        folds each candidate ran; the ranks put the candidates that ran every fold first."""
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # (a candidate of failed fits)
+            mean = np.nanmean(np.where(ran, values, np.nan), axis=1)
+            std = np.nanstd(np.where(ran, values, np.nan), axis=1)
+        results[f"mean_{key}"], results[f"std_{key}"] = mean, std
+        if f"rank_{key}" not in results:
+            return
+        complete = ran.all(axis=1)
+        # NaN (failed) last, as scikit-learn ranks it; within each group by the mean
+        worst = np.nanmin(mean) - 1 if np.isfinite(mean).any() else 0.0
+        filled = np.where(np.isfinite(mean), mean, worst)
+        order = np.where(complete, 0, 1)
+        span = (np.max(filled) - np.min(filled) + 1) if len(filled) else 1.0
+        results[f"rank_{key}"] = rankdata(order * span * 2 - filled, method="min").astype(
+            np.int32)
 
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
         spaces = self._spaces()
@@ -345,6 +557,17 @@ class MondrianSearchCV(BaseSearchCV):
             n_batches = sum(math.ceil(n / self.n_points) for _, n in spaces)
             search_ctx = callback_ctx.subcontext(task_name="search", max_subtasks=n_batches
                                                  ).call_on_fit_task_begin(estimator=self)
+        if self.racing:
+            self._race = _Race(self.cv, is_classifier(self.estimator), self.n_splits_)
+        try:
+            self._search(spaces, seeds, options, evaluate_candidates, search_ctx)
+        finally:
+            self.__dict__.pop("_race", None)
+        if search_ctx is not None:
+            search_ctx.call_on_fit_task_end(estimator=self)
+
+    def _search(self, spaces, seeds, options, evaluate_candidates, search_ctx) -> None:
+        """Run the optimizers of ``spaces`` one after the other (see :meth:`_run_search`)."""
         recorded, failure = 0, None
         for (coded, n_iter), seed in zip(spaces, seeds):
             kwargs = dict(options)
@@ -363,7 +586,15 @@ class MondrianSearchCV(BaseSearchCV):
                     done += len(trials)
                     candidates = [coded.decode(t.params) for t in trials]
                     try:
-                        results = self._evaluate(evaluate_candidates, candidates, search_ctx)
+                        if self.racing:
+                            _, scores = self._race_batch(evaluate_candidates, candidates,
+                                                         search_ctx)
+                        else:
+                            with self._subtask(search_ctx, "batch",
+                                               len(candidates) * self.n_splits_) as ctx:
+                                results = self._evaluate(evaluate_candidates, candidates, ctx)
+                            scores = np.asarray(results[self._metric(results)][-len(trials):],
+                                                dtype=float)
                     except ValueError as exc:
                         if not _ALL_FAILED.search(str(exc)):
                             raise
@@ -377,8 +608,6 @@ class MondrianSearchCV(BaseSearchCV):
                             opt.tell(t, error=str(exc).strip().splitlines()[0])
                         continue
                     recorded += len(trials)
-                    scores = np.asarray(results[self._metric(results)][-len(trials):],
-                                        dtype=float)
                     for t, score in zip(trials, scores):
                         # NaN (some candidates of a batch failed, error_score=nan): failed
                         opt.tell(t, score)
@@ -386,5 +615,3 @@ class MondrianSearchCV(BaseSearchCV):
                 opt.close()
         if not recorded and failure is not None:
             raise failure
-        if search_ctx is not None:
-            search_ctx.call_on_fit_task_end(estimator=self)

@@ -48,6 +48,8 @@ CHECKED = [
     MondrianSearchCV(Pipeline([("pca", PCA()), ("ridge", Ridge())]),
                      {"ridge__alpha": Real(0.1, 1.0, log=True)}, n_iter=2, cv=2,
                      error_score="raise", random_state=0),
+    MondrianSearchCV(LogisticRegression(), {"C": Real(0.1, 1.0, log=True)}, n_iter=3, cv=3,
+                     error_score="raise", random_state=0, racing=True),
 ]
 
 
@@ -269,3 +271,90 @@ def test_importing_mfbo_imports_neither_search_module_nor_optuna(python_run):
         print(mfbo.MondrianSearchCV.__module__)
         """, 120)
     assert proc.stdout.split("\n")[:2] == ["[]", "mfbo.integrations.sklearn"], proc.stderr[-2000:]
+
+
+# -- racing -------------------------------------------------------------------------------------
+
+RACED = {"C": Real(1e-4, 1e2, log=True)}
+
+
+def test_racing_keeps_every_candidate_and_says_which_folds_ran():
+    search = small(LogisticRegression(), RACED, n_iter=12, cv=5, racing=True).fit(X, y)
+    r = search.cv_results_
+    splits = np.column_stack([r[f"split{k}_test_score"] for k in range(5)])
+    assert len(r["params"]) == 12 and splits.shape == (12, 5)
+    np.testing.assert_array_equal(r["n_splits_run"], (~np.isnan(splits)).sum(axis=1))
+    # a candidate ran its first folds: the NaN are the last ones
+    assert all(np.isnan(row[n:]).all() for row, n in zip(splits, r["n_splits_run"]))
+    assert (r["n_splits_run"] < 5).any() and r["n_splits_run"].min() >= 1
+    np.testing.assert_allclose(r["mean_test_score"], np.nanmean(splits, axis=1))
+    # the best is the best candidate every fold scored; those rank first
+    complete = r["n_splits_run"] == 5
+    assert complete[search.best_index_]
+    assert search.best_score_ == r["mean_test_score"][complete].max()
+    assert r["rank_test_score"][complete].max() < r["rank_test_score"][~complete].min()
+    assert search.best_estimator_.C == search.best_params_["C"]
+    # each fold run scored as scikit-learn scores it on the same split
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    for p, row in list(zip(r["params"], splits))[:6]:
+        full = cross_val_score(LogisticRegression(**p), X, y, cv=StratifiedKFold(5))
+        ran = ~np.isnan(row)
+        np.testing.assert_allclose(row[ran], full[ran])
+
+
+def test_racing_that_never_stops_is_the_search_without_racing():
+    plain = small(LogisticRegression(), RACED, n_iter=8, cv=4).fit(X, y).cv_results_
+    raced = small(LogisticRegression(), RACED, n_iter=8, cv=4, racing=True,
+                  racing_z=1e9).fit(X, y).cv_results_
+    assert (raced.pop("n_splits_run") == 4).all()
+    for key, value in plain.items():
+        if "time" not in key:
+            np.testing.assert_array_equal(np.asarray(raced[key]), np.asarray(value), key)
+    assert set(raced) == set(plain)
+
+
+def test_a_candidate_stops_when_clearly_behind_the_incumbent():
+    from mfbo.integrations.sklearn import _Race
+    race = _Race(None, True, 4)
+    inc, worse, close = race.add([{}, {}, {}])
+    race.scores[inc][:] = [0.9, 0.8, 0.9, 0.8]  # standard deviation 0.0577 (ddof=1)
+    race.update_incumbent([inc])
+    race.scores[worse][:2] = [0.8, 0.7]  # 0.1 behind: more than 0.0577 / sqrt(2)
+    race.scores[close][:2] = [0.88, 0.78]  # 0.02 behind
+    assert race.behind(worse, 1, 1.0) and not race.behind(close, 1, 1.0)
+    assert not race.behind(worse, 1, 3.0)  # 3 standard errors: 0.122
+    race.scores[close][2:] = [0.95, 0.85]
+    race.update_incumbent([close])
+    assert race.incumbent == close
+    alone = _Race(None, True, 4)  # no incumbent yet: nothing stops
+    first = alone.add([{}])[0]
+    alone.scores[first][0] = 0.0
+    assert not alone.behind(first, 0, 1.0)
+
+
+def test_racing_with_several_metrics_and_batches_races_the_refit_metric():
+    search = small(LogisticRegression(), RACED, n_iter=9, cv=4, racing=True, n_points=3,
+                   scoring={"acc": "accuracy", "ll": "neg_log_loss"}, refit="ll").fit(X, y)
+    r = search.cv_results_
+    assert len(r["params"]) == 9 and "rank_test_ll" in r and "rank_test_acc" in r
+    assert r["n_splits_run"][search.best_index_] == 4
+    assert search.best_score_ == np.nanmax(np.where(r["n_splits_run"] == 4,
+                                                    r["mean_test_ll"], np.nan))
+
+
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
+def test_racing_failed_candidates_are_failed_trials():
+    search = small(Brittle(), {"a": Real(0.0, 1.0)}, n_iter=8, racing=True, n_points=4)
+    with pytest.warns(FitFailedWarning):
+        search.fit(X, y)
+    r = search.cv_results_
+    failed = np.isnan(r["mean_test_score"])
+    assert failed.any() and (r["n_splits_run"][failed] == 1).all()
+    assert search.best_params_["a"] <= 0.5
+
+
+def test_bad_racing_settings_are_named():
+    with pytest.raises(ValueError, match="racing_z"):
+        small(LogisticRegression(), RACED, racing=True, racing_z=-1.0).fit(X, y)
+    with pytest.raises((ValueError, TypeError), match="racing"):
+        small(LogisticRegression(), RACED, racing="yes").fit(X, y)
