@@ -1,0 +1,205 @@
+"""How fresh ``mfbo dashboard`` is and what a page refresh costs its server, on a large SQLite
+study and on a PostgreSQL study written by several worker processes.
+
+1. A study of ``--trials`` finished trials is written (SQLite: by one process, configurations
+   told directly; PostgreSQL: the same, into a throwaway server of
+   :mod:`~benchmarks.harness.postgres_server`).
+2. ``mfbo dashboard`` is started on it as a subprocess; the first page load (which replays the
+   whole journal) is timed.
+3. ``--workers`` worker processes (:mod:`~benchmarks.harness.shared_workers`, random search)
+   add ``--new`` trials while the dashboard's API (what the page polls) is read every
+   ``--poll`` seconds: each trial's *freshness* is the time from its tell (the worker's clock
+   after the commit) to the first API answer that shows it complete.
+4. With the workers done, one page refresh is timed: the requests a study page makes
+   (``/api/meta``, ``/api/studies``, ``/api/studies/0``, ``/api/studies/0/param_importances``)
+   and the live poll alone (``/api/studies/0?after=N``, what the page asks every few seconds),
+   each ``--repeats`` times; on one host the wall time of a request is its server time plus
+   a local round trip.
+
+    python -m benchmarks.harness.dashboard_latency --storage sqlite --trials 10000
+    python -m benchmarks.harness.dashboard_latency --storage postgresql --trials 2000 --workers 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+__all__ = ["write_study", "start_dashboard", "freshness", "refresh_cost", "main"]
+
+_ROOT = Path(__file__).resolve().parents[2]
+STUDY = "watched"
+#: the requests one load of a study page makes, after the page itself
+PAGE = ("/api/meta", "/api/studies", "/api/studies/0", "/api/studies/0/param_importances")
+
+
+def write_study(url: str, n: int, seed: int = 0) -> float:
+    """Write ``n`` complete trials of Branin's function into study :data:`STUDY` at ``url``;
+    the seconds it took."""
+    import numpy as np
+
+    from benchmarks.harness.shared_workers import SPACE, make_storage, objective
+    from mfbo.study.study import Study
+
+    study = Study(SPACE, make_storage(url), STUDY)
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    for x, y in zip(rng.uniform(-5, 10, n), rng.uniform(0, 15, n)):
+        now = time.time()
+        study.tell({"x": float(x), "y": float(y)}, "complete", objective(x, y), {}, None,
+                   now, now, None)
+    study.close()
+    return time.perf_counter() - start
+
+
+def _get(url: str):
+    with urllib.request.urlopen(url, timeout=120) as response:
+        return json.loads(response.read())
+
+
+def _timed(url: str) -> float:
+    start = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=120) as response:
+        response.read()
+    return time.perf_counter() - start
+
+
+def start_dashboard(storage: str) -> tuple[subprocess.Popen, str]:
+    """``mfbo dashboard storage`` on a free port: the process and its base URL."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])))
+    process = subprocess.Popen([sys.executable, "-m", "mfbo", "dashboard", storage, "--port",
+                                "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True, env=env, cwd=_ROOT)
+    line = process.stdout.readline()
+    found = re.search(r"(http://\S+)/dashboard", line)
+    if found is None:
+        process.kill()
+        raise RuntimeError(f"mfbo dashboard did not start: {line!r}")
+    return process, found.group(1)
+
+
+def freshness(base: str, url: str, n_before: int, new: int, workers: int,
+              poll: float) -> list[float]:
+    """Seconds from each new trial's tell to the API showing it complete, as ``workers``
+    processes add ``new`` trials to a study of ``n_before`` finished ones."""
+    from benchmarks.harness.shared_workers import start_worker
+
+    told: dict[int, float] = {}
+    procs = [start_worker(url, STUDY, n_before + new, sleep=0.25, seed=s, surrogate="random")
+             for s in range(workers)]
+
+    def follow(proc):
+        for line in proc.stdout:
+            record = json.loads(line)
+            if record["event"] == "tell":
+                told[record["trial"]] = record["time"]
+
+    readers = [threading.Thread(target=follow, args=(p,), daemon=True) for p in procs]
+    for r in readers:
+        r.start()
+    seen: dict[int, float] = {}
+    deadline = None  # once the workers are done: 30 s more for the last trials to show
+    while deadline is None or (time.monotonic() < deadline and set(told) - set(seen)):
+        detail = _get(f"{base}/api/studies/0?after={n_before}")
+        now = time.time()
+        for t in detail["trials"]:
+            if t["state"] == "Complete" and t["number"] not in seen:
+                seen[t["number"]] = now
+        time.sleep(poll)
+        if deadline is None and all(p.poll() is not None for p in procs):
+            for r in readers:
+                r.join(timeout=10)
+            deadline = time.monotonic() + 30
+    return [seen[i] - told[i] for i in sorted(told) if i in seen]
+
+
+def refresh_cost(base: str, n_trials: int, repeats: int) -> dict:
+    """Median and largest seconds of each request of a page load, of the whole load, and of
+    the live poll."""
+    times: dict[str, list[float]] = {path: [] for path in PAGE}
+    times["page"], times["poll"] = [], []
+    for _ in range(repeats):
+        page = 0.0
+        for path in PAGE:
+            t = _timed(base + path)
+            times[path].append(t)
+            page += t
+        times["page"].append(page)
+        times["poll"].append(_timed(f"{base}/api/studies/0?after={n_trials}"))
+    return {k: {"median": statistics.median(v), "max": max(v)} for k, v in times.items()}
+
+
+def _summary(values: list[float]) -> dict:
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+    return {"n": len(values), "median": statistics.median(values),
+            "p90": ordered[int(0.9 * (len(values) - 1))], "max": ordered[-1]}
+
+
+def run(storage: str, trials: int, workers: int, new: int, poll: float, repeats: int) -> dict:
+    """The whole measurement (see the module) on a fresh ``storage`` ("sqlite" or
+    "postgresql")."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = None
+        if storage == "postgresql":
+            from benchmarks.harness import postgres_server
+            reason = postgres_server.unavailable()
+            if reason is not None:
+                raise SystemExit(f"no PostgreSQL server: {reason}")
+            server = postgres_server.PostgresServer(durable=True)
+            url = server.new_database()
+        else:
+            url = str(Path(tmp) / "watched.db")
+        try:
+            out = {"storage": storage, "trials": trials, "workers": workers,
+                   "write_seconds": write_study(url, trials)}
+            process, base = start_dashboard(url)
+            try:
+                out["first_load_seconds"] = _timed(f"{base}/api/studies/0")
+                lags = freshness(base, url, trials, new, workers, poll)
+                out["freshness_seconds"] = _summary(lags)
+                out["refresh_seconds"] = refresh_cost(base, trials + new, repeats)
+            finally:
+                process.kill()
+                process.wait()
+        finally:
+            if server is not None:
+                server.close()
+    return out
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.harness.dashboard_latency",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--storage", choices=("sqlite", "postgresql"), default="sqlite")
+    p.add_argument("--trials", type=int, default=10_000, help="finished trials written first")
+    p.add_argument("--workers", type=int, default=4, help="worker processes adding trials")
+    p.add_argument("--new", type=int, default=40, help="trials the workers add")
+    p.add_argument("--poll", type=float, default=0.2, help="seconds between two API reads")
+    p.add_argument("--repeats", type=int, default=5, help="page refreshes timed")
+    p.add_argument("--json", default=None, help="also write the results to this file")
+    a = p.parse_args(argv)
+    for name in ("trials", "workers", "new", "repeats"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name} must be at least 1")
+    out = run(a.storage, a.trials, a.workers, a.new, a.poll, a.repeats)
+    text = json.dumps(out, indent=2)
+    print(text)
+    if a.json:
+        Path(a.json).write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+"""The dashboard's freshness and refresh-cost measurement, run small."""
+
+import pytest
+
+pytest.importorskip("optuna_dashboard", reason='pip install "mfbo[dashboard]"')
+
+from benchmarks.harness.dashboard_latency import PAGE, run  # noqa: E402
+
+
+def test_every_new_trial_is_seen_and_each_request_timed():
+    out = run("sqlite", trials=30, workers=2, new=4, poll=0.1, repeats=1)
+    assert out["freshness_seconds"]["n"] >= 4
+    assert 0 < out["freshness_seconds"]["max"] < 30
+    assert set(out["refresh_seconds"]) == set(PAGE) | {"page", "poll"}
+    assert out["refresh_seconds"]["page"]["max"] > 0
