@@ -5,7 +5,7 @@
                                           parameters
 ``mfbo study export PATH [--study NAME] --csv OUT.csv [--intermediate REPORTS.csv]``   one row
                                           per trial (and one per intermediate value reported)
-``mfbo study best PATH [--study NAME]``   the best parameters as JSON
+``mfbo study best PATH [--study NAME]``   the best parameters as JSON (several objectives: the front)
 
 ``PATH`` is an SQLite study file, as a path or as ``sqlite:///path``, or a PostgreSQL URL
 (``postgresql://user@host/db``).  It is opened read-only (``read_only=True``), so it can be
@@ -30,10 +30,15 @@ import numbers
 import os
 import sys
 
+import numpy as np
+
+from acquisitions.pareto import non_dominated
+
 from ..results.result import OptimizeResult
 from ..space import Integer, Space
 from ..storage import SQLiteStorage, Storage, StorageUnavailable
 from ..storage.base import read_in_pages
+from ..study.objectives import Objectives
 from ..study.study import STATES, Study
 
 __all__ = ["register", "open_storage", "select_studies", "StudySummary",
@@ -115,7 +120,9 @@ class StudySummary:
     space : Space
     config : dict
         The settings recorded with the study (``surrogate``, ``direction``, ...).
-    direction : str
+    direction : str or None
+        None with several objectives (:attr:`objectives`).
+    objectives : Objectives
     n_trials : int
     states : dict
         ``{"complete": n, "failed": n, "pruned": n, "pending": n}``.
@@ -123,7 +130,11 @@ class StudySummary:
         Configurations enqueued and not yet asked.
     best_id, best_value, best_params
         The complete trial with the best value in the study's direction (the first of
-        ties), as :attr:`mfbo.Study.best`; None when no trial is complete.
+        ties; with constraints the best feasible one), as :attr:`mfbo.Study.best`; None when
+        no trial is complete, and with several objectives.
+    front : list of (int, tuple, dict)
+        With several objectives: the Pareto front's trial ids, values and parameters as
+        recorded, in id order.
     """
 
     def __init__(self, storage: Storage, name: str):
@@ -132,8 +143,17 @@ class StudySummary:
             raise CommandError(f"no study named {name!r} in {storage.path!r}.")
         space_json, self.config = record
         self.space = Space.from_json(space_json)
-        self.direction = self.config.get("direction", "minimize")
-        sign = 1.0 if self.direction == "minimize" else -1.0
+        try:
+            self.objectives = Objectives.from_config(self.config)
+            Objectives.make(directions=list(self.objectives.directions),
+                            constraints=self.objectives.constraints)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise CommandError(f"study {name!r}: its stored objectives cannot be read "
+                               f"({exc}).") from None
+        o = self.objectives
+        self.direction = o.directions[0] if o.k == 1 else None
+        sign = float(o.signs[0])
+        feasible: list[tuple[int, tuple]] = []  # several objectives: (id, values)
         counts = {"complete": 0, "failed": 0, "pruned": 0}
         pending: dict[int, tuple[int, dict]] = {}  # id -> (its ask event, params)
         queued: set[int] = set()
@@ -159,10 +179,14 @@ class StudySummary:
                         if i not in pending:
                             raise ValueError(f"no pending trial with id {i}")
                         if kind == "tell":
-                            told = Study._checked_tell(p)  # the replay's own checks
+                            told = Study._checked_tell(p, o)  # the replay's own checks
                             ask, params = pending.pop(i)
                             counts[told["state"]] += 1
-                            loss = sign * told["value"] if told["state"] == "complete" else None
+                            met = told["state"] == "complete" and all(
+                                c <= 0 for c in told["constraints"] or ())
+                            if met and o.multi:
+                                feasible.append((i, told["values"], params))
+                            loss = sign * told["value"] if met and not o.multi else None
                             if loss is not None and (best is None or (loss, i) < best[:2]):
                                 best = (loss, i, told["value"], ask, params)
                     elif kind == "enqueue":
@@ -181,6 +205,10 @@ class StudySummary:
         self.n_trials = n
         self.states = {**counts, "pending": len(pending)}
         self.n_queued = len(queued)
+        self.front = []
+        if feasible:
+            keep = non_dominated(o.signs * np.array([v for _, v, _ in feasible]))
+            self.front = [f for f, k in zip(feasible, keep) if k]
         self.best_id = self.best_value = self.best_params = None
         if best is not None:
             _, self.best_id, self.best_value, ask, params = best
@@ -206,7 +234,10 @@ def _show(args) -> None:
         if i:
             print()
         print(f"study {name!r}")
-        print(f"  direction   {summary.direction}")
+        if summary.objectives.plain:
+            print(f"  direction   {summary.direction}")
+        else:
+            print(f"  objectives  {summary.objectives.describe()}")
         print(f"  surrogate   {summary.config.get('surrogate')}")
         print(f"  parameters  {', '.join(summary.space.names)}")
         for label, line in _conditions(summary.space):
@@ -217,7 +248,12 @@ def _show(args) -> None:
         print(f"  trials      {summary.n_trials} ({counts})")
         if summary.n_queued:
             print(f"  queued      {summary.n_queued} configuration(s) not yet asked")
-        if summary.best_id is None:
+        if summary.objectives.multi:
+            print(f"  Pareto front {len(summary.front)} trial(s)" + "".join(
+                f"\n    trial {i}: {strict_json(dict(zip(summary.objectives.labels, v)))}"
+                for i, v, _ in summary.front[:10]) + ("\n    ..." if len(summary.front) > 10
+                                                    else ""))
+        elif summary.best_id is None:
             print("  best        none (no complete trial)")
         else:
             print(f"  best value  {summary.best_value:.10g} (trial {summary.best_id})")
@@ -276,10 +312,12 @@ def _export(args) -> None:
     import pandas as pd
 
     # the study's own trials, not copies: nothing else holds this study
-    result = OptimizeResult(study.space, study.trials, study.direction)
+    result = OptimizeResult(study.space, study.trials, objectives=study.objectives)
     params, extra = result.column_names()
-    df = result.to_dataframe()[["id", "state", "value", *params.values(), "asked_at", "start",
-                                "end", "duration", "worker", "origin", "error", *extra.values()]]
+    outcomes = result.outcome_columns(params).values()
+    df = result.to_dataframe()[["id", "state", "value", *outcomes, *params.values(), "asked_at",
+                                "start", "end", "duration", "worker", "origin", "error",
+                                *extra.values()]]
     for n, column in params.items():  # written as integers, empty where inactive
         dim = result.space.dimensions[n]
         if isinstance(dim, Integer) and dim.when is not None and \
@@ -303,6 +341,13 @@ def _best(args) -> None:
     storage = open_storage(args.path)
     (name,) = select_studies(storage, args.study, one=True)
     summary = StudySummary(storage, name)
+    if summary.objectives.multi:
+        if not summary.front:
+            raise CommandError(f"study {name!r} has no complete feasible trial yet.")
+        print(strict_json([{"id": i, "values": dict(zip(summary.objectives.labels, v)),
+                            "params": summary.space.validate(params)}
+                           for i, v, params in summary.front]))
+        return
     if summary.best_id is None:
         raise CommandError(f"study {name!r} has no complete trial yet.")
     print(strict_json(summary.best_params))

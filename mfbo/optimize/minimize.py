@@ -294,10 +294,11 @@ def _tell(opt, trial, res, bar, tally=None):
     if tally is not None:
         tally.count(t)
     if bar is not None:
-        best = opt.best_trial
         bar.update(1)
-        if best is not None:
-            bar.set_postfix(best=f"{best.value:.6g}", refresh=False)
+        if opt.study.objectives.multi:
+            bar.set_postfix(front=len(opt.best_trials), refresh=False)
+        elif opt.best_trial is not None:
+            bar.set_postfix(best=f"{opt.best_trial.value:.6g}", refresh=False)
     return t
 
 

@@ -14,6 +14,7 @@ it the negated values, and everything the user sees stays in the values' own uni
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 import warnings
@@ -30,9 +31,10 @@ from .pruners import Pruner, as_pruner
 from ..proposal.steps import AcquisitionSearch
 from ..space import Space, as_space
 from ..storage import Storage
-from ..study.study import Rows, Study, check_direction
-from ..study.trial import (Trial, TrialPruned, extra_fields, finite, parse_outcome, public,
-                           shorten)
+from ..study.objectives import Objectives
+from ..study.study import Rows, Study
+from ..study.trial import Trial, TrialPruned, extra_fields, finite, public, shorten
+from ..proposal.steps.outcomes import METHODS
 
 __all__ = ["Trial", "Optimizer", "StudyExhausted"]
 
@@ -142,6 +144,24 @@ class Optimizer:
         continuous coordinates together (Gaussian steps).  None: the recipe's
         (``"joint"`` for the Mondrian forest, whose axis-aligned cells otherwise make the search
         crawl along one axis at a time; ``"one-exchange"`` for RF-SMAC, as in SMAC3).
+    directions : list or dict, optional
+        Several objectives (in place of ``direction``): ``["minimize", "maximize"]`` (the
+        objective returns a tuple of values, or a dict whose ``"loss"`` key holds it), or
+        ``{"error": "minimize", "latency": "minimize"}`` (named: the objective returns a dict
+        with those keys).  Trials keep every value (:attr:`Trial.values`); there is no single
+        best trial, but a Pareto front (:attr:`best_trials`); proposals follow
+        ``pareto_method``.  Recorded with the study like ``direction``.
+    constraints : list of str, optional
+        Names of values the objective returns in its dict that must be ``<= 0`` for a trial
+        to be *feasible*; only feasible trials are the best (or on the front).  Each is
+        modelled by a forest of its own on the same partitions, and proposals are weighted by
+        the probability that every constraint is met.  A failed trial counts as violating
+        them (with ``on_failure="worst"``, as the largest violation so far).
+    pareto_method : {"auto", "hvi", "parego"}, default="auto"
+        With several objectives: the expected hypervolume improvement over the trees' joint
+        draws (``"hvi"``; ``"auto"`` takes it for two objectives) or random Chebyshev
+        scalarisations of the objectives' lower confidence bounds (``"parego"``; ``"auto"``
+        for three or more); :class:`~mfbo.proposal.steps.OutcomeSearch`.
     pruner : Pruner or None, default=None
         The rule :meth:`should_prune` applies to the values a trial reported
         (:class:`~mfbo.pruners.MedianPruner`, :class:`~mfbo.pruners.SuccessiveHalvingPruner`,
@@ -154,9 +174,13 @@ class Optimizer:
                  batch_strategy="constant_liar", liar="min", on_failure="worst",
                  n_random_candidates=None, local_search=None, surrogate_options=None,
                  storage=None, study_name="default", min_distance=0.0,
-                 neighbourhood=None, direction="minimize", pruner=None):
+                 neighbourhood=None, direction="minimize", pruner=None, directions=None,
+                 constraints=None, pareto_method="auto"):
         self._lock = threading.RLock()
-        check_direction(direction)
+        objectives = Objectives.make(direction, directions, constraints)
+        if pareto_method not in METHODS:
+            raise ValueError(f"pareto_method must be one of {list(METHODS)}, got "
+                             f"{pareto_method!r}.")
         self.pruner: Pruner = as_pruner(pruner)
         space = as_space(space)
         recipe = as_recipe(surrogate).with_options(
@@ -164,13 +188,16 @@ class Optimizer:
             n_initial=n_initial, n_random_candidates=n_random_candidates,
             local_search=local_search, neighbourhood=neighbourhood)
         ss = seed_sequence(random_state)
-        model = recipe.build_model(len(space), ss.spawn(1)[0], surrogate_options)
+        seed = ss.spawn(1)[0]
+        outputs = None if objectives.plain else _outcome_models(
+            recipe, len(space), seed, surrogate_options, objectives)
+        model = recipe.build_model(len(space), seed, surrogate_options)
         cands = make_candidates(space, candidates)
         self.proposer = Proposer(space, recipe, model, ss.entropy, cands, batch_strategy, liar,
-                                 min_distance)
+                                 min_distance, outputs, pareto_method)
         self.study = Study(space, storage, study_name, cands, on_failure, config={
             "surrogate": surrogate if isinstance(surrogate, str) else repr(surrogate)},
-            direction=direction)
+            objectives=objectives)
         before = self.study.config.get("surrogate")
         if isinstance(surrogate, str) and isinstance(before, str) and before != surrogate:
             warnings.warn(f"study {study_name!r} was run with surrogate={before!r}; it goes on "
@@ -218,9 +245,20 @@ class Optimizer:
         return self.study.on_failure
 
     @property
-    def direction(self) -> str:
-        """``"minimize"`` or ``"maximize"``: what is done with the values told."""
+    def direction(self) -> str | None:
+        """``"minimize"`` or ``"maximize"``: what is done with the values told (None with
+        several objectives: :attr:`directions`)."""
         return self.study.direction
+
+    @property
+    def directions(self) -> tuple[str, ...]:
+        """Each objective's direction."""
+        return self.study.objectives.directions
+
+    @property
+    def objectives(self) -> Objectives:
+        """The study's objectives and constraints."""
+        return self.study.objectives
 
     @property
     def recipe(self) -> Recipe:
@@ -302,9 +340,23 @@ class Optimizer:
     @_serialised
     def best_trial(self) -> Trial | None:
         """A copy of the complete trial with the best value: the smallest, or the largest with
-        ``direction="maximize"`` (the first of ties)."""
+        ``direction="maximize"`` (the first of ties); with constraints the best feasible one.
+        With several objectives there is none: :attr:`best_trials`."""
+        if self.study.objectives.multi:
+            raise ValueError("a study of several objectives has no single best trial; "
+                             "best_trials holds its Pareto front.")
         best = self.study.best
         return None if best is None else public(best)
+
+    @property
+    @_serialised
+    def best_trials(self) -> list[Trial]:
+        """Copies of the complete (feasible) trials no other such trial dominates: the
+        Pareto front of the objectives (with one objective, the best trial), in id order."""
+        from ..study.pareto import pareto_trials
+
+        self.study.refresh()
+        return self.study.copies(pareto_trials(self.study.trials, self.study.objectives))
 
     @property
     @_serialised
@@ -459,11 +511,13 @@ class Optimizer:
                                  f"{shorten(repr(value), 80)}, state={state!r}, "
                                  f"error={error!r}.")
             state, loss, err = "pruned", None, None
+            values = cons = None
             extra = extra_fields(value) if fields else {}
         else:
-            parsed, loss, extra, err = parse_outcome(value)
+            parsed, values, cons, extra, err = self.study.objectives.parse(value)
+            loss = None if values is None or self.study.objectives.multi else values[0]
             if error is not None:
-                parsed, loss, err = "failed", None, str(error)
+                parsed, loss, values, cons, err = "failed", None, None, None, str(error)
             if state == "failed" and parsed == "complete":
                 raise ValueError(f"state='failed' is told without a value (or with an "
                                  f"error), got value={value!r}.")
@@ -477,7 +531,10 @@ class Optimizer:
                 finite(v, f"{name} (a time stamp)")
         if worker is not None and not isinstance(worker, str):
             raise TypeError(f"worker must be a string, got {worker!r}.")
-        told = self.study.tell(trial, state, loss, extra, err, start, end, worker)
+        if state != "complete":
+            values = cons = None
+        told = self.study.tell(trial, state, loss, extra, err, start, end, worker,
+                               values, cons)
         self.proposer.observe(self.study)
         return public(told)
 
@@ -489,8 +546,29 @@ class Optimizer:
 
         self.study.refresh()
         return OptimizeResult(self.space, self.study.copies(self.study.trials),
-                              direction=self.direction)
+                              objectives=self.study.objectives)
 
     @_serialised
     def close(self) -> None:
         self.study.close()
+
+
+def _outcome_models(recipe: Recipe, n_dims: int, seed, options, objectives: Objectives) -> list:
+    """The models of a study's outcomes after its first objective (the other objectives',
+    then the constraints'), each built like the first from a copy of its seed (so that
+    Mondrian forests share their partitions); a constraint's model predicts its raw value
+    (a Mondrian forest's or SMAC's without their output transform), whose threshold is 0;
+    a Mondrian forest's with the linear trend (its leaves hold what a ridge regression
+    leaves), since a constraint is often close to linear (a memory or a time budget) and the
+    trend carries its slope beyond the data, where a forest's mean is flat."""
+    from ..proposal.models import MondrianModel, SMACForestModel
+
+    raw = {MondrianModel: {"y_transform": "raw", "repeat_y_transform": None, "trend": True,
+                           "trend_window": None},
+           SMACForestModel: {"log_y": False}}.get(recipe.model, {})
+    models = []
+    for j in range(1, objectives.k + objectives.m):
+        extra = raw if j >= objectives.k else {}
+        models.append(recipe.build_model(n_dims, copy.deepcopy(seed),
+                                         {**(options or {}), **extra}))
+    return models

@@ -21,7 +21,8 @@ from ..space.candidates import CandidateSet
 from ..study.study import Study
 from .models import Model
 from .recipes import Recipe
-from .steps import EXHAUSTED, Context, run_steps
+from .steps import EXHAUSTED, AcquisitionSearch, Context, OutcomeSearch, RandomInterleave, \
+    run_steps
 
 __all__ = ["Proposer"]
 
@@ -36,6 +37,19 @@ def _load_proposal_modules() -> None:
     import of a second would keep every other worker, and this process's heartbeat, waiting."""
     import scipy.special  # noqa: F401
     from scipy.stats import qmc  # noqa: F401
+
+
+def outcome_steps(recipe: Recipe, method: str = "auto") -> tuple:
+    """The policy of a study of several objectives or with constraints: the recipe's random
+    interleaving, then :class:`~mfbo.proposal.steps.OutcomeSearch` with the settings of the
+    recipe's acquisition search (the other steps read one loss)."""
+    steps = [s for s in recipe.steps if isinstance(s, RandomInterleave)]
+    search = recipe.step(AcquisitionSearch)
+    settings = {} if search is None else {
+        f: getattr(search, f) for f in ("n_random", "local_search", "patience",
+                                        "min_improvement", "search_patience",
+                                        "neighbourhood", "joint_move_dims")}
+    return (*steps, OutcomeSearch(method=method, **settings))
 
 
 class Proposer:
@@ -56,11 +70,20 @@ class Proposer:
     liar : {"min", "mean", "max"}, default="min"
     min_distance : float, default=0
         See :class:`~mfbo.Optimizer`.
+    outputs : list of Model, optional
+        In a study of several objectives or with constraints, the models of the outcomes
+        after the first objective (the other objectives' losses, then the constraints'
+        values: the columns of the study's :attr:`~mfbo.study.Rows.Y`), built like ``model``
+        and from the same seed; the policy after the initial design is then the recipe's
+        random interleaving followed by :class:`~mfbo.proposal.steps.OutcomeSearch`.
+    outcome_method : {"auto", "hvi", "parego"}, default="auto"
+        :class:`~mfbo.proposal.steps.OutcomeSearch`'s method with several objectives.
     """
 
     def __init__(self, space: Space, recipe: Recipe, model: Model, entropy,
                  candidates: CandidateSet | None = None, batch_strategy: str = "constant_liar",
-                 liar: str = "min", min_distance: float = 0.0):
+                 liar: str = "min", min_distance: float = 0.0, outputs=None,
+                 outcome_method: str = "auto"):
         _load_proposal_modules()
         if batch_strategy not in ("constant_liar", "thompson"):
             raise ValueError(f"batch_strategy must be 'constant_liar' or 'thompson', got "
@@ -72,9 +95,14 @@ class Proposer:
         self.space = space
         self.recipe = recipe
         self.model = model
-        set_levels = getattr(model, "set_levels", None)  # (a factory's model need not have it)
-        if set_levels is not None:
-            set_levels(space.levels)
+        #: every outcome's model: ``model`` first (the study's first objective), then ``outputs``
+        self.models = [model, *(outputs or [])]
+        for m in self.models:
+            set_levels = getattr(m, "set_levels", None)  # (a factory's model need not have it)
+            if set_levels is not None:
+                set_levels(space.levels)
+        #: the policy after the initial design
+        self.steps = recipe.steps if not outputs else outcome_steps(recipe, outcome_method)
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
         self.acquisition = self._acquisitions[0]
@@ -90,7 +118,7 @@ class Proposer:
         self._init_U: np.ndarray | None = None  # the initial design's sequence so far
         #: why the last :meth:`propose` had nothing to propose (None after a proposal)
         self.last_exhaustion_reason: str | None = None
-        self._fed = 0  # observations the model has seen
+        self._fed = 0  # observations the models have seen
         self._told_repeat = False  # whether the model knows that a loss has repeated
 
     def observe(self, study: Study) -> None:
@@ -113,6 +141,8 @@ class Proposer:
                     tell()
                 self._told_repeat = True
             self.model.observe(X[:end], y[:end], end - self._fed)
+            for j, m in enumerate(self.models[1:], start=1):
+                m.observe(X[:end], study.obs.Y[:end, j], end - self._fed)
             self._fed = end
 
     def _rng(self, number: int) -> np.random.Generator:
@@ -135,7 +165,7 @@ class Proposer:
         elif not self.model.ready:
             (unit, cand), origin = ctx.random_point(), "random"
         else:
-            (unit, cand), origin = run_steps(self.recipe.steps, ctx)
+            (unit, cand), origin = run_steps(self.steps, ctx)
         lied = ctx.lied
         if unit is None:
             self.last_exhaustion_reason = self._exhaustion_reason()

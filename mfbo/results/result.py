@@ -10,7 +10,9 @@ import numpy as np
 from .importance import Importance, functional_anova
 from .plots import (plot_convergence, plot_evaluations, plot_importance,
                     plot_intermediate_values, plot_objective)
-from ..study.study import check_direction
+from ..study.objectives import Objectives, check_direction
+from ..study.pareto import hypervolume_history, pareto_trials
+from .pareto_plots import plot_hypervolume_history, plot_pareto_front
 from .surface import response_surface
 
 __all__ = ["OptimizeResult", "STUDY_COLUMNS", "unique_names", "plot_convergence",
@@ -57,6 +59,12 @@ class OptimizeResult:
     trials : list of Trial
     direction : {"minimize", "maximize"}, default="minimize"
         The study's: which value is best.  Values are kept as the objective returned them.
+    objectives : Objectives, optional
+        A study of several objectives or with constraints (in place of ``direction``).  With
+        several objectives there is no single best trial (``best_*`` are None): the best
+        trials are the Pareto front (:attr:`best_trials`, :meth:`pareto_front`), and
+        :meth:`for_objective` gives one objective's view for its figures and importance.
+        With constraints the best trial is the best feasible one.
 
     Attributes
     ----------
@@ -76,15 +84,63 @@ class OptimizeResult:
         active parameters only; no value is made up for the others.
     """
 
-    def __init__(self, space, trials: list, direction: str = "minimize"):
+    def __init__(self, space, trials: list, direction: str = "minimize",
+                 objectives: Objectives | None = None):
         self.space = space
         self.trials = trials
-        self.direction = check_direction(direction)
+        if objectives is None:
+            objectives = Objectives((check_direction(direction),))
+        elif not isinstance(objectives, Objectives):
+            raise TypeError(f"objectives must be an Objectives, got {objectives!r}.")
+        #: the study's objectives and constraints
+        self.objectives = objectives
+        direction = objectives.directions[0]
+        self.direction = check_direction(direction) if objectives.k == 1 else None
         sign = 1.0 if direction == "minimize" else -1.0
-        done = [t for t in trials if t.state == "complete"]
+        done = [t for t in trials if t.feasible and (objectives.k == 1)]
         self.best_trial = min(done, key=lambda t: (sign * t.value, t.id)) if done else None
         self.best_value = self.best_trial.value if self.best_trial else None
         self.best_params = dict(self.best_trial.params) if self.best_trial else None
+
+    @property
+    def best_trials(self) -> list:
+        """The complete (feasible) trials no other dominates in every objective: the Pareto
+        front, in id order (with one objective: the trials tied at the best value)."""
+        return pareto_trials(self.trials, self.objectives)
+
+    def pareto_front(self):
+        """:attr:`best_trials` as rows of :meth:`to_dataframe`."""
+        df = self.to_dataframe()
+        return df[df["id"].isin([t.id for t in self.best_trials])].reset_index(drop=True)
+
+    def hypervolume_history(self, reference) -> np.ndarray:
+        """The hypervolume the feasible complete trials dominate below ``reference`` (one
+        value per objective, in the values' own units: worse than every value that
+        matters), after each finished trial in the order they finished."""
+        return hypervolume_history(self.trials, self.objectives, reference)
+
+    def for_objective(self, objective) -> "OptimizeResult":
+        """One objective's view of a study of several (``objective``: its name or
+        position): a result of one value whose trials' ``value`` is that objective's, for its
+        figures, partial dependence and importance (constraints still decide which trials are
+        feasible)."""
+        import dataclasses
+
+        o = self.objectives
+        labels = list(o.labels)
+        if isinstance(objective, str) and objective in labels:
+            j = labels.index(objective)
+        elif isinstance(objective, int) and not isinstance(objective, bool) \
+                and -o.k <= objective < o.k:
+            j = objective % o.k
+        else:
+            raise ValueError(f"objective must be one of {labels} or a position below {o.k}, "
+                             f"got {objective!r}.")
+        one = Objectives((o.directions[j],), None, o.constraints)
+        trials = [dataclasses.replace(t, value=None if t.values is None else t.values[j],
+                                      values=None if t.values is None else (t.values[j],))
+                  for t in self.trials]
+        return OptimizeResult(self.space, trials, objectives=one)
 
     @property
     def finished(self) -> list:
@@ -96,6 +152,11 @@ class OptimizeResult:
 
     @property
     def func_vals(self) -> np.ndarray:
+        """The finished trials' values (nan unless complete); with several objectives one
+        row per trial, one column per objective."""
+        if self.objectives.multi:
+            return np.array([t.values if t.values is not None else [np.nan] * self.objectives.k
+                             for t in self.finished], dtype=float).reshape(-1, self.objectives.k)
         return np.array([t.value if t.value is not None else np.nan for t in self.finished])
 
     @property
@@ -123,9 +184,12 @@ class OptimizeResult:
     def best_so_far(self) -> np.ndarray:
         """Best value after each finished trial (the running minimum, or maximum when
         maximising), in the order they finished (nan before the first success)."""
+        if self.objectives.multi:
+            raise ValueError("a study of several objectives has no best value; see "
+                             "hypervolume_history, or for_objective(name).best_so_far().")
         order = sorted(self.finished, key=lambda t: (t.end or 0.0, t.id))
         worst = np.inf if self.direction == "minimize" else -np.inf
-        vals = np.array([t.value if t.state == "complete" else worst for t in order])
+        vals = np.array([t.value if t.feasible else worst for t in order])
         running = np.minimum if self.direction == "minimize" else np.maximum
         best = running.accumulate(vals) if vals.size else vals
         return np.where(np.isinf(best), np.nan, best)
@@ -136,8 +200,28 @@ class OptimizeResult:
         in the order the trials first return them)."""
         params = unique_names(self.space.names, STUDY_COLUMNS, "param_")
         keys = dict.fromkeys(k for t in self.trials for k in (t.extra or {}))
-        extra = unique_names(keys, (*STUDY_COLUMNS, *params.values()), "extra_")
+        taken = (*STUDY_COLUMNS, *params.values(), *self.outcome_columns(params).values())
+        extra = unique_names(keys, taken, "extra_")
         return params, extra
+
+    def outcome_columns(self, params: dict | None = None) -> dict:
+        """The columns of :meth:`to_dataframe` holding each objective's value (several or
+        named objectives) and each constraint's, and ``feasible`` (with constraints):
+        ``{(kind, position): column}``, ``kind`` ``"value"``, ``"constraint"`` or
+        ``"feasible"``; named as the objective or constraint unless that clashes with a
+        trial's or a parameter's column (then ``outcome_`` + the name)."""
+        o = self.objectives
+        if params is None:
+            params = unique_names(self.space.names, STUDY_COLUMNS, "param_")
+        wanted = {}
+        if o.multi or o.names is not None:
+            wanted.update({("value", j): n for j, n in enumerate(o.labels)})
+        wanted.update({("constraint", c): n for c, n in enumerate(o.constraints)})
+        if o.m:
+            wanted[("feasible", 0)] = "feasible"
+        names = unique_names(list(wanted.values()), (*STUDY_COLUMNS, *params.values()),
+                             "outcome_")
+        return {key: names[n] for key, n in wanted.items()}
 
     def to_dataframe(self):
         """One row per trial; the columns: ``id``, every parameter (in the space's order),
@@ -163,19 +247,28 @@ class OptimizeResult:
         import pandas as pd
 
         params, extra = self.column_names()
-        columns = ["id", *params.values(), "value", "state", "error", "asked_at", "start",
-                   "end", "duration", "worker", "origin", *extra.values()]
+        outcomes = self.outcome_columns(params)
+        columns = ["id", *params.values(), "value", *outcomes.values(), "state", "error",
+                   "asked_at", "start", "end", "duration", "worker", "origin", *extra.values()]
         rows = []
         for t in self.trials:
             row = {"id": t.id, "value": t.value, "state": t.state, "error": t.error,
                    "asked_at": t.asked_at, "start": t.start, "end": t.end,
                    "duration": t.duration, "worker": t.worker, "origin": t.origin}
             row.update((column, t.params.get(n, np.nan)) for n, column in params.items())
+            for (kind, j), column in outcomes.items():
+                row[column] = (t.feasible if t.state == "complete" else None) \
+                    if kind == "feasible" else \
+                    (None if getattr(t, kind + "s") is None else getattr(t, kind + "s")[j])
             row.update((extra[k], v) for k, v in (t.extra or {}).items())
             rows.append(row)
         return pd.DataFrame(rows, columns=columns)
 
     def __repr__(self):
+        if self.objectives.multi:
+            return (f"OptimizeResult(directions={list(self.objectives.directions)!r}, "
+                    f"n_best_trials={len(self.best_trials)}, n_trials={len(self.trials)}, "
+                    f"n_failed={self.n_failed})")
         direction = "" if self.direction == "minimize" else f", direction={self.direction!r}"
         pruned = f", n_pruned={self.n_pruned}" if self.n_pruned else ""
         return (f"OptimizeResult(best_value={self.best_value!r}, best_params={self.best_params!r},"
@@ -207,6 +300,19 @@ class OptimizeResult:
         (:func:`mfbo.plot_evaluations`); also saved when ``path`` is given."""
         _check_path(path)
         return self._in_units(plot_evaluations(self, title=title), path)
+
+    def plot_pareto_front(self, path=None, title: str | None = None, ax=None):
+        """The complete trials in the space of the (two or three) objectives, the Pareto front
+        marked (:func:`mfbo.results.pareto_plots.plot_pareto_front`)."""
+        _check_path(path)
+        return plot_pareto_front(self, path=path, title=title, ax=ax)
+
+    def plot_hypervolume_history(self, reference, path=None, title: str | None = None,
+                                 ax=None):
+        """:meth:`hypervolume_history` against the number of finished trials
+        (:func:`mfbo.results.pareto_plots.plot_hypervolume_history`)."""
+        _check_path(path)
+        return plot_hypervolume_history(self, reference, path=path, title=title, ax=ax)
 
     def plot_intermediate_values(self, path=None, title: str | None = None, ax=None):
         """Each trial's reported values against their steps, coloured by state

@@ -34,6 +34,7 @@ from ..space import Space, as_space
 from ..storage import InMemoryStorage, Storage, as_storage
 from ..storage.base import read_in_pages, retrying
 from .._core.arguments import check_int
+from .objectives import DIRECTIONS, Objectives, check_direction
 from .trial import Trial, finite, public, shorten
 
 __all__ = ["Study", "TrialFinished", "STATES", "CandidatesDiffer", "checked_configurations",
@@ -65,15 +66,16 @@ class TrialFinished(ValueError):
 
 
 class Rows:
-    """Unit-cube rows and one value per row, appended one at a time (amortised O(1)); ``X``
-    and ``y`` are views of the filled part (rows never change once written)."""
+    """Unit-cube rows and one value per row (or, with ``n_outputs``, a row of values:
+    :attr:`Y`), appended one at a time (amortised O(1)); ``X``, ``y`` and ``Y`` are views of
+    the filled part (rows never change once written)."""
 
-    def __init__(self, n_dims: int):
+    def __init__(self, n_dims: int, n_outputs: int | None = None):
         self._X = np.empty((16, n_dims))
-        self._y = np.empty(16)
+        self._y = np.empty(16) if n_outputs is None else np.empty((16, n_outputs))
         self.n = 0
 
-    def append(self, unit: np.ndarray, value: float = np.nan) -> None:
+    def append(self, unit: np.ndarray, value=np.nan) -> None:
         if self.n == self._y.shape[0]:
             self._X = np.concatenate([self._X, np.empty_like(self._X)])
             self._y = np.concatenate([self._y, np.empty_like(self._y)])
@@ -87,7 +89,13 @@ class Rows:
 
     @property
     def y(self) -> np.ndarray:
-        return self._y[:self.n]
+        """One value per row (with several outputs: the first's)."""
+        return self._y[:self.n] if self._y.ndim == 1 else self._y[:self.n, 0]
+
+    @property
+    def Y(self) -> np.ndarray:
+        """The rows' values, one column per output (one column without ``n_outputs``)."""
+        return self._y[:self.n].reshape(self.n, -1)
 
 
 def params_key(params: dict) -> bytes:
@@ -95,16 +103,8 @@ def params_key(params: dict) -> bytes:
     return json.dumps(params, sort_keys=True, default=str).encode()
 
 
-DIRECTIONS = ("minimize", "maximize")
-
 #: the states of a trial, in the order summaries list them
 STATES = ("complete", "pruned", "failed", "pending")
-
-
-def check_direction(direction) -> str:
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}.")
-    return direction
 
 
 def checked_configurations(space: Space, configs, what: str) -> list[dict]:
@@ -161,6 +161,12 @@ class Study:
         before directions existed minimises).  Trials keep the values as told; :attr:`obs`
         holds losses (the values, negated when maximising) and :attr:`best` is the best trial
         in the study's direction.
+    objectives : Objectives, optional
+        Several objectives, named objectives or constraints (:class:`~mfbo.study.objectives.
+        Objectives`), in place of ``direction``; recorded with a new study and checked when
+        one is reopened.  With several objectives :attr:`direction` is None and :attr:`best`
+        is None (the best trials are a Pareto front: :func:`mfbo.results.pareto.pareto_front`);
+        with constraints :attr:`best` is the best *feasible* trial.
 
     Attributes
     ----------
@@ -170,7 +176,12 @@ class Study:
         What a surrogate is fed, in the order trials finished: the unit point and loss (the
         value, negated when maximising) of every complete trial and, with
         ``on_failure="worst"``, of every failed one (the worst loss so far) and of every
-        pruned one.  A pruned trial enters with the larger of its last reported loss and the
+        pruned one.  In a study with several objectives or constraints, :attr:`Rows.Y`
+        holds one column per objective (its loss) and one per constraint (its value, raw),
+        a failed or pruned trial entering with the worst loss so far of each objective and
+        the largest value so far of each constraint (at least its range, and above 0: a
+        violation).  A pruned trial of one objective enters with the larger of its last
+        reported loss and the
         worst loss so far, so that it ranks below the complete trials, as Optuna's TPE ranks
         pruned trials below complete ones: its last value was measured at a smaller budget
         than the complete trials' final values and says little of the final value it did not
@@ -185,12 +196,21 @@ class Study:
 
     def __init__(self, space, storage=None, study_name: str = "default",
                  candidates: CandidateSet | str | None = None, on_failure: str = "worst",
-                 config: dict | None = None, direction: str = "minimize"):
+                 config: dict | None = None, direction: str = "minimize",
+                 objectives: Objectives | None = None):
         if on_failure not in ("worst", "ignore"):
             raise ValueError(f"on_failure must be 'worst' or 'ignore', got {on_failure!r}.")
         if not isinstance(study_name, str) or not study_name:
             raise ValueError(f"study_name must be a non-empty string, got {study_name!r}.")
-        check_direction(direction)
+        if objectives is None:
+            objectives = Objectives((check_direction(direction),))
+        elif not isinstance(objectives, Objectives):
+            raise TypeError(f"objectives must be an Objectives, got {objectives!r}.")
+        elif direction != "minimize" and objectives.directions != (direction,):
+            raise ValueError("give direction or objectives, not both.")
+        #: the objectives and constraints
+        self.objectives: Objectives = objectives
+        direction = objectives.directions[0] if objectives.k == 1 else None
         recorded = isinstance(candidates, str) and candidates == "recorded"
         if not (recorded or candidates is None or isinstance(candidates, CandidateSet)):
             raise TypeError(f"candidates must be a CandidateSet, None or 'recorded', got "
@@ -200,11 +220,13 @@ class Study:
         self.candidates = None if recorded else candidates
         self._recorded_candidates = recorded
         self.on_failure = on_failure
+        #: ``"minimize"`` or ``"maximize"`` (None with several objectives)
         self.direction = direction
-        #: +1 when minimising, -1 when maximising: loss = sign * value
-        self.sign = 1.0 if direction == "minimize" else -1.0
+        #: +1 when minimising, -1 when maximising: loss = sign * value (the first objective's)
+        self.sign = float(objectives.signs[0])
         self.storage: Storage = as_storage(storage)
-        config = {**(config or {}), "direction": direction,
+        config = {**(config or {}), "direction": objectives.directions[0],
+                  **objectives.to_config(),
                   "n_candidates": None if self.candidates is None else len(self.candidates)}
         try:
             stored = self.storage.open_study(study_name, self.space.to_json(), config)
@@ -218,12 +240,18 @@ class Study:
             raise ValueError(f"study {study_name!r} was created with n_candidates="
                              f"{stored.get('n_candidates')}, not {config['n_candidates']}.")
         # a study recorded before directions existed minimises
-        if stored.get("direction", "minimize") != direction:
+        if objectives.k == 1 and Objectives.from_config(stored).k == 1 and \
+                stored.get("direction", "minimize") != direction:
             raise ValueError(f"study {study_name!r} was created with direction="
                              f"{stored.get('direction', 'minimize')!r}; it cannot be reopened "
                              f"with direction={direction!r}.  Pass direction="
                              f"{stored.get('direction', 'minimize')!r}, or use another "
                              f"study_name or storage.")
+        if Objectives.from_config(stored) != objectives:
+            raise ValueError(f"study {study_name!r} was created with objectives "
+                             f"({Objectives.from_config(stored).describe()}); it cannot be "
+                             f"reopened with ({objectives.describe()}).  Pass the ones it was "
+                             f"created with, or use another study_name or storage.")
         self.config: dict = stored
         self._become_owner()
         self._reset()
@@ -262,7 +290,8 @@ class Study:
         D = len(self.space)
         self.trials: list[Trial] = []
         self._last_event = 0
-        self.obs = Rows(D)
+        plain = self.objectives.plain
+        self.obs = Rows(D, None if plain else self.objectives.k + self.objectives.m)
         self.obs_origins: list[str | None] = []
         self.asked = Rows(D)
         self.asked_keys: set[bytes] = set()  # row_keys of the asked points
@@ -317,8 +346,14 @@ class Study:
             raise ValueError(f"study {study_name!r}: its stored space cannot be read "
                              f"({shorten(exc)}); the storage is damaged.") from None
         cands = None if config.get("n_candidates") is None else "recorded"
-        study = cls(space, storage, study_name, cands, on_failure,
-                    direction=config.get("direction", "minimize"))
+        try:
+            objectives = Objectives.from_config(config)
+            Objectives.make(directions=list(objectives.directions),
+                            constraints=objectives.constraints)
+        except _DAMAGE as exc:
+            raise ValueError(f"study {study_name!r}: its stored objectives cannot be read "
+                             f"({shorten(exc)}); the storage is damaged.") from None
+        study = cls(space, storage, study_name, cands, on_failure, objectives=objectives)
         study.refresh()
         return study
 
@@ -358,7 +393,7 @@ class Study:
     @property
     def best(self) -> Trial | None:
         """The complete trial with the best value in the study's direction (the first of
-        ties)."""
+        ties); with constraints the best feasible one; None with several objectives."""
         return self._best
 
     @property
@@ -514,10 +549,17 @@ class Study:
                 for owner, (age, interval) in beats.items()}
 
     def tell(self, trial, state: str, value: float | None, extra: dict, error: str | None,
-             start: float | None, end: float | None, worker: str | None) -> Trial:
+             start: float | None, end: float | None, worker: str | None,
+             values: tuple | None = None, constraints: tuple | None = None) -> Trial:
         """Finish a trial (a :class:`Trial`, its id, or a params dict of a configuration
         evaluated outside the study, recorded as a new trial); bad input raises before anything
-        is recorded."""
+        is recorded.  In a study of several objectives or with constraints a complete trial
+        is told its ``values`` (one per objective) and ``constraints`` (one per constraint)."""
+        plain = self.objectives.plain
+        if state == "complete" and not plain:
+            values, constraints = self.objectives.check_told(
+                list(values or ()), None if constraints is None else list(constraints))
+            value = values[0] if self.objectives.k == 1 else None
 
         if state == "pruned" and isinstance(trial, Mapping):
             raise ValueError("a trial told pruned must be a Trial or a trial id: it was asked "
@@ -530,10 +572,15 @@ class Study:
             else:
                 number = self.pending_trial(trial, "a params dict").id
             now = time.time()
-            self._append("tell", {
+            payload = {
                 "id": int(number), "state": state, "value": value, "extra": extra,
                 "error": error, "start": start, "end": end if end is not None else now,
-                "worker": worker})
+                "worker": worker}
+            if state == "complete" and not plain:
+                payload["values"] = list(values)
+                if constraints is not None:
+                    payload["constraints"] = list(constraints)
+            self._append("tell", payload)
             return self.trials[number]
 
         return self.atomic(record)
@@ -650,11 +697,19 @@ class Study:
                      owner=p["owner"], candidate=cand, unit=unit, origin=origin)
 
     @staticmethod
-    def _checked_tell(p: Mapping) -> dict:
-        """The fields a ``tell`` event sets, checked."""
+    def _checked_tell(p: Mapping, objectives: Objectives | None = None) -> dict:
+        """The fields a ``tell`` event of a study of ``objectives`` (None: one value, no
+        constraint) sets, checked."""
         state, value, extra, error = p["state"], p["value"], p["extra"], p["error"]
-        if state == "complete":
+        values = constraints = None
+        objectives = objectives or Objectives()
+        if state == "complete" and not objectives.plain:
+            values, constraints = objectives.check_told(p["values"], p.get("constraints"))
+            if value != (values[0] if objectives.k == 1 else None):
+                raise ValueError(f"value {shorten(repr(value), 40)} is not that of values")
+        elif state == "complete":
             finite(value, "value")
+            values = (float(value),)
         elif state in ("failed", "pruned"):
             if value is not None:
                 raise ValueError(f"a {state} trial has no value, got {shorten(repr(value), 40)}")
@@ -673,7 +728,33 @@ class Study:
         if worker is not None and not isinstance(worker, str):
             raise TypeError(f"worker must be a string, got {worker!r}")
         return {"state": state, "value": None if value is None else float(value),
-                "extra": extra, "error": error, "worker": worker, **times}
+                "extra": extra, "error": error, "worker": worker, "values": values,
+                "constraints": constraints, **times}
+
+    def _observe_outcomes(self, t: Trial) -> None:
+        """What a told trial of a study of several objectives or with constraints adds to
+        :attr:`obs` (see its description) and to the best trial."""
+        o = self.objectives
+        if t.state == "complete":
+            row = np.concatenate([o.signs * np.asarray(t.values),
+                                  np.asarray(t.constraints or (), dtype=float)])
+            if o.k == 1 and t.feasible and (self._best is None or (
+                    self.sign * t.value, t.id) < (self.sign * self._best.value, self._best.id)):
+                self._best = t
+            loss = row[0]
+            if not self._loss_repeated and loss in self._losses:
+                self._loss_repeated, self.first_repeat = True, self.obs.n
+            self._losses.add(loss)
+        elif self.on_failure == "worst" and self.obs.n:
+            Y = self.obs.Y
+            row = Y.max(axis=0)
+            if o.m:
+                top, spread = Y[:, o.k:].max(axis=0), np.ptp(Y[:, o.k:], axis=0)
+                row[o.k:] = np.where(np.maximum(top, spread) > 0, np.maximum(top, spread), 1.0)
+        else:
+            return
+        self.obs.append(t.unit, row)
+        self.obs_origins.append(t.origin)
 
     def _apply(self, kind: str, p: dict) -> None:
         if not isinstance(p, Mapping):
@@ -696,13 +777,16 @@ class Study:
             t.owner = p["owner"]
         elif kind == "tell":
             t = self._trial_of(p, pending=True)
-            f = self._checked_tell(p)
+            f = self._checked_tell(p, self.objectives)
             t.state, t.value, t.extra, t.error = f["state"], f["value"], f["extra"], f["error"]
             t.start, t.end, t.worker = f["start"], f["end"], f["worker"]
+            t.values, t.constraints = f["values"], f["constraints"]
             self._pending.pop(t.id, None)
             self._n_finished += 1
             self._n_pruned += t.state == "pruned"
-            if t.state == "complete":
+            if not self.objectives.plain:
+                self._observe_outcomes(t)
+            elif t.state == "complete":
                 loss = self.sign * t.value
                 if self._best is None or (loss, t.id) < (self.sign * self._best.value,
                                                          self._best.id):

@@ -44,6 +44,9 @@ class Trial:
     ``"plateau"``, ``"local"``, ``"parzen"``, ``"acquisition"``), ``"enqueued"`` for a
     configuration given by :meth:`~mfbo.Optimizer.enqueue`, or None where not recorded
     (a trial told by :meth:`~mfbo.Optimizer.tell` with params, or a journal of mfbo 0.1).
+    ``values`` holds a complete trial's value of each objective, as told (in a study of
+    one objective ``(value,)``; in a study of several ``value`` is None); ``constraints``
+    the values of a study's constraints (None in a study without), each ``<= 0`` when met.
     """
 
     id: int
@@ -62,6 +65,15 @@ class Trial:
     origin: str | None = None
     intermediate_values: dict = field(default_factory=dict)
     rungs: dict = field(default_factory=dict)
+    values: tuple | None = None
+    constraints: tuple | None = None
+
+    @property
+    def feasible(self) -> bool:
+        """Whether the trial is complete and meets every constraint (every complete trial of
+        a study without constraints does)."""
+        return self.state == "complete" and (self.constraints is None or
+                                             all(c <= 0 for c in self.constraints))
 
     @property
     def last_step(self) -> int | None:
@@ -175,7 +187,7 @@ def parse_outcome(value) -> tuple[str, float | None, dict, str | None]:
     if isinstance(value, np.ndarray) and value.size == 1:
         value = value.reshape(()).item()
     if not is_number(value):
-        hint = (" (several objectives are not supported: return one number)"
+        hint = (" (this study has one objective: pass directions=[...] to optimise several)"
                 if isinstance(value, (tuple, list, np.ndarray)) else "")
         raise TypeError(f"value is {_describe(value)}; expected {expected}{hint}.")
     try:

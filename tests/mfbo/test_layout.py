@@ -105,7 +105,9 @@ CROSS_CUTTING = ["test_layout.py", "optimize/test_reliability.py",
                  # conditional spaces through each room's modules
                  "study/test_conditional_study.py", "results/test_conditional.py",
                  "integrations/test_sklearn_conditional.py",
-                 "integrations/test_optuna_conditional.py"]
+                 "integrations/test_optuna_conditional.py",
+                 # several objectives and constraints through each room's modules
+                 "optimize/test_multi_objective.py"]
 TEST_FILES = sorted(p for p in TESTS.rglob("test_*.py") if "__pycache__" not in p.parts)
 
 

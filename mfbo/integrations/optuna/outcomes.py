@@ -1,5 +1,6 @@
-"""What a finished optuna trial tells an mfbo study: its loss, a failure, or a pruned trial with
-its intermediate values."""
+"""What a finished optuna trial tells an mfbo study: its loss (or its losses, in a study of
+several objectives, and its constraints' values), a failure, or a pruned trial with its
+intermediate values."""
 
 from __future__ import annotations
 
@@ -8,7 +9,23 @@ import math
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-__all__ = ["loss_sign", "outcome", "times", "record_pending", "tell_finished"]
+__all__ = ["loss_sign", "loss_signs", "outcome", "times", "record_pending", "tell_finished",
+           "CONSTRAINTS_KEY", "constraints_of"]
+
+#: the system attribute where optuna's samplers keep the values of ``constraints_func``
+CONSTRAINTS_KEY = "constraints"
+
+
+def loss_signs(study) -> tuple[float, ...]:
+    """+1 per objective the study minimises, -1 per one it maximises."""
+    return tuple(-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in study.directions)
+
+
+def constraints_of(trial: FrozenTrial) -> tuple | None:
+    """The constraint values a sampler's ``constraints_func`` recorded for ``trial`` (None
+    where none were)."""
+    values = trial.system_attrs.get(CONSTRAINTS_KEY)
+    return None if values is None else tuple(values)
 
 
 def loss_sign(study, who: str) -> float:
@@ -24,19 +41,22 @@ def loss_sign(study, who: str) -> float:
     return -1.0 if directions[0] == StudyDirection.MAXIMIZE else 1.0
 
 
-def outcome(trial: FrozenTrial, sign: float) -> tuple[float | None, str | None]:
+def outcome(trial: FrozenTrial, sign) -> tuple:
     """``(loss, None)`` or ``(None, error)`` of a complete or failed trial (a pruned one is
-    told by :func:`tell_finished`).
+    told by :func:`tell_finished`); with ``sign`` a tuple (one per objective), the loss is a
+    tuple of losses.
 
     A complete trial's loss is its value (negated when the study maximises); a failed trial
     is a failure, and so is a non-finite loss (mfbo's rule)."""
-    if trial.state == TrialState.COMPLETE:
-        value = trial.value
-    else:
+    if trial.state != TrialState.COMPLETE:
         return None, f"optuna trial {trial.number} {trial.state.name.lower()}"
-    if value is None or not math.isfinite(value):
-        return None, f"optuna trial {trial.number} has the non-finite value {value}"
-    return sign * float(value), None
+    signs = sign if isinstance(sign, tuple) else (sign,)
+    values = list(trial.values or [None])
+    for v in values:
+        if v is None or not math.isfinite(v):
+            return None, f"optuna trial {trial.number} has the non-finite value {v}"
+    losses = tuple(s * float(v) for s, v in zip(signs, values))
+    return (losses if isinstance(sign, tuple) else losses[0]), None
 
 
 def times(trial: FrozenTrial) -> dict:
@@ -55,7 +75,7 @@ def record_pending(opt, params: dict) -> int:
         return study.add(params, unit, cand).id
 
 
-def tell_finished(opt, trial_id: int, trial: FrozenTrial, sign: float) -> None:
+def tell_finished(opt, trial_id: int, trial: FrozenTrial, sign) -> None:
     """Tell ``opt``'s pending trial ``trial_id`` how the optuna ``trial`` finished, with its
     optuna number in the ``optuna_number`` extra field, after reporting its finite
     intermediate values (times ``sign``).
@@ -64,13 +84,27 @@ def tell_finished(opt, trial_id: int, trial: FrozenTrial, sign: float) -> None:
     :attr:`mfbo.Study.obs` says, ranked below
     the complete trials (as Optuna's TPE ranks pruned trials), never as complete with its
     last intermediate value, which a learning curve makes look better than the final value
-    it was stopped before reaching.  Complete and failed trials: see :func:`outcome`."""
+    it was stopped before reaching.  Complete and failed trials: see :func:`outcome`; in a
+    study with constraints (``opt.objectives.constraints``), a complete trial is told the
+    values :func:`constraints_of` gives, and is failed without them.  ``sign``: a float, or
+    with several objectives or constraints a tuple (one per objective)."""
     extra = {"optuna_number": trial.number}
+    first = sign[0] if isinstance(sign, tuple) else sign
     for step, v in sorted(trial.intermediate_values.items()):
         if v is not None and math.isfinite(v):
-            opt.report(trial_id, step, sign * float(v))
+            opt.report(trial_id, step, first * float(v))
     if trial.state == TrialState.PRUNED:
         opt.tell(trial_id, extra, state="pruned", **times(trial))
         return
     loss, error = outcome(trial, sign)
+    names = opt.study.objectives.constraints
+    if names and error is None:
+        values = constraints_of(trial)
+        if values is None or len(values) != len(names):
+            loss, error = None, (f"optuna trial {trial.number} has no values for the "
+                                 f"{len(names)} constraint(s) (constraints_func)")
+        else:
+            extra.update(zip(names, values))
+    if isinstance(loss, tuple) and len(loss) == 1:
+        loss = loss[0]
     opt.tell(trial_id, {"loss": loss, **extra}, error=error, **times(trial))

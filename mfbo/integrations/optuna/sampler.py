@@ -16,7 +16,8 @@ from ..._core.arguments import check_int
 from ...optimize.optimizer import Optimizer, StudyExhausted
 from ...space import Real, Space
 from .distributions import Codec
-from .outcomes import loss_sign, record_pending, tell_finished
+from .outcomes import (CONSTRAINTS_KEY, constraints_of, loss_signs, record_pending,
+                       tell_finished)
 from .structure import ConditionalSearchSpace, Structure, renamed
 
 __all__ = ["MondrianSampler"]
@@ -34,7 +35,9 @@ _RESERVED = {"space": "the search space is optuna's", "random_state": "use seed"
              "n_initial": "use n_startup_trials", "candidates": "the search space is optuna's",
              "storage": "the optuna study's storage is the shared one",
              "study_name": "the optuna study names the study",
-             "direction": "the optuna study's direction is used"}
+             "direction": "the optuna study's direction is used",
+             "directions": "the optuna study's directions are used",
+             "constraints": "use constraints_func"}
 
 _STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL, TrialState.RUNNING)
 
@@ -71,7 +74,7 @@ class _Mirror:
     """
 
     def __init__(self, structure: Structure, seed: int, n_initial: int | None, surrogate,
-                 options: dict):
+                 options: dict, n_objectives: int = 1, n_constraints: int = 0):
         names = structure.ordered()
         # the names of the mfbo space are positional: optuna's may be any string
         self.keys = [f"p{i}" for i in range(len(names))]
@@ -82,8 +85,13 @@ class _Mirror:
             self.codecs[name] = Codec(structure.distributions[name],
                                       None if when is None else renamed(when, key_of))
         self.space = Space({k: c.dimension for k, c in zip(self.keys, self.codecs.values())})
+        outcomes = {}  # several objectives (as losses) and constraints, as the study has them
+        if n_objectives > 1:
+            outcomes["directions"] = ["minimize"] * n_objectives
+        if n_constraints:
+            outcomes["constraints"] = [f"constraint_{i}" for i in range(n_constraints)]
         self.optimizer = Optimizer(self.space, surrogate=surrogate, random_state=seed,
-                                   n_initial=n_initial, **options)
+                                   n_initial=n_initial, **outcomes, **options)
         #: optuna trial number -> mfbo trial id (pending or finished)
         self.ids: dict[int, int] = {}
         #: optuna trial numbers that are finished and dealt with (told, or not expressible)
@@ -124,7 +132,7 @@ class _Mirror:
         return {name: codec.decode(params[key])
                 for key, (name, codec) in zip(self.keys, self.codecs.items()) if key in params}
 
-    def sync(self, trials: list[FrozenTrial], current: int, sign: float) -> bool:
+    def sync(self, trials: list[FrozenTrial], current: int, sign) -> bool:
         """Tell the optimizer what it has not seen of ``trials`` (all but trial ``current``, in
         the order of their numbers, as optuna's storages return them and its
         ``IntersectionSearchSpace`` assumes): finished trials once, running ones as pending.
@@ -286,14 +294,28 @@ class MondrianSampler(BaseSampler):
         Further arguments of :class:`mfbo.Optimizer`: ``acquisition``, ``kappa``,
         ``batch_strategy``, ``liar``, ``on_failure``, ``surrogate_options``, ...
 
-    Multi-objective studies are refused with a ``ValueError`` naming their directions.
+    constraints_func : callable or None, default=None
+        As optuna's samplers take it: ``constraints_func(frozen_trial)`` returns a sequence
+        of values, each ``<= 0`` when met, computed after each complete or pruned trial and
+        kept in the trial's system attributes under ``"constraints"`` (where optuna's
+        samplers keep theirs: ``study.best_trials`` and optuna's plots read it).  The
+        optimizer models each constraint (:class:`mfbo.Optimizer`'s ``constraints``) and
+        proposes where they are likely met.
+
+    Multi-objective studies are searched as :class:`mfbo.Optimizer` searches several
+    objectives (each objective's loss, negated where the study maximises it).
     """
 
     def __init__(self, *, seed: int | None = None, n_startup_trials: int | None = None,
                  surrogate: Any = "mondrian", independent_sampler: BaseSampler | None = None,
-                 warn_independent_sampling: bool = True, **optimizer_options):
+                 warn_independent_sampling: bool = True, constraints_func=None,
+                 **optimizer_options):
         check_int(seed, "seed", minimum=0, or_none=True)
         check_int(n_startup_trials, "n_startup_trials", minimum=0, or_none=True)
+        if constraints_func is not None and not callable(constraints_func):
+            raise TypeError(f"constraints_func must be callable or None, got "
+                            f"{constraints_func!r}.")
+        self._constraints_func = constraints_func
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise TypeError(f"independent_sampler must be an optuna sampler or None, got "
                             f"{independent_sampler!r}.")
@@ -315,7 +337,7 @@ class MondrianSampler(BaseSampler):
         self._study_key = None
         self._search_space = ConditionalSearchSpace()
         self._mirror: _Mirror | None = None
-        self._mirror_structure: Structure | None = None
+        self._mirror_structure: tuple | None = None  # (structure, objectives, constraints)
         self._warned: set[str] = set()
 
     # pickling (e.g. to resume a study) keeps the settings; the optimizer is rebuilt from the
@@ -348,7 +370,6 @@ class MondrianSampler(BaseSampler):
 
     def infer_relative_search_space(self, study, trial: FrozenTrial
                                     ) -> dict[str, BaseDistribution]:
-        loss_sign(study, "MondrianSampler")
         with self._lock:
             self._same_study(study)
             # one read of the storage per trial, shared with sample_relative (as optuna's own
@@ -359,7 +380,7 @@ class MondrianSampler(BaseSampler):
 
     def sample_relative(self, study, trial: FrozenTrial,
                         search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
-        sign = loss_sign(study, "MondrianSampler")
+        signs = loss_signs(study)
         search_space = {name: search_space[name] for name in sorted(search_space)
                         if not search_space[name].single()}
         if not search_space:
@@ -371,11 +392,15 @@ class MondrianSampler(BaseSampler):
             structure = self._search_space.structure.restricted(search_space)
             # every trial, unfiltered: sync looks only at the unsettled ones at the end
             trials = study._get_trials(deepcopy=False, use_cache=True)
+            m = self._n_constraints(trials)
+            # one objective without constraints: the loss's sign alone, as always
+            sign = signs if len(signs) > 1 or m else signs[0]
+            key = (structure, len(signs), m)
             for _ in range(2):
-                if self._mirror is None or self._mirror_structure != structure:
+                if self._mirror is None or self._mirror_structure != key:
                     self._mirror = _Mirror(structure, self._seed, self._n_initial,
-                                           self._surrogate, self._options)
-                    self._mirror_structure = structure
+                                           self._surrogate, self._options, len(signs), m)
+                    self._mirror_structure = key
                 if self._mirror.sync(trials, trial.number, sign):
                     break
                 # a trial ran with other parameters than proposed: built again, the optimizer
@@ -390,9 +415,19 @@ class MondrianSampler(BaseSampler):
                                                      text[i:i + _CHUNK])
         return params
 
+    def _n_constraints(self, trials) -> int:
+        """How many constraints the study's trials have values for (0 without
+        ``constraints_func``): those of the first finished trial that has them."""
+        if self._constraints_func is None:
+            return 0
+        for t in trials:
+            values = constraints_of(t)
+            if values is not None:
+                return len(values)
+        return 0
+
     def sample_independent(self, study, trial: FrozenTrial, param_name: str,
                            param_distribution: BaseDistribution) -> Any:
-        loss_sign(study, "MondrianSampler")
         mirror = self._mirror
         if self._warn_independent_sampling and mirror is not None \
                 and param_name not in mirror.codecs and param_name not in self._warned:
@@ -414,4 +449,19 @@ class MondrianSampler(BaseSampler):
                     values) -> None:
         # the optimizer learns of the trial at the next relative sample (read from the
         # storage, where every process's trials are)
+        if self._constraints_func is not None and state in (TrialState.COMPLETE,
+                                                            TrialState.PRUNED):
+            values_c = self._constraints_func(trial)
+            if isinstance(values_c, (str, bytes)) or not hasattr(values_c, "__len__"):
+                raise TypeError(f"constraints_func must return a sequence of numbers, got "
+                                f"{values_c!r} for trial {trial.number}.")
+            checked = []
+            for c in values_c:
+                if isinstance(c, bool) or not isinstance(c, (int, float, np.number)) \
+                        or np.isnan(c):
+                    raise ValueError(f"constraints_func returned {list(values_c)!r} for trial "
+                                     f"{trial.number}: each value must be a number, not NaN.")
+                checked.append(float(c))
+            study._storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_KEY,
+                                                 tuple(checked))
         self._independent_sampler.after_trial(study, trial, state, values)

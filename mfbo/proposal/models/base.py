@@ -51,6 +51,11 @@ class Model:
         """The best observed loss on the model's scale (for EI/PI)."""
         return float(np.min(y))
 
+    def to_model_scale(self, values) -> np.ndarray:
+        """``values`` (losses) on the scale the model predicts (its output transform's;
+        monotone increasing), as the last observations set it."""
+        return np.asarray(values, dtype=float)
+
     def set_levels(self, levels) -> None:
         """Told the search space's per-coordinate kinds once, before any observation (0:
         continuous, k > 0: an ordered coordinate of k levels, -k: a categorical one of k

@@ -304,3 +304,6 @@ class MondrianModel(Model):
 
     def incumbent(self, y):
         return float(self._transform([np.min(y)])[0])
+
+    def to_model_scale(self, values):
+        return self._transform(values)

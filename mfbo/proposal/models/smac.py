@@ -58,6 +58,10 @@ class SMACForestModel(Model):
             return float(np.min(y))
         return float(smac_log_transform(self._y, [np.min(y)])[0])
 
+    def to_model_scale(self, values):
+        values = np.asarray(values, dtype=float)
+        return smac_log_transform(self._y, values) if self.log_y else values
+
     def with_lies(self, X, y, X_lie, y_lie):
         other = copy.copy(self)
         other.retrain_after = 1  # every lie is seen at once

@@ -6,6 +6,7 @@
 - :class:`LocalStep`: the minimiser of a local quadratic (or isotropic, or linear) model;
 - :class:`ParzenStep`: the acquisition's best among points of a Parzen density of good ones;
 - :class:`AcquisitionSearch`: the acquisition's maximiser over the space or candidate set;
+- :class:`OutcomeSearch`: the same over several objectives or with constraints;
 - :class:`CategoryStep`: the acquisition's best point for categorical values drawn at random;
 - :class:`Portfolio`: one of several policies (:class:`Arm`) per proposal, drawn by the new
   best losses each produced.
@@ -16,11 +17,12 @@ from .category import CategoryStep
 from .initial_design import InitialDesign, PerDimension
 from .interleave import RandomInterleave
 from .local import LocalStep
+from .outcomes import OutcomeSearch
 from .parzen import ParzenStep
 from .plateau import PlateauEscape
 from .portfolio import Arm, Portfolio
 from .search import AcquisitionSearch
 
 __all__ = ["AcquisitionSearch", "Arm", "CategoryStep", "Context", "EXHAUSTED", "InitialDesign",
-           "LocalStep", "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio", "RandomInterleave",
-           "Step", "run_steps"]
+           "LocalStep", "OutcomeSearch", "ParzenStep", "PerDimension", "PlateauEscape",
+           "Portfolio", "RandomInterleave", "Step", "run_steps"]

@@ -98,20 +98,26 @@ class Context:
         one already asked scores ``-inf``."""
         if self._score is None:
             model, self.lied = self.proposer.scoring_model(self.study, self.lied)
-            score = self.proposer.score_fn(self.study, model, self.rng)
-            space = self.space
-            if space.constrained:
-                raw, asked = score, self.study.asked_keys
-
-                def score(U):
-                    C = space.canonical(U)
-                    out = np.asarray(raw(C), dtype=float).copy()
-                    keys = row_keys(C)
-                    bad = ~space.allowed(C) | np.array([k in asked for k in keys], dtype=bool)
-                    out[bad] = -np.inf
-                    return out
-            self._score = score
+            self._score = self.wrap_score(self.proposer.score_fn(self.study, model, self.rng))
         return self._score
+
+    def wrap_score(self, score):
+        """``score`` (a function of unit points) as the steps use it: in a conditional space
+        a point is scored as its canonical form, and a forbidden point or one already asked
+        scores ``-inf``."""
+        space = self.space
+        if not space.constrained:
+            return score
+        raw, asked = score, self.study.asked_keys
+
+        def wrapped(U):
+            C = space.canonical(U)
+            out = np.asarray(raw(C), dtype=float).copy()
+            keys = row_keys(C)
+            bad = ~space.allowed(C) | np.array([k in asked for k in keys], dtype=bool)
+            out[bad] = -np.inf
+            return out
+        return wrapped
 
     def first_new(self, points) -> Point:
         """The first of ``points`` that is new, else a random point (or EXHAUSTED)."""

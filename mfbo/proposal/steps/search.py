@@ -84,8 +84,16 @@ class AcquisitionSearch(Step):
                              f"{self.neighbourhood!r}.")
         check_int(self.joint_move_dims, "AcquisitionSearch(joint_move_dims=...)", or_none=True)
 
+    def scorer(self, ctx: Context):
+        """The function of unit points this search maximises: the proposal's acquisition."""
+        return ctx.score()
+
+    def starts(self, ctx: Context) -> np.ndarray:
+        """Where the local searches start besides the best random points."""
+        return ctx.best_observed(10)
+
     def propose(self, ctx: Context) -> Point | None:
-        score = ctx.score()
+        score = self.scorer(ctx)
         study, rng = ctx.study, ctx.rng
         # asked points (evaluated and pending): never proposed again, and ties of the
         # acquisition are broken away from them
@@ -98,7 +106,7 @@ class AcquisitionSearch(Step):
                 return EXHAUSTED
             i = int(idx[0])
             return cands.U[i], i
-        starts = ctx.best_observed(10) if self.local_search else None
+        starts = self.starts(ctx) if self.local_search else None
         pts = maximize_random_local(
             score, ctx.space.levels, n=10, rng=rng, n_random=self.n_random, starts=starts,
             n_local=10 if self.local_search else 0,

@@ -98,17 +98,41 @@ def test_sampler_reseed_rng():
     assert str(inner._rng.rng.get_state()) != before_inner  # the independent sampler's too
 
 
-def test_raise_error_for_samplers_during_multi_objectives():
-    study = optuna.create_study(directions=["maximize", "minimize"], sampler=make())
-    with pytest.raises(ValueError, match=r"\['MAXIMIZE', 'MINIMIZE'\]"):
-        study.sampler.sample_independent(study, new_trial(study), "x", FloatDistribution(0, 1))
-    with pytest.raises(ValueError, match="single-objective"):
-        trial = new_trial(study)
-        study.sampler.sample_relative(study, trial,
-                                      study.sampler.infer_relative_search_space(study, trial))
-    # at the first use inside optimize too, naming the directions
-    with pytest.raises(ValueError, match="MAXIMIZE"):
-        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
+def test_multi_objective_studies_are_searched_for_their_front():
+    def objective(trial):
+        x, y = trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)
+        return (x - 0.2) ** 2 + y ** 2, -((x - 0.8) ** 2 + (y - 0.5) ** 2)
+    study = optuna.create_study(directions=["minimize", "maximize"],
+                                sampler=make(seed=0, n_startup_trials=8))
+    study.optimize(objective, n_trials=20)
+    opt = study.sampler._mirror.optimizer
+    assert opt.directions == ("minimize", "minimize")  # losses: the maximised one negated
+    told = {t.extra["optuna_number"]: t.values for t in opt.trials if t.state == "complete"}
+    for t in study.trials[:-1]:
+        assert told[t.number] == pytest.approx((t.values[0], -t.values[1]))
+    assert {t.origin for t in opt.trials[8:]} == {"outcomes"}
+    assert len(study.best_trials) >= 2
+
+
+def test_constraints_func_is_kept_as_optuna_keeps_it_and_steers_the_proposals():
+    def objective(trial):
+        return (trial.suggest_float("x", 0, 1) - 1) ** 2
+    sampler = make(seed=0, n_startup_trials=6, constraints_func=lambda t: [t.params["x"] - 0.5])
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(objective, n_trials=20)
+    assert all(t.system_attrs["constraints"] == (t.params["x"] - 0.5,) for t in study.trials)
+    assert study.sampler._mirror.optimizer.objectives.constraints == ("constraint_0",)
+    after = [t.params["x"] <= 0.5 for t in study.trials[6:]]
+    assert np.mean(after) >= 0.6
+    assert study.best_trial.params["x"] <= 0.5 and study.best_trial.params["x"] > 0.45
+    with pytest.raises(TypeError, match="constraints_func must be callable"):
+        make(constraints_func=1)
+    for reserved in ("directions", "constraints"):
+        with pytest.raises(TypeError, match=reserved):
+            make(**{reserved: ["minimize"]})
+    bad = optuna.create_study(sampler=make(constraints_func=lambda t: [float("nan")]))
+    with pytest.raises(ValueError, match="not NaN"):
+        bad.optimize(objective, n_trials=1)
 
 
 @pytest.mark.parametrize("distribution", FLOATS + INTS, ids=str)

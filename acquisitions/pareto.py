@@ -1,0 +1,120 @@
+"""Several losses at once: Pareto dominance, the hypervolume of a front, the hypervolume a
+new point would add, Chebyshev scalarisation, and the probability that constraints are met.
+
+Every loss is minimised: a point ``a`` dominates ``b`` when ``a <= b`` in every loss and
+``a < b`` in one.  The hypervolume of a set of points is the volume of the region they
+dominate inside the box bounded above by a reference point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["non_dominated", "hypervolume", "hypervolume_improvement", "chebyshev",
+           "log_probability_feasible"]
+
+
+def non_dominated(Y: np.ndarray) -> np.ndarray:
+    """A boolean mask of the rows of ``Y`` (n points × k losses) that no other row
+    dominates (of equal rows, each is kept)."""
+    Y = np.asarray(Y, dtype=float)
+    n = Y.shape[0]
+    keep = np.ones(n, dtype=bool)
+    for i in range(n):
+        if not keep[i]:
+            continue
+        dominated_by_i = np.all(Y[i] <= Y, axis=1) & np.any(Y[i] < Y, axis=1)
+        keep &= ~dominated_by_i
+    return keep
+
+
+def _hv2(P: np.ndarray, ref: np.ndarray) -> float:
+    """Exact 2-loss hypervolume of points already inside the reference box."""
+    P = P[np.argsort(P[:, 0], kind="stable")]
+    area, level = 0.0, ref[1]
+    for x, y in P:
+        if y < level:
+            area += (ref[0] - x) * (level - y)
+            level = y
+    return float(area)
+
+
+def hypervolume(Y: np.ndarray, ref) -> float:
+    """The exact hypervolume dominated by the rows of ``Y`` (n × k losses) inside the box
+    below ``ref`` (k values); points not strictly below ``ref`` in every loss add nothing.
+    Two losses: a sweep, O(n log n); more: slicing along the last loss (exact, for the
+    fronts of hundreds of points of a study)."""
+    Y = np.asarray(Y, dtype=float).reshape(-1, np.size(ref))
+    ref = np.asarray(ref, dtype=float)
+    P = Y[np.all(Y < ref, axis=1)]
+    if P.shape[0] == 0:
+        return 0.0
+    P = P[non_dominated(P)]
+    k = P.shape[1]
+    if k == 1:
+        return float(ref[0] - P[:, 0].min())
+    if k == 2:
+        return _hv2(P, ref)
+    # slices between consecutive values of the last loss: the points below a slice's
+    # lower end dominate the whole slice with their first k - 1 losses
+    order = np.argsort(P[:, -1], kind="stable")
+    P = P[order]
+    levels = np.append(P[:, -1], ref[-1])
+    volume = 0.0
+    for i in range(P.shape[0]):
+        depth = levels[i + 1] - levels[i]
+        if depth > 0:
+            volume += depth * hypervolume(P[:i + 1, :-1], ref[:-1])
+    return float(volume)
+
+
+def hypervolume_improvement(front: np.ndarray, ref, P: np.ndarray) -> np.ndarray:
+    """The hypervolume each row of ``P`` (n × k losses) would add to ``front`` (the
+    losses of the points so far) below ``ref``.  Two losses: exact and vectorised over
+    ``P`` (O(n × front)); more: exact, one point at a time."""
+    P = np.atleast_2d(np.asarray(P, dtype=float))
+    ref = np.asarray(ref, dtype=float)
+    F = np.asarray(front, dtype=float).reshape(-1, ref.size)
+    F = F[np.all(F < ref, axis=1)]
+    if F.shape[0]:
+        F = F[non_dominated(F)]
+    if ref.size != 2:
+        base = hypervolume(F, ref)
+        return np.array([hypervolume(np.vstack([F, p]), ref) - base for p in P])
+    # the region below ref not dominated by the front is bounded above by a staircase:
+    # g(x) = min(ref_1, min{f_1 : f_0 <= x}); the point p adds the integral over x in
+    # [p_0, ref_0] of max(0, g(x) - p_1)
+    F = F[np.argsort(F[:, 0], kind="stable")]
+    xs = np.append(F[:, 0], ref[0])  # breakpoints of the staircase
+    heights = np.minimum.accumulate(np.append(ref[1], F[:, 1]))  # g on [xs[j-1], xs[j])
+    lo = np.append(-np.inf, xs[:-1])  # segment j covers [lo[j], xs[j]) with height heights[j]
+    left = np.maximum(lo[None, :], P[:, :1])
+    width = np.clip(xs[None, :] - left, 0.0, None)
+    height = np.clip(heights[None, :] - P[:, 1:2], 0.0, None)
+    return (width * height).sum(axis=1)
+
+
+def chebyshev(Z: np.ndarray, weights, rho: float = 0.05) -> np.ndarray:
+    """ParEGO's augmented Chebyshev scalarisation of normalised losses ``Z`` (n × k):
+    ``max_j w_j z_j + rho * sum_j w_j z_j`` (smaller is better); every Pareto-optimal point
+    minimises it for some weights."""
+    Z = np.asarray(Z, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    WZ = Z * w
+    return WZ.max(axis=1) + rho * WZ.sum(axis=1)
+
+
+def log_probability_feasible(mean: np.ndarray, std: np.ndarray,
+                             threshold=0.0) -> np.ndarray:
+    """``log P(c <= threshold)`` per point under independent normal predictions of the
+    constraints (``mean``, ``std``: n × m), summed over the constraints; a zero std gives
+    0 (met) or ``-inf`` (violated)."""
+    from scipy.special import log_ndtr
+
+    mean = np.asarray(mean, dtype=float)
+    std = np.asarray(std, dtype=float)
+    gap = np.asarray(threshold, dtype=float) - mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(std > 0, gap / np.where(std > 0, std, 1.0),
+                     np.where(gap >= 0, np.inf, -np.inf))
+    return log_ndtr(z).reshape(mean.shape[0], -1).sum(axis=1)

@@ -1,0 +1,145 @@
+"""The global step of a study of several objectives or with constraints: the best new point by
+an acquisition over all the outcomes the models predict.
+
+One model per outcome (:attr:`~mfbo.proposal.Proposer.models`: each objective's loss, then
+each constraint's value), all built from the same seed: Mondrian partitions do not depend on
+the values, so the forests share their partitions and differ only in their leaves' values,
+and tree ``t`` of every forest together is one joint draw of all the outcomes.
+
+- Several objectives, ``method="hvi"``: the expected hypervolume improvement over the front of
+  the (feasible) observations, a Monte Carlo mean over the trees' joint draws (each tree's
+  prediction of every objective is one sample), on each objective's model scale normalised
+  by the observed range, reference point 1.1 (a tenth of the range beyond the worst).
+- Several objectives, ``method="parego"``: ParEGO's augmented Chebyshev scalarisation, with
+  weights drawn afresh for each proposal (uniformly on the simplex, from the proposal's own
+  stream), of each objective's lower confidence bound ``mean - kappa * std`` (normalised as
+  above): random scalarisations of UCB, which in expectation cover the whole front.
+- One objective with constraints: expected improvement over the best feasible loss
+  (log-EI), or nothing before a feasible trial.
+- Constraints, in every case: the log of the probability that every constraint is met,
+  ``sum_c log P(c <= 0)``, is added (the acquisition times the probability of
+  feasibility; with the Chebyshev scalarisation, ``exp(-scalarised)`` times it).  Before any
+  feasible trial the probability of feasibility alone is maximised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from acquisitions import log_expected_improvement
+from acquisitions.pareto import (chebyshev, hypervolume_improvement, log_probability_feasible,
+                                 non_dominated)
+
+from .base import Context
+from .search import AcquisitionSearch
+
+__all__ = ["OutcomeSearch", "METHODS"]
+
+METHODS = ("auto", "hvi", "parego")
+
+#: the reference point of the hypervolume, in normalised units (1: the worst observed)
+REFERENCE = 1.1
+
+
+@dataclass(frozen=True)
+class OutcomeSearch(AcquisitionSearch):
+    """:class:`~mfbo.proposal.steps.AcquisitionSearch` of the acquisition over several
+    outcomes (this module's description); the search settings are the same.
+
+    Parameters
+    ----------
+    method : {"auto", "hvi", "parego"}, default="auto"
+        With several objectives: the expected hypervolume improvement or random Chebyshev
+        scalarisations; ``"auto"``: ``"hvi"`` for two objectives, ``"parego"`` for more
+        (whose exact hypervolume improvements cost more than a proposal should).
+    """
+
+    origin: ClassVar[str] = "outcomes"
+
+    method: str = "auto"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.method not in METHODS:
+            raise ValueError(f"OutcomeSearch(method=...) must be one of {list(METHODS)}, got "
+                             f"{self.method!r}.")
+
+    def chosen_method(self, k: int) -> str:
+        if k == 1:
+            return "ei"
+        return ("hvi" if k == 2 else "parego") if self.method == "auto" else self.method
+
+    # -- what the search maximises -------------------------------------------------------------
+    def scorer(self, ctx: Context):
+        study, proposer = ctx.study, ctx.proposer
+        o = study.objectives
+        models = proposer.models
+        Y = study.obs.Y
+        feasible = np.all(Y[:, o.k:] <= 0, axis=1) if o.m else np.ones(Y.shape[0], dtype=bool)
+        # the observed losses on each objective's model scale, and their range
+        T = np.column_stack([models[j].to_model_scale(Y[:, j]) for j in range(o.k)])
+        lo, span = T.min(axis=0), np.ptp(T, axis=0)
+        span = np.where(span > 0, span, 1.0)
+        zero = [float(np.asarray(models[o.k + c].to_model_scale([0.0]))[0])
+                for c in range(o.m)]
+        method = self.chosen_method(o.k)
+        kappa = proposer.recipe.acquisition.kappas[study.obs.n %
+                                                    len(proposer.recipe.acquisition.kappas)]
+        any_feasible = bool(feasible.any())
+        if method == "hvi" and any_feasible:
+            front = (T[feasible] - lo) / span
+            # pending trials: the front as if they had returned their predicted means
+            pending = [t.unit for t in study.pending]
+            if pending:
+                P = np.asarray(pending)
+                means = np.column_stack([models[j].predict(P)[0] for j in range(o.k)])
+                front = np.vstack([front, (means - lo) / span])
+            front = front[non_dominated(front)]
+            ref = np.full(o.k, REFERENCE)
+        weights = ctx.stream("weights").dirichlet(np.ones(o.k)) if method == "parego" else None
+        best = float(T[feasible, 0].min()) if o.k == 1 and any_feasible else None
+
+        def objective_score(U):
+            if method == "ei":
+                m, s = models[0].predict(U)
+                return log_expected_improvement(m, s, best)
+            if method == "parego":
+                Z = np.column_stack([(lambda ms: ms[0] - kappa * ms[1])(models[j].predict(U))
+                                     for j in range(o.k)])
+                return -chebyshev((Z - lo) / span, weights)
+            # hvi: each tree's joint draw of the objectives, its improvement, averaged
+            draws = [models[j].predict_per_tree(U)[0] for j in range(o.k)]
+            n_trees = draws[0].shape[1]
+            total = np.zeros(U.shape[0])
+            for t in range(n_trees):
+                Z = np.column_stack([(d[:, t] - lo[j]) / span[j] for j, d in enumerate(draws)])
+                total += hypervolume_improvement(front, ref, Z)
+            return np.log(total / n_trees + 1e-12)
+
+        def score(U):
+            U = np.atleast_2d(U)
+            out = objective_score(U) if any_feasible else np.zeros(U.shape[0])
+            if o.m:
+                preds = [models[o.k + c].predict(U) for c in range(o.m)]
+                cm = np.column_stack([p[0] for p in preds])
+                cs = np.column_stack([p[1] for p in preds])
+                out = out + log_probability_feasible(cm, cs, np.asarray(zero))
+            return out
+
+        return ctx.wrap_score(score)
+
+    def starts(self, ctx: Context) -> np.ndarray:
+        """The (feasible) observations on the front of the objectives' losses, at most 10,
+        then the best by the first objective."""
+        study = ctx.study
+        o = study.objectives
+        Y = study.obs.Y
+        ok = np.all(Y[:, o.k:] <= 0, axis=1) if o.m else np.ones(Y.shape[0], dtype=bool)
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return ctx.best_observed(10)
+        idx = idx[non_dominated(Y[idx, :o.k])]
+        return study.obs.X[idx[:10]]

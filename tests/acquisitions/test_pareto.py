@@ -1,0 +1,94 @@
+"""Pareto dominance, hypervolume and its improvement, Chebyshev scalarisation and the
+probability of feasibility, against brute force, Monte Carlo and closed forms."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy.stats import norm
+
+from acquisitions.pareto import (chebyshev, hypervolume, hypervolume_improvement,
+                                 log_probability_feasible, non_dominated)
+
+
+def _brute_non_dominated(Y):
+    n = len(Y)
+    return np.array([not any(np.all(Y[j] <= Y[i]) and np.any(Y[j] < Y[i])
+                             for j in range(n) if j != i) for i in range(n)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 25), st.integers(1, 4), st.integers(0, 10_000))
+def test_non_dominated_is_the_definition(n, k, seed):
+    rng = np.random.default_rng(seed)
+    Y = rng.integers(0, 4, size=(n, k)).astype(float)  # ties and repeats on purpose
+    assert np.array_equal(non_dominated(Y), _brute_non_dominated(Y))
+
+
+def _monte_carlo(Y, ref, n=300_000, seed=0):
+    rng = np.random.default_rng(seed)
+    lo = Y.min(axis=0)
+    S = lo + rng.random((n, len(ref))) * (ref - lo)
+    dominated = np.zeros(n, dtype=bool)
+    for y in Y:
+        dominated |= np.all(y <= S, axis=1)
+    return dominated.mean() * np.prod(ref - lo)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_hypervolume_matches_monte_carlo(k):
+    rng = np.random.default_rng(k)
+    Y = rng.random((12, k))
+    ref = np.full(k, 1.05)
+    exact = hypervolume(Y, ref)
+    mc = _monte_carlo(Y, ref)
+    assert exact == pytest.approx(mc, rel=0.02)
+
+
+def test_hypervolume_closed_forms():
+    assert hypervolume([[0.2]], [1.0]) == pytest.approx(0.8)
+    assert hypervolume([[0.0, 0.0]], [1.0, 2.0]) == pytest.approx(2.0)
+    # two boxes overlapping in a square: 0.5 + 0.5 - 0.25
+    assert hypervolume([[0.0, 0.5], [0.5, 0.0]], [1.0, 1.0]) == pytest.approx(0.75)
+    # a point outside the reference box adds nothing, a dominated one nothing
+    assert hypervolume([[0.0, 0.5], [1.5, 0.0], [0.2, 0.7]], [1, 1]) == pytest.approx(0.5)
+    assert hypervolume(np.empty((0, 2)), [1, 1]) == 0.0
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_hypervolume_improvement_is_the_difference_of_hypervolumes(k):
+    rng = np.random.default_rng(10 + k)
+    F = rng.random((9, k))
+    ref = np.full(k, 1.1)
+    P = rng.random((40, k)) * 1.2 - 0.05
+    got = hypervolume_improvement(F, ref, P)
+    want = [hypervolume(np.vstack([F, p]), ref) - hypervolume(F, ref) for p in P]
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    assert np.all(got >= 0)
+    # a point of the front adds nothing; against an empty front, the box below ref
+    assert hypervolume_improvement(F, ref, F[non_dominated(F)]).max() == pytest.approx(0)
+    np.testing.assert_allclose(hypervolume_improvement(np.empty((0, k)), ref, P[:3]),
+                               [np.prod(np.clip(ref - p, 0, None)) for p in P[:3]])
+
+
+def test_every_pareto_point_minimises_a_chebyshev_scalarisation():
+    rng = np.random.default_rng(3)
+    Y = rng.random((30, 2))
+    front = non_dominated(Y)
+    Z = (Y - Y.min(0)) / np.ptp(Y, axis=0)
+    winners = {int(np.argmin(chebyshev(Z, [w, 1 - w]))) for w in np.linspace(0.001, 0.999,
+                                                                             2000)}
+    assert winners <= set(np.flatnonzero(front))  # only front points ever win
+    assert len(winners) >= 0.6 * front.sum()
+
+
+def test_log_probability_feasible_is_the_normal_cdf():
+    mean = np.array([[0.5, -1.0], [2.0, 0.0]])
+    std = np.array([[1.0, 2.0], [0.5, 1.0]])
+    want = norm.logcdf(-mean / std).sum(axis=1)
+    np.testing.assert_allclose(log_probability_feasible(mean, std), want)
+    # a zero std is certain: met (0) or violated (-inf)
+    got = log_probability_feasible(np.array([[-1.0], [1.0]]), np.zeros((2, 1)))
+    assert got[0] == 0.0 and got[1] == -np.inf
+    # far beyond the threshold still ranks (no underflow to -inf)
+    far = log_probability_feasible(np.array([[40.0], [50.0]]), np.ones((2, 1)))
+    assert np.all(np.isfinite(far)) and far[0] > far[1]

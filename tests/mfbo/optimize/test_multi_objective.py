@@ -1,0 +1,218 @@
+"""Several objectives and constraints through every room a user meets: the optimizer's tell
+and proposals, minimize and the decorator, worker processes, the SQLite journal (resume),
+results and figures, and ``mfbo study``."""
+
+import math
+import sqlite3
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mfbo
+from mfbo import Optimizer, Real
+from mfbo.study.pareto import pareto_trials
+
+SPACE = {"x": Real(0.0, 1.0), "y": Real(0.0, 1.0)}
+TWO = {"err": "minimize", "size": "minimize"}
+
+
+def two_objectives(x, y):
+    """Two parabolas whose minima differ: the front is the segment between them, met where
+    ``x + y <= 1.2``."""
+    return {"err": (x - 0.2) ** 2 + y ** 2, "size": (x - 0.8) ** 2 + (y - 0.5) ** 2,
+            "mem": x + y - 1.2}
+
+
+def run(opt, f, n):
+    for _ in range(n):
+        t = opt.ask()
+        opt.tell(t, f(**t.params))
+    return opt
+
+
+def _events(db):
+    return sqlite3.connect(db).execute("SELECT COUNT(*) FROM events").fetchone()[0]
+
+
+def test_a_study_of_two_objectives_records_values_and_a_front():
+    opt = run(Optimizer(SPACE, directions=["minimize", "maximize"], random_state=0),
+              lambda x, y: (x ** 2 + y, (x - 1) ** 2 - y), 24)
+    trials = opt.trials
+    assert all(len(t.values) == 2 and t.value is None for t in trials)
+    assert opt.direction is None and opt.directions == ("minimize", "maximize")
+    assert {t.origin for t in trials[opt.n_initial:]} <= {"outcomes"}
+    with pytest.raises(ValueError, match="no single best trial"):
+        opt.best_trial
+    front = opt.best_trials
+    losses = np.array([[t.values[0], -t.values[1]] for t in trials])
+    brute = [i for i in range(len(trials)) if not any(
+        np.all(losses[j] <= losses[i]) and np.any(losses[j] < losses[i])
+        for j in range(len(trials)))]
+    assert [t.id for t in front] == brute
+
+
+def test_bad_returns_raise_and_record_nothing(tmp_path):
+    db = str(tmp_path / "s.db")
+    single = Optimizer(SPACE, random_state=0, storage=db, study_name="one")
+    multi = Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=0, storage=db,
+                      study_name="two")
+    for opt, value, error, match in [
+            (single, (1.0, 2.0), TypeError, "pass directions"),
+            (multi, {"err": 1.0, "size": 2.0}, ValueError, "without the constraint"),
+            (multi, {"err": 1.0, "mem": 0.0}, ValueError, "without the objective"),
+            (multi, (1.0, 2.0), TypeError, "takes a dict"),
+    ]:
+        t = opt.ask()
+        before = _events(db)
+        with pytest.raises(error, match=match):
+            opt.tell(t, value)
+        assert _events(db) == before and [p.id for p in opt.pending] == [t.id]
+        opt.tell(t, None, error="given up")
+    two = Optimizer(SPACE, directions=["minimize", "minimize"], random_state=0)
+    with pytest.raises(ValueError, match="holds 3 values; this study has 2"):
+        two.tell(two.ask(), (1.0, 2.0, 3.0))
+
+
+def test_a_value_that_is_not_finite_is_a_failed_trial_fed_as_the_worst():
+    opt = run(Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=1),
+              two_objectives, 6)
+    told = opt.tell(opt.ask(), {"err": math.nan, "size": 1.0, "mem": -1.0})
+    assert told.state == "failed" and "objective 'err' is nan" in told.error
+    Y = opt.study.obs.Y
+    assert Y.shape == (7, 3)
+    np.testing.assert_array_equal(Y[-1, :2], Y[:-1, :2].max(axis=0))
+    assert Y[-1, 2] > 0  # a failed trial violates the constraint
+    pruned = opt.tell(opt.ask(), state="pruned")
+    assert pruned.state == "pruned" and opt.study.obs.n == 8
+
+
+def test_the_outcome_models_share_their_partitions():
+    opt = run(Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=2),
+              two_objectives, 12)
+    forests = [m.forest for m in opt.proposer.models]
+    X = np.random.default_rng(0).random((50, 2))
+    leaves = [f.apply(X) for f in forests]
+    for other in leaves[1:]:
+        np.testing.assert_array_equal(other, leaves[0])
+    # and their leaves hold each outcome's own values
+    means = [m.predict(X)[0] for m in opt.proposer.models]
+    assert not np.allclose(means[0], means[1])
+
+
+def test_constrained_proposals_are_mostly_feasible():
+    # feasible where x + y <= 0.6: 18 % of the square
+    def f(x, y):
+        return {"loss": (x - 1) ** 2 + (y - 1) ** 2, "c": x + y - 0.6}
+    opt = run(Optimizer(SPACE, constraints=["c"], random_state=3), f, 40)
+    after = opt.trials[opt.n_initial:]
+    share = np.mean([t.feasible for t in after])
+    assert share >= 0.6, share
+    best = opt.best_trial
+    assert best.feasible and best.value == min(t.value for t in opt.trials if t.feasible)
+    assert best.value < 0.98 * 1.05  # the optimum, on x + y = 0.6, is 0.98
+
+
+@pytest.mark.parametrize("method", ["hvi", "parego"])
+def test_proposals_are_reproducible_and_resume_bit_identical(tmp_path, method):
+    def go(opt, n):
+        return run(opt, two_objectives, n)
+    whole = go(Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=4,
+                         pareto_method=method), 20)
+    db = str(tmp_path / "s.db")
+    kwargs = dict(directions=TWO, constraints=["mem"], random_state=4, pareto_method=method,
+                  storage=db)
+    first = go(Optimizer(SPACE, **kwargs), 13)
+    first.close()
+    second = go(Optimizer(SPACE, **kwargs), 7)
+    assert [t.params for t in second.trials] == [t.params for t in whole.trials]
+    assert [t.values for t in second.trials] == [t.values for t in whole.trials]
+
+
+def test_a_batch_of_asks_gives_distinct_points():
+    opt = run(Optimizer(SPACE, directions=TWO, random_state=5), two_objectives, 12)
+    batch = opt.ask(4)
+    assert len({tuple(t.params.values()) for t in batch}) == 4
+
+
+def test_pareto_method_is_checked():
+    with pytest.raises(ValueError, match="pareto_method must be one of"):
+        Optimizer(SPACE, directions=TWO, pareto_method="nsga")
+
+
+def test_a_study_cannot_be_reopened_with_other_objectives(tmp_path):
+    db = str(tmp_path / "s.db")
+    Optimizer(SPACE, directions=TWO, storage=db).close()
+    for kwargs in ({}, {"directions": ["minimize", "minimize"]},
+                   {"directions": TWO, "constraints": ["mem"]}):
+        with pytest.raises(ValueError, match="created with objectives"):
+            Optimizer(SPACE, storage=db, **kwargs)
+
+
+def test_minimize_the_decorator_and_worker_processes(tmp_path):
+    res = mfbo.minimize(two_objectives, SPACE, n_calls=14, random_state=0, directions=TWO,
+                        constraints=["mem"], progress_bar=False)
+    assert res.best_value is None and res.best_trial is None and res.best_trials
+    assert res.func_vals.shape == (14, 2)
+
+    @mfbo.objective(SPACE)
+    def f(x, y):
+        return two_objectives(x, y)
+    again = f.minimize(n_calls=14, random_state=0, directions=TWO, constraints=["mem"],
+                       progress_bar=False)
+    assert [t.values for t in again.trials] == [t.values for t in res.trials]
+    db = str(tmp_path / "w.db")
+    par = mfbo.minimize(two_objectives, SPACE, n_calls=10, random_state=0, directions=TWO,
+                        constraints=["mem"], n_workers=2, storage=db, progress_bar=False)
+    assert sum(t.state == "complete" for t in par.trials) == 10
+    assert all(t.constraints is not None for t in par.trials)
+
+
+def test_the_results_of_several_objectives(tmp_path):
+    res = mfbo.minimize(two_objectives, SPACE, n_calls=16, random_state=0, directions=TWO,
+                        constraints=["mem"], progress_bar=False)
+    df = res.to_dataframe()
+    assert {"err", "size", "mem", "feasible"} <= set(df.columns)
+    assert df["value"].isna().all()
+    front = res.pareto_front()
+    assert sorted(front["id"]) == [t.id for t in pareto_trials(res.trials, res.objectives)]
+    assert front["feasible"].all()
+    hv = res.hypervolume_history([1.0, 1.0])
+    assert hv.shape == (16,) and np.all(np.diff(hv) >= 0) and hv[-1] > 0
+    size = res.for_objective("size")
+    assert size.best_value == min(t.values[1] for t in res.trials if t.feasible)
+    assert size.importance().main.keys() == {"x", "y"}
+    with pytest.raises(ValueError, match="objective must be one of"):
+        res.for_objective("latency")
+    with pytest.raises(ValueError, match="no best value"):
+        res.best_so_far()
+    res.plot_pareto_front(tmp_path / "front.png")
+    res.plot_hypervolume_history([1.0, 1.0], tmp_path / "hv.png")
+    assert (tmp_path / "front.png").stat().st_size > 0 and (tmp_path / "hv.png").is_file()
+    three = mfbo.minimize(lambda x, y: (x, y, (x - y) ** 2), SPACE, n_calls=12,
+                          random_state=0, directions=["minimize"] * 3, progress_bar=False)
+    three.plot_pareto_front()
+    with pytest.raises(ValueError, match="reference must be 3 finite values"):
+        three.hypervolume_history([1.0, 1.0])
+    assert "n_best_trials" in repr(three)
+
+
+def test_mfbo_study_shows_the_front(tmp_path):
+    db = str(tmp_path / "s.db")
+    mfbo.minimize(two_objectives, SPACE, n_calls=10, random_state=0, directions=TWO,
+                  constraints=["mem"], storage=db, progress_bar=False)
+
+    def cli(*args):
+        out = subprocess.run([sys.executable, "-m", "mfbo", "study", *args, db],
+                             capture_output=True, text=True, check=True)
+        return out.stdout
+    shown = cli("show")
+    assert "objectives  err: minimize, size: minimize; constraints mem <= 0" in shown
+    assert "Pareto front" in shown
+    import json
+    best = json.loads(cli("best"))
+    assert best and set(best[0]) == {"id", "values", "params"}
+    assert set(best[0]["values"]) == {"err", "size"}
+    csv = cli("export", "--csv", "-")
+    assert csv.splitlines()[0].startswith("id,state,value,err,size,mem,feasible,x,y")
