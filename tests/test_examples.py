@@ -13,7 +13,10 @@ EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.py
 #: examples that need an optional package (installed by the extra CI installs): the module
 #: and the extra that installs it
 OPTIONAL = {"configspace_space.py": ("ConfigSpace", "configspace"),
-            "optuna_sampler.py": ("optuna", "optuna")}
+            "optuna_sampler.py": ("optuna", "optuna"),
+            "dashboard.py": ("optuna_dashboard", "dashboard"),
+            "callbacks_mlflow.py": ("mlflow", "mlflow"),
+            "callbacks_lightgbm.py": ("lightgbm", "lightgbm")}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])

@@ -63,8 +63,9 @@ class MLflowCallback:
         self.experiment_name = experiment_name
         self.metric_name = metric_name
         self.study_run_name = study_run_name
-        #: the study run's id (None before the first trial is logged)
+        #: the study run's id (None before the first trial is logged; kept once it ended)
         self.study_run_id: str | None = None
+        self._running = False
         self._experiment_id: str | None = None
         self._best = None
         self._n_finished = 0
@@ -81,10 +82,13 @@ class MLflowCallback:
                                                getattr(optimizer, "directions", None)
                                                or [optimizer.direction])})
         self.study_run_id = run.info.run_id
+        self._running = True
+        self._best = None
+        self._n_finished = 0
 
     def __call__(self, trial, optimizer) -> None:
         """Log the finished ``trial`` of ``optimizer`` (what :func:`mfbo.minimize` calls)."""
-        if self.study_run_id is None:
+        if not self._running:
             self._start(optimizer)
         run = self.client.create_run(
             self._experiment_id, run_name=f"trial {trial.id}", start_time=_ms(
@@ -117,9 +121,9 @@ class MLflowCallback:
 
     def close(self) -> None:
         """End the study's run (FINISHED); a new study run starts if trials follow."""
-        if self.study_run_id is not None:
+        if self._running:
             self.client.set_terminated(self.study_run_id, status="FINISHED")
-            self.study_run_id = None
+            self._running = False
 
     def __enter__(self) -> "MLflowCallback":
         return self
