@@ -90,12 +90,15 @@ def start_dashboard(storage: str) -> tuple[subprocess.Popen, str]:
 
 
 def freshness(base: str, url: str, n_before: int, new: int, workers: int,
-              poll: float) -> list[float]:
+              poll: float) -> tuple[list[float], list[float]]:
     """Seconds from each new trial's tell to the API showing it complete, as ``workers``
-    processes add ``new`` trials to a study of ``n_before`` finished ones."""
+    processes add ``new`` trials to a study of ``n_before`` finished ones: of every new
+    trial, and of those told once every worker had opened the study (each worker's opening
+    replays the whole journal, which competes with the dashboard for the processors)."""
     from benchmarks.harness.shared_workers import start_worker
 
     told: dict[int, float] = {}
+    opened: list[float] = []
     procs = [start_worker(url, STUDY, n_before + new, sleep=0.25, seed=s, surrogate="random")
              for s in range(workers)]
 
@@ -104,6 +107,8 @@ def freshness(base: str, url: str, n_before: int, new: int, workers: int,
             record = json.loads(line)
             if record["event"] == "tell":
                 told[record["trial"]] = record["time"]
+            elif record["event"] == "open":
+                opened.append(record["time"])
 
     readers = [threading.Thread(target=follow, args=(p,), daemon=True) for p in procs]
     for r in readers:
@@ -121,7 +126,9 @@ def freshness(base: str, url: str, n_before: int, new: int, workers: int,
             for r in readers:
                 r.join(timeout=10)
             deadline = time.monotonic() + 30
-    return [seen[i] - told[i] for i in sorted(told) if i in seen]
+    lags = {i: seen[i] - told[i] for i in sorted(told) if i in seen}
+    settled = max(opened, default=0.0)
+    return list(lags.values()), [lag for i, lag in lags.items() if told[i] > settled]
 
 
 def refresh_cost(base: str, n_trials: int, repeats: int) -> dict:
@@ -164,13 +171,16 @@ def run(storage: str, trials: int, workers: int, new: int, poll: float, repeats:
             url = str(Path(tmp) / "watched.db")
         try:
             out = {"storage": storage, "trials": trials, "workers": workers,
+                   "load_average_before": os.getloadavg(),
                    "write_seconds": write_study(url, trials)}
             process, base = start_dashboard(url)
             try:
                 out["first_load_seconds"] = _timed(f"{base}/api/studies/0")
-                lags = freshness(base, url, trials, new, workers, poll)
+                lags, settled = freshness(base, url, trials, new, workers, poll)
                 out["freshness_seconds"] = _summary(lags)
+                out["freshness_once_open_seconds"] = _summary(settled)
                 out["refresh_seconds"] = refresh_cost(base, trials + new, repeats)
+                out["load_average_after"] = os.getloadavg()
             finally:
                 process.kill()
                 process.wait()
