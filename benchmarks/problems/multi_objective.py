@@ -1,0 +1,186 @@
+"""Problems of several objectives and problems with black-box constraints, from their published
+formulas, and scikit-learn tuning with two objectives.
+
+A :class:`OutcomeProblem` evaluates a configuration dict to a dict of named outcomes: its
+objectives (all minimised) and its constraints (met when ``<= 0``).  Several objectives are
+scored by the hypervolume their feasible values dominate below :attr:`OutcomeProblem.reference`;
+one objective with constraints by the best feasible value.
+
+- ``zdt1``, ``zdt2``, ``zdt3`` (Zitzler, Deb and Thiele 2000), ``d`` = 4: convex, concave and
+  disconnected fronts; ``f1 = x1``, ``g = 1 + 9 mean(x2..xd)``.
+- ``dtlz2-k<k>`` (Deb, Thiele, Laumanns and Zitzler 2002) with ``k`` objectives and
+  ``k + 2`` variables: a spherical front, ``g = sum (x_i - 0.5)^2`` over the last three.
+- ``branin-constrained`` (Gardner et al. 2014): Branin subject to
+  ``(x1 - 2.5)^2 + (x2 - 7.5)^2 <= 50``; feasible optimum 0.397887 at (pi, 2.275).
+- ``gramacy-toy`` (Gramacy et al. 2016): ``x1 + x2`` on the unit square subject to
+  ``1.5 - x1 - 2 x2 - 0.5 sin(2 pi (x1^2 - 2 x2)) <= 0`` and ``x1^2 + x2^2 - 1.5 <= 0``;
+  feasible optimum 0.5998 at about (0.1954, 0.4044).
+- ``linear-constraint`` and ``disc-constraint``: ``(x - 1)^2 + (y - 1)^2`` on the unit square
+  subject to ``x + y <= 0.6`` (optimum 0.98) or to ``(x - 0.3)^2 + (y - 0.3)^2 <= 0.09``
+  (optimum ``(0.99 - 0.3)^2 = 0.4761`` on the boundary).
+- ``tree-<data>``: a decision tree's validation error against its number of leaves (a 30 %
+  holdout; ``max_depth``, ``min_samples_leaf``, ``ccp_alpha``, ``criterion``), on scikit-learn's
+  bundled ``breast_cancer`` and ``digits``.
+
+Split: dev (what settings were chosen on) ``zdt1``, ``dtlz2-k2``, ``linear-constraint``,
+``disc-constraint``, ``tree-cancer``; test ``zdt2``, ``zdt3``, ``dtlz2-k3``,
+``branin-constrained``, ``gramacy-toy``, ``tree-digits``: other front shapes, more
+objectives, published constrained problems and another data set.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["OutcomeProblem", "OUTCOME_PROBLEMS", "SPLITS", "get_outcome_problem"]
+
+
+@dataclass(frozen=True)
+class OutcomeProblem:
+    """A problem of several outcomes.
+
+    ``space``: ``name -> ("real", low, high, log) | ("int", low, high, log) | ("cat",
+    choices)``; ``evaluate(params) -> {name: value}`` holding every objective and constraint;
+    ``reference``: the hypervolume's reference point (several objectives); ``optimum``: the
+    best feasible value (one objective), where known."""
+
+    name: str
+    space: dict
+    evaluate: Callable[[dict], dict]
+    objectives: tuple
+    constraints: tuple = ()
+    reference: tuple | None = None
+    optimum: float | None = None
+    split: str = "dev"
+    notes: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def k(self) -> int:
+        return len(self.objectives)
+
+    def feasible(self, outcome: dict) -> bool:
+        return all(outcome[c] <= 0 for c in self.constraints)
+
+
+def _zdt(variant: int, d: int = 4) -> Callable:
+    def f(p):
+        x = np.array([p[f"x{i}"] for i in range(d)])
+        g = 1.0 + 9.0 * x[1:].mean()
+        r = x[0] / g
+        h = {1: 1 - math.sqrt(r), 2: 1 - r ** 2,
+             3: 1 - math.sqrt(r) - r * math.sin(10 * math.pi * x[0])}[variant]
+        return {"f1": float(x[0]), "f2": float(g * h)}
+    return f
+
+
+def _dtlz2(k: int) -> Callable:
+    d = k + 2
+
+    def f(p):
+        x = np.array([p[f"x{i}"] for i in range(d)])
+        g = float(((x[k - 1:] - 0.5) ** 2).sum())
+        out = {}
+        for m in range(k):
+            v = 1.0 + g
+            for j in range(k - 1 - m):
+                v *= math.cos(x[j] * math.pi / 2)
+            if m > 0:
+                v *= math.sin(x[k - 1 - m] * math.pi / 2)
+            out[f"f{m + 1}"] = v
+        return out
+    return f
+
+
+def _branin(p):
+    x1, x2 = p["x1"], p["x2"]
+    value = ((x2 - 5.1 / (4 * math.pi ** 2) * x1 ** 2 + 5 / math.pi * x1 - 6) ** 2
+             + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x1) + 10)
+    return {"f": value, "disc": (x1 - 2.5) ** 2 + (x2 - 7.5) ** 2 - 50.0}
+
+
+def _gramacy(p):
+    x1, x2 = p["x1"], p["x2"]
+    return {"f": x1 + x2,
+            "c1": 1.5 - x1 - 2 * x2 - 0.5 * math.sin(2 * math.pi * (x1 ** 2 - 2 * x2)),
+            "c2": x1 ** 2 + x2 ** 2 - 1.5}
+
+
+def _corner(constraint: str) -> Callable:
+    def f(p):
+        x, y = p["x"], p["y"]
+        c = x + y - 0.6 if constraint == "linear" else (x - 0.3) ** 2 + (y - 0.3) ** 2 - 0.09
+        return {"f": (x - 1) ** 2 + (y - 1) ** 2, "c": c}
+    return f
+
+
+_DATA = {}
+
+
+def _tree(data: str) -> Callable:
+    def f(p):
+        from sklearn.model_selection import train_test_split
+        from sklearn.tree import DecisionTreeClassifier
+
+        if data not in _DATA:
+            from sklearn import datasets
+
+            X, y = {"cancer": datasets.load_breast_cancer,
+                    "digits": datasets.load_digits}[data](return_X_y=True)
+            _DATA[data] = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+        X_train, X_valid, y_train, y_valid = _DATA[data]
+        tree = DecisionTreeClassifier(max_depth=int(p["max_depth"]),
+                                      min_samples_leaf=int(p["min_samples_leaf"]),
+                                      ccp_alpha=float(p["ccp_alpha"]),
+                                      criterion=p["criterion"], random_state=0)
+        tree.fit(X_train, y_train)
+        return {"error": float(1.0 - tree.score(X_valid, y_valid)),
+                "leaves": float(tree.get_n_leaves())}
+    return f
+
+
+def _unit(d: int) -> dict:
+    return {f"x{i}": ("real", 0.0, 1.0, False) for i in range(d)}
+
+
+_TREE_SPACE = {"max_depth": ("int", 1, 16, False), "min_samples_leaf": ("int", 1, 64, True),
+               "ccp_alpha": ("real", 1e-5, 0.1, True), "criterion": ("cat", ("gini", "entropy"))}
+
+OUTCOME_PROBLEMS = {p.name: p for p in [
+    OutcomeProblem("zdt1", _unit(4), _zdt(1), ("f1", "f2"), reference=(1.1, 11.0)),
+    OutcomeProblem("zdt2", _unit(4), _zdt(2), ("f1", "f2"), reference=(1.1, 11.0),
+                   split="test"),
+    OutcomeProblem("zdt3", _unit(4), _zdt(3), ("f1", "f2"), reference=(1.1, 11.0),
+                   split="test"),
+    OutcomeProblem("dtlz2-k2", _unit(4), _dtlz2(2), ("f1", "f2"), reference=(2.0, 2.0)),
+    OutcomeProblem("dtlz2-k3", _unit(5), _dtlz2(3), ("f1", "f2", "f3"),
+                   reference=(2.0, 2.0, 2.0), split="test"),
+    OutcomeProblem("branin-constrained", {"x1": ("real", -5.0, 10.0, False),
+                                          "x2": ("real", 0.0, 15.0, False)},
+                   _branin, ("f",), ("disc",), optimum=0.397887, split="test"),
+    OutcomeProblem("gramacy-toy", {"x1": ("real", 0.0, 1.0, False),
+                                   "x2": ("real", 0.0, 1.0, False)},
+                   _gramacy, ("f",), ("c1", "c2"), optimum=0.5998, split="test"),
+    OutcomeProblem("linear-constraint", {"x": ("real", 0.0, 1.0, False),
+                                         "y": ("real", 0.0, 1.0, False)},
+                   _corner("linear"), ("f",), ("c",), optimum=0.98),
+    OutcomeProblem("disc-constraint", {"x": ("real", 0.0, 1.0, False),
+                                       "y": ("real", 0.0, 1.0, False)},
+                   _corner("disc"), ("f",), ("c",), optimum=0.4761),
+    OutcomeProblem("tree-cancer", _TREE_SPACE, _tree("cancer"), ("error", "leaves"),
+                   reference=(0.5, 100.0)),
+    OutcomeProblem("tree-digits", _TREE_SPACE, _tree("digits"), ("error", "leaves"),
+                   reference=(1.0, 400.0), split="test"),
+]}
+
+#: the problems of each split
+SPLITS = {s: [n for n, p in OUTCOME_PROBLEMS.items() if p.split == s] for s in ("dev", "test")}
+
+
+def get_outcome_problem(name: str) -> OutcomeProblem:
+    if name not in OUTCOME_PROBLEMS:
+        raise ValueError(f"name must be one of {sorted(OUTCOME_PROBLEMS)}, got {name!r}.")
+    return OUTCOME_PROBLEMS[name]

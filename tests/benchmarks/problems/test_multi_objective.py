@@ -1,0 +1,65 @@
+"""The problems of several objectives and with constraints, against their published optima and
+fronts."""
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks.problems.multi_objective import OUTCOME_PROBLEMS, SPLITS, get_outcome_problem
+
+
+def test_the_zdt_fronts_where_g_is_one():
+    for name, front in [("zdt1", lambda f1: 1 - math.sqrt(f1)),
+                        ("zdt2", lambda f1: 1 - f1 ** 2),
+                        ("zdt3", lambda f1: 1 - math.sqrt(f1) - f1 * math.sin(10 * math.pi * f1))]:
+        p = OUTCOME_PROBLEMS[name]
+        for f1 in (0.0, 0.25, 0.8):
+            out = p.evaluate({"x0": f1, "x1": 0.0, "x2": 0.0, "x3": 0.0})
+            assert out["f1"] == f1 and out["f2"] == pytest.approx(front(f1))
+        worst = p.evaluate({"x0": 1.0, "x1": 1.0, "x2": 1.0, "x3": 1.0})
+        assert worst["f2"] < p.reference[1]
+
+
+@pytest.mark.parametrize("name, k", [("dtlz2-k2", 2), ("dtlz2-k3", 3)])
+def test_dtlz2_is_the_unit_sphere_where_g_is_zero(name, k):
+    p = OUTCOME_PROBLEMS[name]
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        x = {f"x{i}": (rng.random() if i < k - 1 else 0.5) for i in range(k + 2)}
+        out = p.evaluate(x)
+        assert sum(out[f"f{m + 1}"] ** 2 for m in range(k)) == pytest.approx(1.0)
+    far = p.evaluate({f"x{i}": (0.3 if i < k - 1 else 1.0) for i in range(k + 2)})
+    assert sum(far[f"f{m + 1}"] ** 2 for m in range(k)) == pytest.approx(1.75 ** 2)
+
+
+def test_the_constrained_optima():
+    branin = OUTCOME_PROBLEMS["branin-constrained"]
+    out = branin.evaluate({"x1": math.pi, "x2": 2.275})
+    assert out["f"] == pytest.approx(branin.optimum, abs=1e-5) and branin.feasible(out)
+    for x in [(-math.pi, 12.275), (9.42478, 2.475)]:  # the other two minima: infeasible
+        assert not branin.feasible(branin.evaluate({"x1": x[0], "x2": x[1]}))
+    gramacy = OUTCOME_PROBLEMS["gramacy-toy"]
+    out = gramacy.evaluate({"x1": 0.1954, "x2": 0.4044})
+    assert out["f"] == pytest.approx(gramacy.optimum, abs=1e-4)
+    assert abs(out["c1"]) < 1e-3 and out["c2"] < 0  # on the first constraint's boundary
+    grid = np.linspace(0, 1, 401)
+    best = min(x1 + x2 for x1 in grid for x2 in grid
+               if gramacy.feasible(gramacy.evaluate({"x1": x1, "x2": x2})))
+    assert best == pytest.approx(gramacy.optimum, abs=3e-3)
+    for name in ("linear-constraint", "disc-constraint"):
+        p = OUTCOME_PROBLEMS[name]
+        best = min(p.evaluate({"x": x, "y": y})["f"] for x in grid[::4] for y in grid[::4]
+                   if p.feasible(p.evaluate({"x": x, "y": y})))
+        assert best == pytest.approx(p.optimum, abs=0.01)
+
+
+def test_the_tree_problems_and_the_splits():
+    p = get_outcome_problem("tree-cancer")
+    out = p.evaluate({"max_depth": 3, "min_samples_leaf": 5, "ccp_alpha": 1e-4,
+                      "criterion": "gini"})
+    assert 0 <= out["error"] < 0.2 and 1 <= out["leaves"] <= 8
+    assert not set(SPLITS["dev"]) & set(SPLITS["test"])
+    assert sorted(SPLITS["dev"] + SPLITS["test"]) == sorted(OUTCOME_PROBLEMS)
+    with pytest.raises(ValueError, match="name must be one of"):
+        get_outcome_problem("zdt9")
