@@ -1,0 +1,324 @@
+"""The ``multi-fidelity`` suite (:data:`benchmarks.problems.multi_fidelity.SUITE`): methods
+that stop bad trials early against full-fidelity search, by the cost they spend.
+
+A run of a method on a problem trains configurations step by step (each step costs 1; a full
+budget costs ``max_budget``) until it has spent ``LEVELS[-1]`` full budgets.  Its score at a
+cost level is the full-budget loss of the best configuration it trained to full budget within
+that cost (a pruned trial never counts; no such configuration yet: missing, ranked last).
+
+The report gives, on each cost level, each method's mean rank over problems x seeds (ties
+share their mean rank; a missing score ranks last), the paired Wilcoxon test of a reference
+method against each other (:mod:`benchmarks.harness.paired`; each pair's difference scaled by
+the spread of the problem's scores at that level), and the cost each method needs to reach the
+final quality of full-fidelity ``mondrian`` (the first cost at which its best is at most
+``mondrian``'s final best), as a ratio to the cost ``mondrian`` needed (median over seeds,
+then over problems; a run that never reaches it counts as infinite).
+
+Methods (:data:`METHODS`), every one seeded, with the settings its authors recommend:
+``mondrian`` (mfbo at full fidelity), ``mondrian-hyperband`` and ``mondrian-sh`` (mfbo with
+:class:`mfbo.pruners.HyperbandPruner` / ``SuccessiveHalvingPruner``, reduction factor 3 from
+one step), ``mondrian-model`` (mfbo with :class:`mfbo.pruners.MondrianPruner`),
+``tpe-hyperband`` and ``tpe-median`` (Optuna's TPESampler with its HyperbandPruner /
+MedianPruner), ``random-hyperband`` (Optuna's RandomSampler with its HyperbandPruner), and
+SMAC3's ``smac-hyperband`` (HyperbandFacade: random configurations, Hyperband) and
+``smac-mf`` (MultiFidelityFacade: random forest and Hyperband, BOHB-like), both on budgets
+1..``max_budget`` (a run at budget ``b`` trains ``b`` steps from scratch, as SMAC3's runs do).
+
+Run: ``python -m benchmarks.harness.multi_fidelity --split test --seeds 10 --out F.jsonl``
+(then ``--report F.jsonl``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.harness.paired import compare
+from benchmarks.harness.tables import markdown_table
+from benchmarks.problems.multi_fidelity import PROBLEMS, SUITE
+
+__all__ = ["LEVELS", "METHODS", "run_one", "score_at", "cost_to_reach", "summarise", "main"]
+
+#: the cost levels, in full budgets
+LEVELS = (5, 10, 20)
+
+
+# -- the runs --------------------------------------------------------------------------------
+
+def _train(problem, params, max_cost, cost, report, prune) -> tuple[int, float | None, float]:
+    """Train ``params`` step by step: ``report(step, loss)`` after each, stopping when
+    ``prune()`` says so (never at full budget).  The cost after, the full-budget loss (None
+    if pruned) and the last loss."""
+    curve = problem.curve_of(params)
+    for step, loss in enumerate(curve, start=1):
+        cost += 1
+        report(step, float(loss))
+        if step < len(curve) and prune():
+            return cost, None, float(loss)
+    return cost, float(curve[-1]), float(curve[-1])
+
+
+def _mfbo(pruner):
+    def run(problem, seed: int, max_cost: int) -> list:
+        import mfbo
+
+        opt = mfbo.Optimizer(problem.space, random_state=seed,
+                             pruner=pruner(problem) if pruner else None)
+        cost, events = 0, []
+        while cost < max_cost:
+            t = opt.ask()
+            cost, full, _ = _train(problem, t.params, max_cost, cost,
+                                   lambda s, v: opt.report(t, s, v),
+                                   lambda: pruner is not None and opt.should_prune(t))
+            if full is None:
+                opt.tell(t, state="pruned")
+            else:
+                opt.tell(t, full)
+                events.append((cost, full))
+        return events
+    return run
+
+
+def _optuna(sampler, pruner):
+    def run(problem, seed: int, max_cost: int) -> list:
+        import optuna
+
+        from benchmarks.harness.peers import _optuna_suggest
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        study = optuna.create_study(sampler=sampler(optuna, seed),
+                                    pruner=pruner(optuna, problem))
+        cost, events = 0, []
+        while cost < max_cost:
+            t = study.ask()
+            params = {n: _optuna_suggest(t, n, d) for n, d in problem.space.items()}
+            cost, full, last = _train(problem, params, max_cost, cost, lambda s, v: t.report(v, s),
+                                      t.should_prune)
+            if full is None:
+                study.tell(t, state=optuna.trial.TrialState.PRUNED)
+            else:
+                study.tell(t, full)
+                events.append((cost, full))
+        return events
+    return run
+
+
+def _smac(facade_name: str):
+    def run(problem, seed: int, max_cost: int) -> list:
+        import smac
+        from smac.runhistory.dataclasses import TrialValue
+
+        import mfbo
+
+        cs = mfbo.to_configspace(mfbo.Space(problem.space), seed=seed)
+        R = problem.max_budget
+
+        def target(config, seed: int = 0, budget: float = R) -> float:  # (ask and tell only)
+            raise RuntimeError("SMAC3 is driven by ask and tell here.")
+
+        with tempfile.TemporaryDirectory(prefix="mfbo-smac-") as tmp:
+            scenario = smac.Scenario(cs, deterministic=True, n_trials=10 ** 6, min_budget=1,
+                                     max_budget=R, seed=seed,
+                                     output_directory=Path(tmp) / "smac3_output")
+            facade = getattr(smac, facade_name)(scenario, target, overwrite=True,
+                                                logging_level=logging.ERROR)
+            cost, events = 0, []
+            while cost < max_cost:
+                info = facade.ask()
+                budget = min(max(int(round(info.budget)), 1), R)
+                params = {n: (int(v) if isinstance(problem.space[n], mfbo.Integer) else
+                              float(v)) for n, v in dict(info.config).items()}
+                loss = float(problem.curve_of(params)[budget - 1])
+                cost += budget
+                facade.tell(info, TrialValue(cost=loss))
+                if budget == R:
+                    events.append((cost, loss))
+        return events
+    return run
+
+
+def _hyperband(problem):
+    import mfbo
+    return mfbo.pruners.HyperbandPruner(1, max_resource=problem.max_budget, reduction_factor=3)
+
+
+METHODS = {
+    "mondrian": _mfbo(None),
+    "mondrian-hyperband": _mfbo(_hyperband),
+    "mondrian-sh": _mfbo(lambda p: __import__("mfbo").pruners.SuccessiveHalvingPruner(1, 3)),
+    "mondrian-model": _mfbo(lambda p: __import__("mfbo").pruners.MondrianPruner(
+        max_resource=p.max_budget)),
+    "tpe-hyperband": _optuna(lambda o, s: o.samplers.TPESampler(seed=s),
+                             lambda o, p: o.pruners.HyperbandPruner(
+                                 1, p.max_budget, reduction_factor=3)),
+    "tpe-median": _optuna(lambda o, s: o.samplers.TPESampler(seed=s),
+                          lambda o, p: o.pruners.MedianPruner()),
+    "random-hyperband": _optuna(lambda o, s: o.samplers.RandomSampler(seed=s),
+                                lambda o, p: o.pruners.HyperbandPruner(
+                                    1, p.max_budget, reduction_factor=3)),
+    "smac-hyperband": _smac("HyperbandFacade"),
+    "smac-mf": _smac("MultiFidelityFacade"),
+}
+
+
+def run_one(problem: str, method: str, seed: int) -> dict:
+    """One run: the cost and full-budget loss of each configuration trained to full budget."""
+    p = PROBLEMS[problem].load()
+    start = time.time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        events = METHODS[method](p, seed, LEVELS[-1] * p.max_budget)
+    return {"problem": problem, "method": method, "seed": seed, "events": events,
+            "optimum": p.optimum, "max_budget": p.max_budget, "wall_s": time.time() - start}
+
+
+# -- the report ------------------------------------------------------------------------------
+
+def score_at(record: dict, level: int) -> float | None:
+    """The best full-budget loss within ``level`` full budgets of cost (None: none yet)."""
+    limit = level * record["max_budget"]
+    values = [v for c, v in record["events"] if c <= limit]
+    return min(values) if values else None
+
+
+def cost_to_reach(record: dict, target: float) -> float:
+    """The first cost at which the run's best full-budget loss is at most ``target``
+    (inf if never)."""
+    for c, v in record["events"]:
+        if v <= target + 1e-12:
+            return float(c)
+    return math.inf
+
+
+def _ranks(values: list) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    filled = [math.inf if v is None else v for v in values]
+    return rankdata(filled, method="average")
+
+
+def summarise(records: list[dict], reference: str = "mondrian-model") -> str:
+    """The report of ``records`` (see the module docstring) as markdown."""
+    by = {}
+    for r in records:
+        by.setdefault((r["problem"], r["seed"]), {})[r["method"]] = r
+    methods = sorted({r["method"] for r in records}, key=list(METHODS).index)
+    out = []
+    rows = []
+    for level in LEVELS:
+        ranks = {m: [] for m in methods}
+        for runs in by.values():
+            if set(runs) != set(methods):
+                continue
+            for m, rank in zip(methods, _ranks([score_at(runs[m], level) for m in methods])):
+                ranks[m].append(rank)
+        rows.append([f"{level} x max budget"] + [f"{np.mean(ranks[m]):.2f}" for m in methods])
+    n = sum(1 for runs in by.values() if set(runs) == set(methods))
+    out.append(f"Mean rank ({n} problem x seed pairs; 1 is best):\n")
+    out.append(markdown_table(["cost"] + methods, rows))
+    if reference in methods:
+        out.append(f"\nPaired Wilcoxon, {reference} against each (difference < 0: "
+                   f"{reference} better):\n")
+        rows = []
+        for level in LEVELS:
+            groups = {}
+            for (problem, seed), runs in by.items():
+                for m, r in runs.items():
+                    groups.setdefault((problem, level), {}).setdefault(m, []).append(
+                        {"seed": seed, "best": score_at(r, level)})
+            for other, res in compare(groups, reference).items():
+                rows.append([f"{level}", other, f"{res['wins']}/{res['ties']}/{res['losses']}",
+                             "-" if res["p"] is None else f"{res['p']:.3g}", res["verdict"]])
+        out.append(markdown_table(["cost", "other", "wins/ties/losses", "p", "verdict"], rows))
+    if "mondrian" in methods:
+        out.append("\nCost to reach full-fidelity mondrian's final quality, as a ratio to "
+                   "mondrian's own (median over seeds; worst seed in brackets):\n")
+        problems = sorted({p for p, _ in by})
+        rows = []
+        for m in methods:
+            cells, medians = [], []
+            for problem in problems:
+                ratios = []
+                for (p, seed), runs in by.items():
+                    if p != problem or m not in runs or "mondrian" not in runs:
+                        continue
+                    base = runs["mondrian"]
+                    target = score_at(base, LEVELS[-1])
+                    if target is None:
+                        continue
+                    ratios.append(cost_to_reach(runs[m], target) / cost_to_reach(base, target))
+                med = float(np.median(ratios)) if ratios else math.nan
+                medians.append(med)
+                cells.append(f"{med:.2f} ({max(ratios):.2f})" if ratios else "-")
+            rows.append([m] + cells + [f"{np.median(medians):.2f}"])
+        out.append(markdown_table(["method"] + problems + ["median over problems"], rows))
+    return "\n".join(out)
+
+
+def _read(path) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _job(args):
+    return run_one(*args)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--problems", default=None, help="default: the split's")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--out", default=None, help="JSON lines; runs in it are skipped")
+    parser.add_argument("--report", default=None, help="summarise this file and stop")
+    args = parser.parse_args(argv)
+    if args.report:
+        print(summarise(_read(args.report)))
+        return
+    problems = args.problems.split(",") if args.problems else SUITE.problems(args.split)
+    methods = args.methods.split(",")
+    unknown = [m for m in methods if m not in METHODS] + [p for p in problems
+                                                           if p not in PROBLEMS]
+    if unknown:
+        raise SystemExit(f"unknown method or problem: {unknown}; methods: {list(METHODS)}, "
+                         f"problems: {list(PROBLEMS)}")
+    for p in problems:  # tabulate once, before the workers read the tables
+        PROBLEMS[p].load()
+    done = {(r["problem"], r["method"], r["seed"]) for r in _read(args.out)} \
+        if args.out else set()
+    jobs = [(p, m, s) for s in range(args.seeds) for p in problems for m in methods
+            if (p, m, s) not in done]
+    records = _read(args.out) if args.out else []
+    if args.jobs > 1:
+        from multiprocessing import Pool
+        pool = Pool(args.jobs)
+        results = pool.imap_unordered(_job, jobs)
+    else:
+        pool, results = None, map(_job, jobs)
+    for record in results:
+        records.append(record)
+        print(f"{record['problem']} {record['method']} seed {record['seed']}: "
+              f"{record['wall_s']:.1f} s, best {score_at(record, LEVELS[-1])}", flush=True)
+        if args.out:
+            with open(args.out, "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+    if pool is not None:
+        pool.close()
+    print(summarise(records))
+
+
+if __name__ == "__main__":
+    main()
