@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 
 from ...cli.study import CommandError
 
@@ -55,7 +56,10 @@ def serve(storage: str, study: str | None = None, host: str = "127.0.0.1",
 
     from .app import create_app, open_view
 
-    app = create_app(open_view(storage, study))
+    view = open_view(storage, study)
+    app = create_app(view)
+    # the first read of a study replays its whole journal: done now, not by the first page
+    threading.Thread(target=_read_all, args=(view,), daemon=True).start()
 
     class Server(ThreadingMixIn, WSGIServer):
         daemon_threads = True
@@ -68,6 +72,12 @@ def serve(storage: str, study: str | None = None, host: str = "127.0.0.1",
             server.serve_forever()
         except KeyboardInterrupt:
             pass
+
+
+def _read_all(view) -> None:
+    """Read every study of ``view`` once."""
+    for study_id in range(len(view.get_all_studies())):
+        view.get_all_trials(study_id, deepcopy=False)
 
 
 def _handle(args) -> int:

@@ -21,7 +21,7 @@ from ...results.result import unique_names
 from ..optuna.distributions import distribution_of
 from ..optuna.transfer import _STATES, MFBO_ATTRS, _storable
 
-__all__ = ["frozen_trial", "frozen_study", "directions_of", "values_of", "READ_ONLY_NOTE"]
+__all__ = ["frozen_trial", "frozen_study", "distributions_of", "directions_of", "values_of", "READ_ONLY_NOTE"]
 
 #: what every study of the view says of itself (a user attribute the dashboard lists)
 READ_ONLY_NOTE = ("a read-only view of an mfbo journal: the dashboard cannot change, "
@@ -56,9 +56,16 @@ def _constraints(trial) -> dict:
     return {} if values is None else {"constraints": [float(v) for v in values]}
 
 
-def frozen_trial(trial, space, trial_id: int) -> FrozenTrial:
-    """The Optuna form of the mfbo ``trial`` of a study searching ``space``, with the Optuna
-    trial id ``trial_id`` (its number is the mfbo trial id)."""
+def distributions_of(space) -> dict:
+    """The Optuna distribution of each dimension of ``space``, by name (one object each,
+    shared by the trials of a study)."""
+    return {n: distribution_of(n, d) for n, d in space.dimensions.items()}
+
+
+def frozen_trial(trial, distributions: dict, trial_id: int) -> FrozenTrial:
+    """The Optuna form of the mfbo ``trial`` of a study whose dimensions have the Optuna
+    ``distributions`` (:func:`distributions_of`), with the Optuna trial id ``trial_id`` (its
+    number is the mfbo trial id)."""
     state = _STATES.get(trial.state, TrialState.RUNNING)
     extra = trial.extra or {}
     keys = unique_names(extra, MFBO_ATTRS, "extra_")
@@ -73,7 +80,7 @@ def frozen_trial(trial, space, trial_id: int) -> FrozenTrial:
         datetime_start=_time(start or None),
         datetime_complete=None if state == TrialState.RUNNING else _time(trial.end),
         params=params,
-        distributions={n: distribution_of(n, space.dimensions[n]) for n in params},
+        distributions={n: distributions[n] for n in params},
         user_attrs=attrs, system_attrs=_constraints(trial),
         intermediate_values=dict(trial.intermediate_values), trial_id=trial_id)
 

@@ -22,7 +22,7 @@ from optuna.trial import TrialState
 
 from ...storage import Storage
 from ...study.study import Study
-from .frozen import frozen_study, frozen_trial
+from .frozen import distributions_of, frozen_study, frozen_trial
 
 __all__ = ["JournalView", "ReadOnlyStorageError", "TRIAL_ID_BASE"]
 
@@ -41,6 +41,7 @@ class _Live:
     def __init__(self, study: Study, number: int):
         self.study = study
         self.number = number
+        self.distributions = distributions_of(study.space)
         self.frozen: list = []
         self.unsettled: list[int] = []  # trial ids whose Optuna form may still change
         self.read_at = float("-inf")
@@ -53,7 +54,7 @@ class _Live:
         self.frozen.extend([None] * (len(trials) - len(self.frozen)))
         base = self.number * TRIAL_ID_BASE
         for i in touched:
-            self.frozen[i] = frozen_trial(trials[i], self.study.space, base + i)
+            self.frozen[i] = frozen_trial(trials[i], self.distributions, base + i)
         self.unsettled = [i for i in touched if trials[i].state == "pending"]
         self.read_at = time.monotonic()
 

@@ -12,9 +12,10 @@ from optuna.trial import TrialState  # noqa: E402
 from mfbo import Integer, Space  # noqa: E402
 from mfbo.study.trial import Trial  # noqa: E402
 from mfbo.integrations.dashboard.frozen import (READ_ONLY_NOTE, directions_of,  # noqa: E402
-                                                frozen_study, frozen_trial, values_of)
+                                                distributions_of, frozen_study, frozen_trial,
+                                                values_of)
 
-SPACE = Space({"n": Integer(1, 9)})
+SPACE = distributions_of(Space({"n": Integer(1, 9)}))
 
 
 def test_each_state_and_its_values_times_and_attributes():
