@@ -6,19 +6,29 @@
   (:mod:`.app`, :mod:`.figures`);
 - ``mfbo dashboard STORAGE``: the command that serves it (:mod:`.command`).
 
-Needs optuna (``pip install "mfbo[optuna]"``) for the view and optuna-dashboard
-(``pip install "mfbo[dashboard]"``) for the application.
+Needs optuna and optuna-dashboard (``pip install "mfbo[dashboard]"``).  Importing this package
+imports neither: the ``mfbo`` command loads :mod:`.command` to list its subcommands, and only
+the names below, when first used, import them.
 """
 
 import importlib
 
-try:
-    importlib.import_module("optuna")
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError('mfbo.integrations.dashboard needs optuna and optuna-dashboard; install '
-                      'them with: pip install "mfbo[dashboard]"') from exc
+__all__ = ["JournalView", "ReadOnlyStorageError", "create_app", "open_view", "EXTRA_MESSAGE"]
 
-from .app import create_app, open_view
-from .view import JournalView, ReadOnlyStorageError
+EXTRA_MESSAGE = ('mfbo dashboard needs optuna and optuna-dashboard; install them with: '
+                 'pip install "mfbo[dashboard]"')
 
-__all__ = ["JournalView", "ReadOnlyStorageError", "create_app", "open_view"]
+_WHERE = {"JournalView": "view", "ReadOnlyStorageError": "view", "create_app": "app",
+          "open_view": "app"}
+
+
+def __getattr__(name):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = importlib.import_module(f".{_WHERE[name]}", __name__)
+    except ImportError as exc:
+        if exc.name not in ("optuna", "optuna_dashboard", "bottle"):
+            raise
+        raise ImportError(EXTRA_MESSAGE) from exc
+    return getattr(module, name)

@@ -20,14 +20,12 @@ import html
 import importlib
 
 from ...cli.study import CommandError, open_storage
+from . import EXTRA_MESSAGE
 from .figures import KINDS, Figures
 from .frozen import READ_ONLY_NOTE
 from .view import JournalView
 
-__all__ = ["create_app", "open_view", "EXTRA_MESSAGE", "PAGE_RELOAD"]
-
-EXTRA_MESSAGE = ('mfbo dashboard needs optuna-dashboard; install it with: '
-                 'pip install "mfbo[dashboard]"')
+__all__ = ["create_app", "open_view", "PAGE_RELOAD"]
 #: seconds between two reloads of the ``/mfbo`` page
 PAGE_RELOAD = 15
 

@@ -54,7 +54,7 @@ def serve(storage: str, study: str | None = None, host: str = "127.0.0.1",
     from wsgiref.simple_server import WSGIServer, make_server
     from socketserver import ThreadingMixIn
 
-    from .app import create_app, open_view
+    from . import create_app, open_view
 
     view = open_view(storage, study)
     app = create_app(view)

@@ -30,6 +30,18 @@ def test_a_missing_file_or_study_is_one_line_and_exit_code_2(tmp_path):
     assert bad_port.returncode == 2 and "--port must be an integer" in bad_port.stderr
 
 
+def test_without_optuna_dashboard_the_extra_is_named(tmp_path, monkeypatch, capsys):
+    from mfbo import Optimizer
+    from mfbo.cli.main import main
+    from mfbo.integrations.dashboard import EXTRA_MESSAGE
+    db = str(tmp_path / "s.db")
+    Optimizer({"x": (0.0, 1.0)}, storage=db).close()
+    monkeypatch.setitem(sys.modules, "optuna_dashboard", None)  # as if not installed
+    assert main(["dashboard", db, "--port", "0"]) == 2
+    assert capsys.readouterr().err.strip() == f"mfbo dashboard: error: {EXTRA_MESSAGE}"
+    assert 'pip install "mfbo[dashboard]"' in EXTRA_MESSAGE
+
+
 def _text(dom: str) -> str:
     dom = re.sub(r"<(style|script)\b.*?</\1>", " ", dom, flags=re.S)
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom))
