@@ -14,7 +14,8 @@ study and on a PostgreSQL study written by several worker processes.
    (``/api/meta``, ``/api/studies``, ``/api/studies/0``, ``/api/studies/0/param_importances``)
    and the live poll alone (``/api/studies/0?after=N``, what the page asks every few seconds),
    each ``--repeats`` times; on one host the wall time of a request is its server time plus
-   a local round trip.
+   a local round trip, and the server's processor seconds (``page_cpu``, ``poll_cpu``) are
+   its own work, whatever else the machine runs.
 
     python -m benchmarks.harness.dashboard_latency --storage sqlite --trials 10000
     python -m benchmarks.harness.dashboard_latency --storage postgresql --trials 2000 --workers 4
@@ -131,19 +132,36 @@ def freshness(base: str, url: str, n_before: int, new: int, workers: int,
     return list(lags.values()), [lag for i, lag in lags.items() if told[i] > settled]
 
 
-def refresh_cost(base: str, n_trials: int, repeats: int) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """The processor seconds process ``pid`` has used (user and system; Linux's ``/proc``)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def refresh_cost(base: str, n_trials: int, repeats: int, pid: int | None = None) -> dict:
     """Median and largest seconds of each request of a page load, of the whole load, and of
-    the live poll."""
+    the live poll; with the server's ``pid``, also the processor seconds the server spent on
+    a whole load and on a poll (``page_cpu``, ``poll_cpu``: its own work, whatever else the
+    machine runs)."""
     times: dict[str, list[float]] = {path: [] for path in PAGE}
     times["page"], times["poll"] = [], []
+    if pid is not None:
+        times["page_cpu"], times["poll_cpu"] = [], []
     for _ in range(repeats):
         page = 0.0
+        cpu = cpu_seconds(pid) if pid is not None else 0.0
         for path in PAGE:
             t = _timed(base + path)
             times[path].append(t)
             page += t
         times["page"].append(page)
+        if pid is not None:
+            times["page_cpu"].append(cpu_seconds(pid) - cpu)
+            cpu = cpu_seconds(pid)
         times["poll"].append(_timed(f"{base}/api/studies/0?after={n_trials}"))
+        if pid is not None:
+            times["poll_cpu"].append(cpu_seconds(pid) - cpu)
     return {k: {"median": statistics.median(v), "max": max(v)} for k, v in times.items()}
 
 
@@ -179,7 +197,7 @@ def run(storage: str, trials: int, workers: int, new: int, poll: float, repeats:
                 lags, settled = freshness(base, url, trials, new, workers, poll)
                 out["freshness_seconds"] = _summary(lags)
                 out["freshness_once_open_seconds"] = _summary(settled)
-                out["refresh_seconds"] = refresh_cost(base, trials + new, repeats)
+                out["refresh_seconds"] = refresh_cost(base, trials + new, repeats, process.pid)
                 out["load_average_after"] = os.getloadavg()
             finally:
                 process.kill()
