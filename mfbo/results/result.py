@@ -142,6 +142,42 @@ class OptimizeResult:
                   for t in self.trials]
         return OptimizeResult(self.space, trials, objectives=one)
 
+    def estimated_best(self, n_estimators: int = 10, random_state=0) -> dict:
+        """The evaluated configuration that a Mondrian forest fitted to every complete trial
+        (:func:`mfbo.results.surface.fit_forest`) predicts best, rather than the one that was
+        observed best: for a noisy objective (a cross-validated score) the observed best is
+        often a lucky draw, while the forest's mean pools each configuration's neighbours and
+        its repeated evaluations (a configuration told several times, e.g. with
+        :meth:`mfbo.Optimizer.tell` and a params dict, is one candidate).  With constraints,
+        only configurations evaluated feasible are candidates.
+
+        Returns a dict: ``params``, ``estimate`` and ``std`` (the forest's mean and standard
+        deviation there, in the values' units), ``observed`` (the mean of its evaluations),
+        ``n_evaluations`` and ``trials`` (their ids).  :attr:`best_trial` stays the observed
+        best."""
+        from ..study.study import params_key
+        from .surface import fit_forest
+
+        if self.objectives.multi:
+            raise ValueError("result has several objectives; use for_objective(name)."
+                             "estimated_best().")
+        forest = fit_forest(self, random_state=random_state, n_estimators=n_estimators)
+        groups: dict = {}
+        for t in self.trials:
+            if t.feasible:
+                groups.setdefault(params_key(t.params), []).append(t)
+        if not groups:
+            raise ValueError("result has no complete feasible trial.")
+        members = list(groups.values())
+        U = self.space.to_unit([g[0].params for g in members])
+        mean, std = forest.predict(U, return_std=True)
+        sign = 1.0 if self.direction == "minimize" else -1.0
+        i = min(range(len(members)), key=lambda j: (sign * mean[j], members[j][0].id))
+        chosen = members[i]
+        return {"params": dict(chosen[0].params), "estimate": float(mean[i]),
+                "std": float(std[i]), "observed": float(np.mean([t.value for t in chosen])),
+                "n_evaluations": len(chosen), "trials": [t.id for t in chosen]}
+
     @property
     def finished(self) -> list:
         return [t for t in self.trials if t.state != "pending"]

@@ -50,6 +50,10 @@ def fit_forest(result, random_state=0, n_estimators: int = 10):
     """
     from surrogates import MondrianForestRegressor
 
+    objectives = getattr(result, "objectives", None)
+    if objectives is not None and objectives.multi:
+        raise ValueError("result has several objectives; fit one of them: "
+                         "result.for_objective(name).")
     done = [t for t in result.trials if t.state == "complete"]
     if not done:
         raise ValueError("result has no complete trial to fit a surrogate to.")

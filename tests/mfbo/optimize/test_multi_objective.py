@@ -216,3 +216,26 @@ def test_mfbo_study_shows_the_front(tmp_path):
     assert set(best[0]["values"]) == {"err", "size"}
     csv = cli("export", "--csv", "-")
     assert csv.splitlines()[0].startswith("id,state,value,err,size,mem,feasible,x,y")
+
+
+def test_the_estimated_best_pools_noisy_and_repeated_evaluations():
+    rng = np.random.default_rng(0)
+    opt = Optimizer({"x": Real(0.0, 1.0)}, random_state=0)
+    for x in np.linspace(0, 1, 41):
+        for _ in range(3):  # each configuration evaluated three times, with noise
+            opt.tell({"x": float(x)}, float((x - 0.5) ** 2 + rng.normal(0, 0.02)))
+    opt.tell({"x": 0.05}, -0.2)  # one lucky draw far from the optimum
+    res = opt.result()
+    assert res.best_trial.params == {"x": 0.05}
+    best = res.estimated_best()
+    assert abs(best["params"]["x"] - 0.5) <= 0.15
+    assert best["n_evaluations"] == 3 and len(best["trials"]) == 3
+    assert best["observed"] == pytest.approx(np.mean([opt.trials[i].value
+                                                      for i in best["trials"]]))
+    two = mfbo.minimize(two_objectives, SPACE, n_calls=8, random_state=0, directions=TWO,
+                        progress_bar=False)
+    with pytest.raises(ValueError, match="for_objective"):
+        two.estimated_best()
+    with pytest.raises(ValueError, match="for_objective"):
+        two.importance()
+    assert "x" in two.for_objective("err").estimated_best()["params"]

@@ -1,0 +1,77 @@
+"""The cost of a proposal with several objectives and constraints, as a ratio to the cost of a
+proposal with one objective, in the same run.
+
+Each setting builds an optimizer over ``--dims`` continuous dimensions, tells it ``--n``
+evaluations of random points (the same points in every setting), then times ``--asks``
+proposals (each asked and told, so the models' updates count too) and reports the median
+seconds per ask+tell and its ratio to the single objective's.
+
+Run::
+
+    python -m benchmarks.harness.outcome_cost --n 1000 --dims 6 --asks 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+__all__ = ["SETTINGS", "measure", "main"]
+
+#: (label, number of objectives, number of constraints, pareto_method)
+SETTINGS = [("1 objective", 1, 0, "auto"), ("1 objective, 2 constraints", 1, 2, "auto"),
+            ("2 objectives (hvi)", 2, 0, "auto"), ("3 objectives, 2 constraints (parego)", 3, 2,
+                                                   "auto"),
+            ("3 objectives, 2 constraints (hvi)", 3, 2, "hvi")]
+
+
+def _outcome(x: np.ndarray, k: int, m: int):
+    values = [float(((x - 0.2 * (j + 1)) ** 2).sum()) for j in range(k)]
+    cons = {f"c{i}": float(x[i] - 0.8) for i in range(m)}
+    if not m:
+        return values[0] if k == 1 else tuple(values)
+    return {"loss": values[0] if k == 1 else tuple(values), **cons}
+
+
+def measure(n: int, dims: int, asks: int, k: int, m: int, method: str, seed: int = 0):
+    """Median seconds of one ask and tell after ``n`` told random points."""
+    from mfbo import Optimizer, Real
+
+    space = {f"x{i}": Real(0.0, 1.0) for i in range(dims)}
+    kwargs = {} if k == 1 else {"directions": ["minimize"] * k}
+    opt = Optimizer(space, random_state=seed, n_initial=1, pareto_method=method,
+                    constraints=[f"c{i}" for i in range(m)] or None, **kwargs)
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        x = rng.random(dims)
+        opt.tell({f"x{i}": float(v) for i, v in enumerate(x)}, _outcome(x, k, m))
+    times = []
+    for _ in range(asks):
+        start = time.perf_counter()
+        t = opt.ask()
+        opt.tell(t, _outcome(np.array(list(t.params.values())), k, m))
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--dims", type=int, default=6)
+    ap.add_argument("--asks", type=int, default=10)
+    args = ap.parse_args(argv)
+    base = None
+    print(f"| setting | seconds per ask+tell at n = {args.n}, D = {args.dims} | "
+          f"ratio to 1 objective |")
+    print("|---|---|---|")
+    for label, k, m, method in SETTINGS:
+        s = measure(args.n, args.dims, args.asks, k, m, method)
+        base = s if base is None else base
+        print(f"| {label} | {s:.3f} | {s / base:.2f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
