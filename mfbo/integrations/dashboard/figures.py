@@ -5,8 +5,10 @@
 One Mondrian forest is fitted to a study's complete trials
 (:func:`mfbo.results.surface.fit_forest`) and both figures are drawn from it, on a thread of
 their own so that a slow drawing never holds up the dashboard.  A study's figures are drawn
-again once it has gained complete trials and ``min_interval`` seconds have passed since they
-were last drawn; only studies whose figures were asked for are drawn.
+again once it has gained complete trials and both ``min_interval`` seconds and
+:data:`SPACING` times the last drawing's duration have passed since they were last drawn (so
+drawing a large study takes at most a fifth of a processor); only studies whose figures were
+asked for are drawn.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from ...results.result import OptimizeResult
 from ...results.surface import fit_forest
 from ...study.study import Study
 
-__all__ = ["Figures", "KINDS", "MIN_COMPLETE"]
+__all__ = ["Figures", "KINDS", "MIN_COMPLETE", "SPACING"]
 
 #: the figures drawn for each study, by the name of their route
 KINDS = ("importance", "dependence")
 #: complete trials a study needs before its forest is fitted
 MIN_COMPLETE = 5
+#: a study is drawn again no sooner than this many times its last drawing's duration after it
+SPACING = 5.0
 
 
 class Drawn:
@@ -34,7 +38,12 @@ class Drawn:
         self.png: dict[str, bytes] = {}
         self.n_complete = -1
         self.at = float("-inf")
+        self.took = 0.0  # seconds the last drawing took
         self.note = "not drawn yet"
+
+    def due(self, min_interval: float) -> bool:
+        """Whether enough time has passed since the last drawing to draw again."""
+        return time.monotonic() - self.at >= max(min_interval, SPACING * self.took)
 
 
 class Figures:
@@ -72,7 +81,7 @@ class Figures:
             with self._lock:
                 studies = list(self._drawn.items())
             for study_id, drawn in studies:
-                if time.monotonic() - drawn.at >= self.min_interval:
+                if drawn.due(self.min_interval):
                     self.draw(study_id, drawn)
 
     def draw(self, study_id: int, drawn: Drawn) -> None:
@@ -101,3 +110,4 @@ class Figures:
             drawn.png = png
             drawn.note = f"drawn from {n_complete} complete trials"
         drawn.n_complete = n_complete
+        drawn.took = time.monotonic() - drawn.at

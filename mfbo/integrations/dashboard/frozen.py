@@ -21,7 +21,8 @@ from ...results.result import unique_names
 from ..optuna.distributions import distribution_of
 from ..optuna.transfer import _STATES, MFBO_ATTRS, _storable
 
-__all__ = ["frozen_trial", "frozen_study", "distributions_of", "directions_of", "values_of", "READ_ONLY_NOTE"]
+__all__ = ["frozen_trial", "frozen_study", "distributions_of", "directions_of", "values_of",
+           "READ_ONLY_NOTE"]
 
 #: what every study of the view says of itself (a user attribute the dashboard lists)
 READ_ONLY_NOTE = ("a read-only view of an mfbo journal: the dashboard cannot change, "

@@ -7,7 +7,8 @@ pytest.importorskip("optuna", reason='the view needs optuna (pip install "mfbo[d
 
 from mfbo import Categorical, Optimizer, Real, Space  # noqa: E402
 from mfbo.storage import as_storage  # noqa: E402
-from mfbo.integrations.dashboard.figures import KINDS, MIN_COMPLETE, Drawn, Figures  # noqa: E402
+from mfbo.integrations.dashboard.figures import (KINDS, MIN_COMPLETE, SPACING,  # noqa: E402
+                                                 Drawn, Figures)
 from mfbo.integrations.dashboard.view import JournalView  # noqa: E402
 from tests.support import SPACE, quad, run_trials  # noqa: E402
 
@@ -30,6 +31,9 @@ def test_drawn_once_there_are_enough_trials_and_again_when_more_arrive(tmp_path)
     run_trials(opt, quad, 1)
     figures.draw(0, drawn)
     assert drawn.png is not first and drawn.note == f"drawn from {MIN_COMPLETE + 3} complete trials"
+    assert drawn.took > 0 and not drawn.due(0.0)  # spaced by SPACING times its duration
+    drawn.at -= SPACING * drawn.took
+    assert drawn.due(0.0) and not drawn.due(3600.0)
     opt.close()
 
 
