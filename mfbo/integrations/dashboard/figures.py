@@ -94,20 +94,26 @@ class Figures:
         if n_complete == drawn.n_complete:
             return
         drawn.at = time.monotonic()
-        if n_complete < MIN_COMPLETE:
+        if direction is None:  # several objectives
+            drawn.note = "none for a study of several objectives (they describe one value)"
+        elif n_complete < MIN_COMPLETE:
             drawn.note = f"{n_complete} complete trials; the forest needs {MIN_COMPLETE}"
-            drawn.n_complete = n_complete
-            return
-        result = OptimizeResult(space, trials, direction)
+        else:
+            drawn.png, drawn.note = self._figures(OptimizeResult(space, trials, direction),
+                                                  drawn.png)
+        drawn.n_complete = n_complete
+        drawn.took = time.monotonic() - drawn.at
+
+    @staticmethod
+    def _figures(result, before: dict) -> tuple[dict, str]:
+        """``(PNG bytes by kind, note)`` of ``result``; ``before`` and the reason when they
+        cannot be drawn."""
         try:
             forest = fit_forest(result)
             figures = {"importance": plot_importance(result, model=forest),
                        "dependence": plot_objective(result, model=forest)}
             png = {kind: fig._repr_png_() for kind, fig in figures.items()}
         except (ValueError, TypeError) as exc:
-            drawn.note = f"cannot draw: {exc}"
-        else:
-            drawn.png = png
-            drawn.note = f"drawn from {n_complete} complete trials"
-        drawn.n_complete = n_complete
-        drawn.took = time.monotonic() - drawn.at
+            return before, f"cannot draw: {exc}"
+        n = sum(t.state == "complete" for t in result.trials)
+        return png, f"drawn from {n} complete trials"

@@ -1,6 +1,8 @@
 """mfbo's forest figures of a running study: drawn once it has enough complete trials, and
 drawn again only when it has gained some."""
 
+import threading
+
 import pytest
 
 pytest.importorskip("optuna", reason='the view needs optuna (pip install "mfbo[dashboard]")')
@@ -10,6 +12,7 @@ from mfbo.storage import as_storage  # noqa: E402
 from mfbo.integrations.dashboard.figures import (KINDS, MIN_COMPLETE, SPACING,  # noqa: E402
                                                  Drawn, Figures)
 from mfbo.integrations.dashboard.view import JournalView  # noqa: E402
+from mfbo.study.study import Study  # noqa: E402
 from tests.support import SPACE, quad, run_trials  # noqa: E402
 
 
@@ -50,3 +53,17 @@ def test_a_conditional_study_is_drawn(tmp_path):
 def test_bad_interval_is_named(tmp_path):
     with pytest.raises(ValueError, match="min_interval"):
         Figures(None, min_interval=-1.0)
+
+
+def test_a_study_of_several_objectives_says_why_it_has_none(tmp_path):
+    class Several:  # a view whose study has several objectives (no single direction)
+        lock = threading.RLock()
+
+        def mfbo_study(self, study_id):
+            study = Study(SPACE, str(tmp_path / "m.db"))
+            study.direction = None
+            return study
+
+    drawn = Drawn()
+    Figures(Several()).draw(0, drawn)
+    assert drawn.png == {} and "several objectives" in drawn.note
