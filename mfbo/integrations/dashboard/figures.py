@@ -81,8 +81,12 @@ class Figures:
             with self._lock:
                 studies = list(self._drawn.items())
             for study_id, drawn in studies:
-                if drawn.due(self.min_interval):
+                if not drawn.due(self.min_interval):
+                    continue
+                try:
                     self.draw(study_id, drawn)
+                except Exception as exc:  # noqa: BLE001 - said on the page; the thread goes on
+                    drawn.note = f"cannot draw: {type(exc).__name__}: {exc}"
 
     def draw(self, study_id: int, drawn: Drawn) -> None:
         """Draw the figures of ``study_id`` into ``drawn`` if it gained complete trials."""

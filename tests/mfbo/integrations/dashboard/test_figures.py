@@ -2,6 +2,7 @@
 drawn again only when it has gained some."""
 
 import threading
+import time
 
 import pytest
 
@@ -67,3 +68,20 @@ def test_a_study_of_several_objectives_says_why_it_has_none(tmp_path):
     drawn = Drawn()
     Figures(Several()).draw(0, drawn)
     assert drawn.png == {} and "several objectives" in drawn.note
+
+
+def test_the_drawing_thread_says_what_went_wrong_and_goes_on():
+    class Broken:  # a view whose journal cannot be read
+        lock = threading.RLock()
+
+        def mfbo_study(self, study_id):
+            raise RuntimeError("journal unreadable")
+
+    figures = Figures(Broken(), min_interval=0)
+    drawn = figures.get(0)
+    for _ in range(200):
+        if drawn.note != "not drawn yet":
+            break
+        time.sleep(0.05)
+    assert drawn.note == "cannot draw: RuntimeError: journal unreadable"
+    assert figures._thread.is_alive()
