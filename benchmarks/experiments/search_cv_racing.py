@@ -71,7 +71,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--z", type=float, nargs="+", default=[1.0])
+    parser.add_argument("--z", type=float, nargs="+", default=[0.0])
     parser.add_argument("--n-iter", type=int, default=25)
     parser.add_argument("--cv", type=int, default=5)
     args = parser.parse_args(argv)

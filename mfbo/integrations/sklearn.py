@@ -345,9 +345,10 @@ class MondrianSearchCV(BaseSearchCV):
         candidate every fold scored.  The optimizer is told a stopped candidate's mean over the
         folds it ran, as SMAC3's run history averages a configuration's costs over the
         instances it ran.
-    racing_z : float, default=1.0
+    racing_z : float, default=0.0
         How far behind the incumbent a candidate must be to stop, in the standard errors above
-        (larger: fewer stops).
+        (larger: fewer stops).  At 0, a candidate stops as soon as its mean over the folds it
+        ran is below the incumbent's on the same folds, SMAC3's rule.
 
     Attributes
     ----------
@@ -371,7 +372,7 @@ class MondrianSearchCV(BaseSearchCV):
     def __init__(self, estimator, search_spaces, *, n_iter=50, scoring=None, n_jobs=None,
                  refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", random_state=None,
                  error_score=np.nan, return_train_score=False, n_points=1,
-                 surrogate="mondrian", optimizer_kwargs=None, racing=False, racing_z=1.0):
+                 surrogate="mondrian", optimizer_kwargs=None, racing=False, racing_z=0.0):
         self.search_spaces = search_spaces
         self.racing = racing
         self.racing_z = racing_z

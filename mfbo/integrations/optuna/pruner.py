@@ -58,7 +58,7 @@ class MondrianPruner(optuna.pruners.BasePruner):
     Parameters are :class:`mfbo.pruners.MondrianPruner`'s.
     """
 
-    def __init__(self, max_resource: int, threshold: float = 0.05, n_startup_trials: int = 5,
+    def __init__(self, max_resource: int, threshold: float = 0.2, n_startup_trials: int = 3,
                  n_warmup_steps: int = 0, interval_steps: int = 1, *, n_min_trials: int = 1,
                  n_estimators: int = 10, min_samples_split: int = 5, seed: int | None = 0):
         self._pruner = pruners.MondrianPruner(

@@ -62,7 +62,7 @@ class CurveForest:
     Parameters are :class:`MondrianPruner`'s.
     """
 
-    def __init__(self, max_resource: int, threshold: float = 0.05, n_startup_trials: int = 5,
+    def __init__(self, max_resource: int, threshold: float = 0.2, n_startup_trials: int = 3,
                  n_warmup_steps: int = 0, interval_steps: int = 1, *, n_min_trials: int = 1,
                  n_estimators: int = 10, min_samples_split: int = 5, seed: int | None = 0):
         self.max_resource = check_int(max_resource, "max_resource", minimum=1)
@@ -176,10 +176,10 @@ class MondrianPruner(Pruner):
     ----------
     max_resource : int
         The step a trial that is never pruned reaches (its full budget).
-    threshold : float, default=0.05
+    threshold : float, default=0.2
         In (0, 1): a trial whose chance of beating the incumbent at full budget is below it
         is pruned.
-    n_startup_trials, n_warmup_steps, interval_steps : int, default=5, 0, 1
+    n_startup_trials, n_warmup_steps, interval_steps : int, default=3, 0, 1
         The warm-up and the steps a trial is judged at, as for :class:`PercentilePruner`.
     n_min_trials : int, default=1
         No trial is pruned at a step that fewer complete trials reached.
@@ -191,7 +191,7 @@ class MondrianPruner(Pruner):
         Seeds the forest (None: a fresh forest is random).
     """
 
-    def __init__(self, max_resource: int, threshold: float = 0.05, n_startup_trials: int = 5,
+    def __init__(self, max_resource: int, threshold: float = 0.2, n_startup_trials: int = 3,
                  n_warmup_steps: int = 0, interval_steps: int = 1, *, n_min_trials: int = 1,
                  n_estimators: int = 10, min_samples_split: int = 5, seed: int | None = 0):
         self._settings = dict(max_resource=max_resource, threshold=threshold,
