@@ -27,7 +27,7 @@ from .view import JournalView
 
 __all__ = ["create_app", "open_view", "PAGE_RELOAD"]
 #: seconds between two reloads of the ``/mfbo`` page
-PAGE_RELOAD = 15
+PAGE_RELOAD = 5
 
 
 def _dashboard():
@@ -87,7 +87,6 @@ def create_app(view: JournalView, figures_interval: float = 10.0):
         if kind not in KINDS or png is None:
             raise bottle.HTTPError(404, f"no {kind} figure of study {study_id} yet")
         bottle.response.content_type = "image/png"
-        bottle.response.set_header("Cache-Control", "no-store")
         return png
 
     app.mfbo_figures = figures
