@@ -22,8 +22,13 @@ def loss_signs(study) -> tuple[float, ...]:
 
 
 def constraints_of(trial: FrozenTrial) -> tuple | None:
-    """The constraint values a sampler's ``constraints_func`` recorded for ``trial`` (None
-    where none were)."""
+    """The constraint values recorded for ``trial`` (None where none were): those of a
+    sampler's ``constraints_func`` and, with Optuna 5, those the objective set with
+    ``trial.set_constraint(key, value)`` (Optuna's ``FrozenTrial.constraints``, in the order
+    of their keys)."""
+    named = getattr(trial, "constraints", None)
+    if isinstance(named, dict):
+        return tuple(float(named[k]) for k in sorted(named)) if named else None
     values = trial.system_attrs.get(CONSTRAINTS_KEY)
     return None if values is None else tuple(values)
 

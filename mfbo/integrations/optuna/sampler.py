@@ -298,9 +298,11 @@ class MondrianSampler(BaseSampler):
         As optuna's samplers take it: ``constraints_func(frozen_trial)`` returns a sequence
         of values, each ``<= 0`` when met, computed after each complete or pruned trial and
         kept in the trial's system attributes under ``"constraints"`` (where optuna's
-        samplers keep theirs: ``study.best_trials`` and optuna's plots read it).  The
-        optimizer models each constraint (:class:`mfbo.Optimizer`'s ``constraints``) and
-        proposes where they are likely met.
+        samplers keep theirs: ``study.best_trials`` and optuna's plots read it).  With
+        Optuna 5 the objective may instead call ``trial.set_constraint(key, value)``: those
+        are read too (optuna's ``FrozenTrial.constraints``).  The optimizer models each
+        constraint (:class:`mfbo.Optimizer`'s ``constraints``) and proposes where they are
+        likely met.
 
     Multi-objective studies are searched as :class:`mfbo.Optimizer` searches several
     objectives (each objective's loss, negated where the study maximises it).
@@ -416,10 +418,8 @@ class MondrianSampler(BaseSampler):
         return params
 
     def _n_constraints(self, trials) -> int:
-        """How many constraints the study's trials have values for (0 without
-        ``constraints_func``): those of the first finished trial that has them."""
-        if self._constraints_func is None:
-            return 0
+        """How many constraints the study's trials have values for (by ``constraints_func``
+        or ``trial.set_constraint``): those of the first trial that has them."""
         for t in trials:
             values = constraints_of(t)
             if values is not None:

@@ -13,7 +13,8 @@ from ...results.result import unique_names
 from ...space import Space, as_space
 from ...storage import to_json
 from .distributions import dimension_of, distribution_of, user_value
-from .outcomes import loss_sign, record_pending, tell_finished
+from .outcomes import CONSTRAINTS_KEY, constraints_of, loss_signs, record_pending, \
+    tell_finished
 from .structure import Structure, decoded, infer_structure
 
 __all__ = ["from_optuna", "to_optuna"]
@@ -58,7 +59,9 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
     Parameters
     ----------
     study : optuna.Study
-        A single-objective study (a ``ValueError`` names the directions of another).
+        A study of one objective or several (the optimizer gets its ``directions``), with
+        constraints where a sampler's ``constraints_func`` recorded them (the optimizer gets
+        one constraint per value, named ``constraint_0``, ...).
     space : dict, Space or None, default=None
         The mfbo space to search.  None: the conditional space that
         :class:`~mfbo.integrations.optuna.MondrianSampler` infers from the complete trials of
@@ -84,14 +87,26 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
     or waiting trials, are left out.  A ``storage`` that already holds trials of the study
     name is refused, so that no trial is told twice.
     """
-    direction = "maximize" if loss_sign(study, "from_optuna") < 0 else "minimize"
+    directions = ["maximize" if s < 0 else "minimize" for s in loss_signs(study)]
+    direction = directions[0] if len(directions) == 1 else None
     if optimizer_options.get("direction", direction) != direction:
         raise ValueError(f"direction={optimizer_options['direction']!r} differs from the "
                          f"direction of study {study.study_name!r} ({direction!r}); leave it "
                          f"out: the study's is used.")
-    optimizer_options["direction"] = direction
+    optimizer_options.pop("direction", None)
+    for key in ("directions", "constraints"):
+        if key in optimizer_options:
+            raise ValueError(f"{key}={optimizer_options[key]!r} is taken from study "
+                             f"{study.study_name!r}; leave it out.")
     trials = study.get_trials(deepcopy=False,
                               states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL))
+    n_constraints = next((len(c) for c in map(constraints_of, trials) if c is not None), 0)
+    if len(directions) > 1:
+        optimizer_options["directions"] = directions
+    else:
+        optimizer_options["direction"] = directions[0]
+    if n_constraints:
+        optimizer_options["constraints"] = [f"constraint_{i}" for i in range(n_constraints)]
     if space is None:
         dims = _inferred_space([t for t in trials if t.state == TrialState.COMPLETE])
         if dims is None:
@@ -110,7 +125,9 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
         params = _params_in(space, t.params)
         if params is None:
             continue
-        tell_finished(opt, record_pending(opt, params), t, 1.0)
+        plain = len(directions) == 1 and not n_constraints
+        tell_finished(opt, record_pending(opt, params), t,
+                      1.0 if plain else (1.0,) * len(directions))
     return opt
 
 
@@ -145,13 +162,15 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
     ----------
     result : OptimizeResult
     study : optuna.Study or None, default=None
-        The study to add the trials to (single-objective; values are negated when its
-        direction is not the result's).  None: a new study with the result's direction made
-        by ``optuna.create_study`` with ``storage`` and ``study_name``.
+        The study to add the trials to (as many objectives as the result; a value is negated
+        where its direction is not the result's).  None: a new study with the result's
+        directions made by ``optuna.create_study`` with ``storage`` and ``study_name``.
     storage, study_name : optional
         For the new study only.
 
-    Each complete trial becomes a ``COMPLETE`` trial with its value, each pruned one a
+    Each complete trial becomes a ``COMPLETE`` trial with its value (its values, with several
+    objectives; its constraints' values in the system attribute ``"constraints"``, where
+    optuna's samplers keep them), each pruned one a
     ``PRUNED`` trial, each failed one a ``FAIL`` trial (its error text in the user attribute
     ``mfbo_error``), each with its intermediate values; pending trials are left out.
     Distributions: :class:`~mfbo.Real` is a ``FloatDistribution``,
@@ -164,15 +183,20 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
     per field for the whole result).  A field JSON cannot store is kept as its text.  Start
     and end times are kept.  Returns the study.
     """
-    direction = getattr(result, "direction", "minimize")
+    objectives = result.objectives
     if study is None:
         study = optuna.create_study(storage=storage, study_name=study_name,
-                                    direction=direction)
+                                    directions=list(objectives.directions))
     elif storage is not None or study_name is not None:
         raise ValueError("storage and study_name are for a new study; they cannot be given "
                          "with study.")
-    # the study's loss sign times the result's: -1 when the two directions differ
-    sign = loss_sign(study, "to_optuna") * (1.0 if direction == "minimize" else -1.0)
+    theirs = loss_signs(study)
+    if len(theirs) != objectives.k:
+        raise ValueError(f"study {study.study_name!r} has {len(theirs)} objective(s); the "
+                         f"result has {objectives.k}.")
+    # each objective's: the study's loss sign times the result's, -1 where they differ
+    signs = [a * b for a, b in zip(theirs, objectives.signs)]
+    sign = signs[0]
     space = result.space
     dists = {n: distribution_of(n, d) for n, d in space.dimensions.items()}
     keys = unique_names(dict.fromkeys(k for t in result.trials for k in (t.extra or {})),
@@ -185,10 +209,12 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
         attrs["mfbo_trial_id"] = t.id
         if t.state == "failed":
             attrs["mfbo_error"] = t.error
+        values = None if t.state != "complete" else [s * v for s, v in zip(signs, t.values)]
         ft = optuna.trial.create_trial(
-            state=_STATES[t.state], value=sign * t.value if t.state == "complete" else None,
+            state=_STATES[t.state], values=values,
             params={n: t.params[n] for n in space.names}, distributions=dists,
-            user_attrs=attrs,
+            user_attrs=attrs, system_attrs={} if t.constraints is None else
+            {CONSTRAINTS_KEY: list(t.constraints)},
             intermediate_values={s: sign * v for s, v in t.intermediate_values.items()})
         start = t.start if t.start is not None else t.asked_at
         if t.end is not None and 0 < start <= t.end:

@@ -135,6 +135,25 @@ def test_constraints_func_is_kept_as_optuna_keeps_it_and_steers_the_proposals():
         bad.optimize(objective, n_trials=1)
 
 
+@pytest.mark.skipif(not hasattr(optuna.trial.Trial, "set_constraint"),
+                    reason="trial.set_constraint is Optuna 5's")
+def test_constraints_set_by_the_objective_are_read():
+    def objective(trial):
+        x = trial.suggest_float("x", 0, 1)
+        trial.set_constraint("low", x - 0.5)
+        trial.set_constraint("high", 0.1 - x)
+        return (x - 1) ** 2
+    study = optuna.create_study(sampler=make(seed=0, n_startup_trials=6))
+    study.optimize(objective, n_trials=18)
+    opt = study.sampler._mirror.optimizer
+    assert opt.objectives.constraints == ("constraint_0", "constraint_1")
+    for t in opt.trials:
+        if t.state == "complete":
+            x = study.trials[t.extra["optuna_number"]].params["x"]
+            assert t.constraints == pytest.approx((0.1 - x, x - 0.5))  # keys in sorted order
+    assert 0.45 < study.best_trial.params["x"] <= 0.5
+
+
 @pytest.mark.parametrize("distribution", FLOATS + INTS, ids=str)
 def test_float_and_int_independent(distribution):
     study = optuna.create_study(sampler=make(seed=1))
@@ -704,7 +723,7 @@ def test_from_optuna_warm_starts_an_optimizer():
 
 def test_from_optuna_refuses_what_it_cannot_carry(tmp_path):
     mo = optuna.create_study(directions=["minimize", "minimize"])
-    with pytest.raises(ValueError, match="MINIMIZE"):
+    with pytest.raises(ValueError, match="no complete trial"):
         from_optuna(mo)
     with pytest.raises(ValueError, match="no complete trial"):
         from_optuna(optuna.create_study())
@@ -877,3 +896,37 @@ def test_from_optuna_and_to_optuna_keep_pruned_trials():
     assert all(math.isclose(a.value, b.value) for a, b in zip(back.trials, study.trials)
                if a.state == TrialState.COMPLETE)
     opt.close()
+
+
+def test_several_objectives_and_constraints_go_both_ways():
+    def objective(trial):
+        x, y = trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)
+        trial.set_user_attr("c", x - 0.7)
+        return x + y, -(x - y) ** 2
+    sampler = optuna.samplers.RandomSampler(seed=0)
+    sampler_c = optuna.samplers.NSGAIISampler(seed=0,
+                                              constraints_func=lambda t: [t.user_attrs["c"]])
+    for s, n_cons in ((sampler, 0), (sampler_c, 1)):
+        study = optuna.create_study(directions=["minimize", "maximize"], sampler=s)
+        study.optimize(objective, n_trials=12)
+        opt = from_optuna(study, random_state=0)
+        assert opt.directions == ("minimize", "maximize")
+        assert len(opt.objectives.constraints) == n_cons
+        by_number = {t.extra["optuna_number"]: t for t in opt.trials}
+        for t in study.trials:
+            assert by_number[t.number].values == tuple(t.values)
+            if n_cons:
+                assert by_number[t.number].constraints == (t.user_attrs["c"],)
+        assert {t.id for t in opt.best_trials} == \
+            {by_number[t.number].id for t in study.best_trials}
+        back = to_optuna(opt.result())
+        assert [d.name for d in back.directions] == ["MINIMIZE", "MAXIMIZE"]
+        assert [t.values for t in back.trials] == [t.values for t in study.trials]
+        if n_cons:
+            assert [t.system_attrs["constraints"] for t in back.trials] == \
+                [[t.user_attrs["c"]] for t in study.trials]
+        assert {t.number for t in back.best_trials} == {t.number for t in study.best_trials}
+    with pytest.raises(ValueError, match="directions=.* is taken from study"):
+        from_optuna(study, directions=["minimize", "minimize"])
+    with pytest.raises(ValueError, match="has 1 objective"):
+        to_optuna(opt.result(), optuna.create_study())
