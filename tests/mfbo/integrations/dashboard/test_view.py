@@ -184,3 +184,17 @@ def test_a_postgresql_study_written_by_two_workers_is_seen_growing():
         assert view.get_best_trial(0).value == study.best.value
         view.storage.close()
         study.storage.close()
+
+
+def test_a_study_of_several_objectives_has_its_directions_names_and_pareto_front(tmp_path):
+    path = str(tmp_path / "m.db")
+    result = mfbo.minimize(lambda x, y: {"cost": x ** 2 + y, "score": x - y}, SPACE,
+                           n_calls=12, directions={"cost": "minimize", "score": "maximize"},
+                           storage=path, progress_bar=False, random_state=0)
+    view = _view(path)
+    assert view.get_study_directions(0) == [optuna.study.StudyDirection.MINIMIZE,
+                                            optuna.study.StudyDirection.MAXIMIZE]
+    assert view.get_study_system_attrs(0) == {"study:metric_names": ["cost", "score"]}
+    assert [t.values for t in view.get_all_trials(0)] == [list(t.values) for t in result.trials]
+    front = optuna.load_study(study_name="default", storage=view).best_trials
+    assert sorted(t.number for t in front) == sorted(t.id for t in result.best_trials)
