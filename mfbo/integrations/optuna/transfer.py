@@ -175,7 +175,8 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
     ``mfbo_error``), each with its intermediate values; pending trials are left out.
     Distributions: :class:`~mfbo.Real` is a ``FloatDistribution``,
     :class:`~mfbo.Integer` an ``IntDistribution`` (``log`` kept), :class:`~mfbo.Categorical`
-    and :class:`~mfbo.Ordinal` a ``CategoricalDistribution``.  The user attributes hold the
+    and :class:`~mfbo.Ordinal` a ``CategoricalDistribution``; in a conditional space a
+    trial has its active parameters only.  The user attributes hold the
     mfbo trial id (``mfbo_trial_id``) and the extra fields the objective returned, each
     under its own key unless that is one of mfbo's (``mfbo_trial_id``, ``mfbo_error``, which
     always hold mfbo's values): then ``extra_<key>``, prefixed again while that is the key
@@ -212,7 +213,8 @@ def to_optuna(result, study=None, *, storage=None, study_name: str | None = None
         values = None if t.state != "complete" else [s * v for s, v in zip(signs, t.values)]
         ft = optuna.trial.create_trial(
             state=_STATES[t.state], values=values,
-            params={n: t.params[n] for n in space.names}, distributions=dists,
+            params={n: t.params[n] for n in space.names if n in t.params},
+            distributions={n: dists[n] for n in space.names if n in t.params},
             user_attrs=attrs, system_attrs={} if t.constraints is None else
             {CONSTRAINTS_KEY: list(t.constraints)},
             intermediate_values={s: sign * v for s, v in t.intermediate_values.items()})

@@ -930,3 +930,14 @@ def test_several_objectives_and_constraints_go_both_ways():
         from_optuna(study, directions=["minimize", "minimize"])
     with pytest.raises(ValueError, match="has 1 objective"):
         to_optuna(opt.result(), optuna.create_study())
+
+
+def test_to_optuna_keeps_a_conditional_trial_s_active_parameters_only():
+    space = mfbo.Space({"model": mfbo.Categorical(["svm", "tree"]),
+                        "C": mfbo.Real(0.1, 10, log=True, when={"model": "svm"}),
+                        "depth": mfbo.Integer(1, 8, when={"model": "tree"})})
+    res = mfbo.minimize(lambda model, C=1.0, depth=1: C + depth, space, n_calls=8,
+                        random_state=0, progress_bar=False)
+    study = to_optuna(res)
+    for t, ours in zip(study.trials, res.trials):
+        assert t.params == ours.params

@@ -518,3 +518,20 @@ def test_study_command_names_a_role_that_may_not_read(server, url):
 def test_reads_in_pages(url):
     from tests.mfbo.storage.test_sqlite import check_reads_in_pages
     check_reads_in_pages(url)
+
+
+def test_several_objectives_and_constraints_on_the_server(url):
+    from tests.mfbo.optimize.test_multi_objective import SPACE as SQUARE, TWO, two_objectives
+
+    res = mfbo.minimize(two_objectives, SQUARE, n_calls=10, random_state=0, directions=TWO,
+                        constraints=["mem"], storage=url, n_workers=2, progress_bar=False)
+    assert sum(t.state == "complete" for t in res.trials) == 10
+    again = Optimizer(SQUARE, storage=url, directions=TWO, constraints=["mem"], random_state=0)
+    assert [t.values for t in again.trials] == [t.values for t in res.trials]
+    assert [t.constraints for t in again.trials] == [t.constraints for t in res.trials]
+    assert [t.id for t in again.best_trials] == [t.id for t in res.best_trials]
+    again.close()
+    with pytest.raises(ValueError, match="created with objectives"):
+        Optimizer(SQUARE, storage=url, directions=TWO)
+    study = Study.open(_storage(url))
+    assert study.objectives.constraints == ("mem",) and study.objectives.k == 2
