@@ -84,21 +84,19 @@ class MondrianPruner(optuna.pruners.BasePruner):
                 return False  # (the rule would say so too; the coordinates wait for them)
             self._coders[name] = _Coder(complete)
         coder, units = self._coders[name], self._units.setdefault(name, {})
-        curves, current = [], None
-        for t in trials:
+
+        def curve(t: FrozenTrial) -> Curve:
             unit = units.get(t.number)
             if unit is None:
                 unit = coder.unit(t)
                 if t.state != TrialState.RUNNING:
                     units[t.number] = unit
             final = sign * t.value if t.state == TrialState.COMPLETE else None
-            c = Curve(t.number, unit, t.intermediate_values, sign, final)
-            curves.append(c)
-            if t.number == trial.number:
-                current = c
-        if current is None:
-            return False
-        return rule.should_prune(curves, current)
+            return Curve(t.number, unit, t.intermediate_values, sign, final,
+                         t.state != TrialState.RUNNING)
+        # (the finished trials the rule has read for good are not read again)
+        return rule.should_prune([curve(t) for t in trials if t.number not in rule.closed],
+                                 curve(trial))
 
     def __repr__(self):
         return repr(self._pruner)

@@ -5,6 +5,7 @@ full budget (:class:`MondrianPruner`; the rule itself is :class:`CurveForest`, s
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 from dataclasses import dataclass
@@ -23,13 +24,15 @@ class Curve:
     """What the rule reads of one trial: ``key`` orders the trials (their ids), ``unit`` is the
     configuration in the unit cube, ``values`` maps each reported step to the value reported
     (a loss, or a score when ``sign`` is -1: the loss is ``sign * value``), ``final`` is the
-    loss of a complete trial (None otherwise)."""
+    loss of a complete trial (None otherwise), ``finished`` whether the trial reports no
+    more (complete or pruned)."""
 
     key: int
     unit: np.ndarray
     values: dict
     sign: float = 1.0
     final: float | None = None
+    finished: bool = False
 
 
 def check_probability(value, name: str) -> float:
@@ -77,8 +80,12 @@ class CurveForest:
         self.forest = None
         #: trial key -> the steps of it fed to the forest
         self.fed: dict[int, set] = {}
-        #: key of a complete trial -> its last step
-        self._last_step: dict[int, int] = {}
+        #: keys of the finished trials read for good (their reports queued or fed)
+        self.closed: set = set()
+        self._collected: dict[int, set] = {}  # key -> steps queued or fed
+        self._queue: list[tuple] = []  # (key, step, unit, loss) read and not yet fed
+        self._incumbent = math.inf  # the best final loss of the complete trials
+        self._complete_last: list[int] = []  # their last steps, sorted
         self._log_full = math.log1p(self.max_resource)
 
     def budget(self, step) -> np.ndarray:
@@ -86,24 +93,41 @@ class CurveForest:
         return np.log1p(np.asarray(step, dtype=float)) / self._log_full
 
     # -- the forest ---------------------------------------------------------------------------
-    def feed(self, curves) -> int:
-        """Feed the forest the reports of ``curves`` it has not seen, one row at a time in
-        order of (key, step); how many were fed."""
-        rows = []
+    def read(self, curves) -> None:
+        """Queue the reports of ``curves`` not read before, and note the complete ones; a
+        finished curve is read for good (its key joins :attr:`closed`, and a curve of a key
+        in it is skipped)."""
+        closed, collected, queue = self.closed, self._collected, self._queue
         for c in curves:
-            seen = self.fed.get(c.key)
-            if seen is not None and len(seen) == len(c.values):
+            if c.key in closed:
                 continue
-            new = sorted(s for s in c.values if seen is None or s not in seen)
-            if new:
-                rows.append((c.key, new, c))
-        rows.sort(key=lambda r: r[0])
+            seen = collected.get(c.key)
+            if seen is None or len(seen) != len(c.values):
+                seen = collected.setdefault(c.key, set())
+                for s in c.values:
+                    if s not in seen:
+                        seen.add(s)
+                        queue.append((c.key, s, c.unit, c.sign * c.values[s]))
+            if c.finished:
+                closed.add(c.key)
+                if c.final is not None:
+                    self._incumbent = min(self._incumbent, c.final)
+                    bisect.insort(self._complete_last, max(c.values) if c.values else -1)
+
+    def feed(self, curves=()) -> int:
+        """Read ``curves`` (:meth:`read`) and feed the forest every report read and not yet
+        fed, one row at a time in order of (key, step); how many were fed."""
+        self.read(curves)
+        queue = self._queue
+        queue.sort(key=lambda r: (r[0], r[1]))
         n = 0
-        for key, steps, c in rows:
-            for s in steps:
-                self._partial_fit(c.unit, s, c.sign * c.values[s])
-                self.fed.setdefault(key, set()).add(s)
+        try:
+            for key, step, unit, loss in queue:
+                self._partial_fit(unit, step, loss)
+                self.fed.setdefault(key, set()).add(step)
                 n += 1
+        finally:
+            del queue[:n]
         return n
 
     def _partial_fit(self, unit, step, loss) -> None:
@@ -145,22 +169,13 @@ class CurveForest:
             return False
         if not first_in_interval(step, trial.values, self.n_warmup_steps, self.interval_steps):
             return False
-        incumbent, n_complete, n_reached = math.inf, 0, 0
-        last = self._last_step
-        for c in curves:
-            if c.final is None:
-                continue
-            n_complete += 1
-            incumbent = min(incumbent, c.final)
-            if c.key not in last:  # a finished trial reports no more
-                last[c.key] = max(c.values) if c.values else -1
-            if last[c.key] >= step:
-                n_reached += 1
-        if n_complete < self.n_startup_trials or n_reached < self.n_min_trials:
+        self.read(curves)
+        n_reached = len(self._complete_last) - bisect.bisect_left(self._complete_last, step)
+        if len(self._complete_last) < self.n_startup_trials or n_reached < self.n_min_trials:
             return False
-        self.feed(curves)
+        self.feed([trial])
         loss = trial.sign * trial.values[step]
-        return self.chance(trial.unit, step, loss, incumbent) < self.threshold
+        return self.chance(trial.unit, step, loss, self._incumbent) < self.threshold
 
 
 class MondrianPruner(Pruner):
@@ -202,6 +217,8 @@ class MondrianPruner(Pruner):
         CurveForest(**self._settings)  # checks the settings
         #: study name -> its rule and forest
         self._rules: dict[str, CurveForest] = {}
+        #: study name -> (trials seen, ids of those its rule may still read)
+        self._open: dict[str, tuple[int, set]] = {}
 
     def rule(self, study_name: str) -> CurveForest:
         """The rule and forest of the study named ``study_name``."""
@@ -210,19 +227,23 @@ class MondrianPruner(Pruner):
         return self._rules[study_name]
 
     def prune(self, study, trial) -> bool:
-        sign = study.sign
-        curves, current = [], None
-        for t in study.trials:
-            if t.state == "failed" or t.unit is None:
-                continue
-            c = Curve(t.id, t.unit, t.intermediate_values, sign,
-                      sign * t.value if t.state == "complete" else None)
-            curves.append(c)
-            if t.id == trial.id:
-                current = c
-        if current is None:
+        rule, sign = self.rule(study.study_name), study.sign
+        # the trials the rule may still read: the new ones and those not read for good
+        n_seen, open_ids = self._open.get(study.study_name, (0, set()))
+        trials = study.trials
+        open_ids.update(range(n_seen, len(trials)))
+        open_ids.difference_update(rule.closed)
+        open_ids.difference_update([i for i in open_ids
+                                    if trials[i].state == "failed" or trials[i].unit is None])
+        self._open[study.study_name] = (len(trials), open_ids)
+
+        def curve(t) -> Curve:
+            return Curve(t.id, t.unit, t.intermediate_values, sign,
+                         sign * t.value if t.state == "complete" else None,
+                         t.state != "pending")
+        if trial.unit is None:
             return False
-        return self.rule(study.study_name).should_prune(curves, current)
+        return rule.should_prune([curve(trials[i]) for i in sorted(open_ids)], curve(trial))
 
     def __repr__(self):
         settings = ", ".join(f"{k}={v!r}" for k, v in self._settings.items())
