@@ -7,8 +7,9 @@ cost level is the full-budget loss of the best configuration it trained to full 
 that cost (a pruned trial never counts; no such configuration yet: missing, ranked last).
 
 The report gives, on each cost level, each method's mean rank over problems x seeds (ties
-share their mean rank; a missing score ranks last), the paired Wilcoxon test of a reference
-method against each other (:mod:`benchmarks.harness.paired`; each pair's difference scaled by
+share their mean rank; a missing score ranks last), the paired Wilcoxon test of mfbo's
+multi-fidelity method of the best mean rank against each other method
+(:mod:`benchmarks.harness.paired`; each pair's difference scaled by
 the spread of the problem's scores at that level), and the cost each method needs to reach the
 final quality of full-fidelity ``mondrian`` (the first cost at which its best is at most
 ``mondrian``'s final best), as a ratio to the cost ``mondrian`` needed (median over seeds,
@@ -206,8 +207,10 @@ def _ranks(values: list) -> np.ndarray:
     return rankdata(filled, method="average")
 
 
-def summarise(records: list[dict], reference: str = "mondrian-model") -> str:
-    """The report of ``records`` (see the module docstring) as markdown."""
+def summarise(records: list[dict], reference: str | None = None) -> str:
+    """The report of ``records`` (see the module docstring) as markdown; the paired tests are
+    of ``reference`` (None: mfbo's multi-fidelity method of the best mean rank over the cost
+    levels)."""
     by = {}
     for r in records:
         by.setdefault((r["problem"], r["seed"]), {})[r["method"]] = r
@@ -222,6 +225,10 @@ def summarise(records: list[dict], reference: str = "mondrian-model") -> str:
             for m, rank in zip(methods, _ranks([score_at(runs[m], level) for m in methods])):
                 ranks[m].append(rank)
         rows.append([f"{level} x max budget"] + [f"{np.mean(ranks[m]):.2f}" for m in methods])
+    if reference is None:
+        mine = [m for m in methods if m.startswith("mondrian-")]
+        mean = {m: np.mean([float(row[1 + methods.index(m)]) for row in rows]) for m in mine}
+        reference = min(mine, key=mean.get) if mine else None
     n = sum(1 for runs in by.values() if set(runs) == set(methods))
     out.append(f"Mean rank ({n} problem x seed pairs; 1 is best):\n")
     out.append(markdown_table(["cost"] + methods, rows))
