@@ -185,7 +185,9 @@ class MondrianPruner(Pruner):
 
     The forest is rebuilt from the study's reports (those of other processes too), so a
     resumed study or a second handle prunes as the first would; with one process, whenever
-    it asks, the decisions depend only on the reports and ``seed``.
+    it asks, the decisions depend only on the reports and ``seed``.  One pruner keeps a forest
+    for each study name it is asked about: give two studies of the same name (in two
+    storages) a pruner each.
 
     Parameters
     ----------
