@@ -239,3 +239,18 @@ def test_the_estimated_best_pools_noisy_and_repeated_evaluations():
     with pytest.raises(ValueError, match="for_objective"):
         two.importance()
     assert "x" in two.for_objective("err").estimated_best()["params"]
+
+
+def test_a_pickled_optimizer_goes_on_as_the_original():
+    import pickle
+
+    opt = run(Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=6),
+              two_objectives, 12)
+    copy = pickle.loads(pickle.dumps(opt))
+    assert copy.objectives == opt.objectives and len(copy.proposer.models) == 3
+    a, b = opt.ask(), copy.ask()
+    assert a.params == b.params
+    copy.tell(b, two_objectives(**b.params))
+    out = two_objectives(**b.params)
+    assert copy.trials[-1].values == (out["err"], out["size"])
+    assert copy.trials[-1].constraints == (out["mem"],)
