@@ -95,7 +95,8 @@ class Rows:
     @property
     def Y(self) -> np.ndarray:
         """The rows' values, one column per output (one column without ``n_outputs``)."""
-        return self._y[:self.n].reshape(self.n, -1)
+        y = self._y[:self.n]
+        return y[:, None] if y.ndim == 1 else y
 
 
 def params_key(params: dict) -> bytes:

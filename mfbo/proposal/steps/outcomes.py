@@ -82,7 +82,8 @@ class OutcomeSearch(AcquisitionSearch):
         # the observed losses on each objective's model scale, and their range
         T = np.column_stack([models[j].to_model_scale(Y[:, j]) for j in range(o.k)])
         lo, span = T.min(axis=0), np.ptp(T, axis=0)
-        span = np.where(span > 0, span, 1.0)
+        # (a range within rounding of the values is no range: normalised by 1)
+        span = np.where(span > 1e-12 * np.maximum(1.0, np.abs(lo)), span, 1.0)
         zero = [float(np.asarray(models[o.k + c].to_model_scale([0.0]))[0])
                 for c in range(o.m)]
         method = self.chosen_method(o.k)

@@ -254,3 +254,94 @@ def test_a_pickled_optimizer_goes_on_as_the_original():
     out = two_objectives(**b.params)
     assert copy.trials[-1].values == (out["err"], out["size"])
     assert copy.trials[-1].constraints == (out["mem"],)
+
+
+# -- a property-based test where the journal, the outcomes and the models meet -----------------
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule  # noqa: E402
+
+VALUES = st.one_of(st.floats(-1e3, 1e3, allow_nan=False), st.sampled_from([math.nan, math.inf]))
+DIRS = {"a": "minimize", "b": "maximize"}
+
+
+class OutcomeMachine(RuleBasedStateMachine):
+    """The record: each told trial's values and constraints (None: failed or pruned), checked
+    against the optimizer after every step, across reopenings of its SQLite journal."""
+
+    def __init__(self):
+        super().__init__()
+        import tempfile
+        self.db = f"{tempfile.mkdtemp()}/s.db"
+        self.opt = self._open()
+        self.told: dict[int, tuple | None] = {}
+        self.pending: list[int] = []
+
+    def _open(self):
+        return Optimizer(SPACE, directions=DIRS, constraints=["c"], storage=self.db,
+                         random_state=0, n_initial=3, n_random_candidates=100)
+
+    @rule()
+    def ask(self):
+        self.pending.append(self.opt.ask().id)
+
+    @precondition(lambda self: self.pending)
+    @rule(a=VALUES, b=VALUES, c=st.floats(-1, 1))
+    def tell(self, a, b, c):
+        i = self.pending.pop(0)
+        t = self.opt.tell(i, {"a": a, "b": b, "c": c, "note": 1})
+        ok = math.isfinite(a) and math.isfinite(b)
+        assert t.state == ("complete" if ok else "failed")
+        self.told[i] = ((a, b), (c,)) if ok else None
+
+    @precondition(lambda self: self.pending)
+    @rule(bad=st.sampled_from([(1.0, 2.0), {"a": 1.0, "b": 2.0}, {"a": 1, "c": 0}, 3.0]))
+    def tell_what_cannot_be_understood(self, bad):
+        before = self.opt.n_trials, self.opt.n_finished
+        with pytest.raises((TypeError, ValueError)):
+            self.opt.tell(self.pending[0], bad)
+        assert (self.opt.n_trials, self.opt.n_finished) == before
+
+    @precondition(lambda self: self.pending)
+    @rule()
+    def prune(self):
+        i = self.pending.pop(0)
+        assert self.opt.tell(i, state="pruned").state == "pruned"
+        self.told[i] = None
+
+    @rule()
+    def reopen(self):
+        self.opt.close()
+        self.opt = self._open()  # pending trials of the closed handle are asked again
+        self.pending = [t.id for t in self.opt.pending]
+
+    @invariant()
+    def the_record_is_the_study(self):
+        trials = self.opt.trials
+        for i, want in self.told.items():
+            t = trials[i]
+            if want is None:
+                assert t.values is None and t.state in ("failed", "pruned")
+            else:
+                assert (t.values, t.constraints) == want and t.extra == {"note": 1}
+        done = [trials[i] for i, w in self.told.items() if w is not None]
+        Y = self.opt.study.obs.Y
+        assert Y.shape[1] == 3
+        rows = {tuple(u): row for u, row in zip(self.opt.study.obs.X, Y)}
+        for t in done:
+            assert list(rows[tuple(t.unit)]) == [t.values[0], -t.values[1], t.constraints[0]]
+        feasible = [t for t in done if t.constraints[0] <= 0]
+        front = {t.id for t in feasible if not any(
+            o.values[0] <= t.values[0] and o.values[1] >= t.values[1] and
+            (o.values[0] < t.values[0] or o.values[1] > t.values[1]) for o in feasible)}
+        assert {t.id for t in self.opt.best_trials} == front
+
+    def teardown(self):
+        self.opt.close()
+
+
+OutcomeMachine.TestCase.settings = settings(
+    max_examples=12, stateful_step_count=14, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow])
+test_outcome_state_machine = OutcomeMachine.TestCase
