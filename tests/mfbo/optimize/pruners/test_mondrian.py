@@ -182,3 +182,26 @@ def test_it_maximises_as_it_minimises():
 def test_repr_reads_as_the_call_that_makes_it():
     p = MondrianPruner(max_resource=27, threshold=0.1, seed=3)
     assert repr(eval(repr(p), {"MondrianPruner": MondrianPruner})) == repr(p)
+
+
+def test_it_prunes_trials_that_run_in_parallel():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def train(x, y, trial):
+        values = _curve({"x": x, "y": y}, 9)
+        for s, v in enumerate(values, start=1):
+            trial.report(v, s)
+            if trial.should_prune():
+                raise mfbo.TrialPruned()
+        return values[-1]
+    pruner = MondrianPruner(max_resource=9)
+    with ThreadPoolExecutor(2) as pool:
+        result = mfbo.minimize(train, SPACE, n_calls=30, n_workers=2, executor=pool,
+                               surrogate="random", random_state=0, progress_bar=False,
+                               pruner=pruner)
+    assert result.n_pruned >= 3 and len(result.trials) == 30
+    assert result.best_trial.state == "complete"
+    # the forest was fed reports of the study's trials, each once
+    fed = pruner.rule("default").fed
+    assert fed and all(fed[t.id] <= set(t.intermediate_values) for t in result.trials
+                       if t.id in fed)
