@@ -55,17 +55,17 @@ LEVELS = (5, 10, 20)
 
 # -- the runs --------------------------------------------------------------------------------
 
-def _train(problem, params, max_cost, cost, report, prune) -> tuple[int, float | None, float]:
+def _train(problem, params, cost: int, report, prune) -> tuple[int, float | None]:
     """Train ``params`` step by step: ``report(step, loss)`` after each, stopping when
-    ``prune()`` says so (never at full budget).  The cost after, the full-budget loss (None
-    if pruned) and the last loss."""
+    ``prune()`` says so (never at full budget).  The cost after, and the full-budget loss
+    (None if pruned)."""
     curve = problem.curve_of(params)
     for step, loss in enumerate(curve, start=1):
         cost += 1
         report(step, float(loss))
         if step < len(curve) and prune():
-            return cost, None, float(loss)
-    return cost, float(curve[-1]), float(curve[-1])
+            return cost, None
+    return cost, float(curve[-1])
 
 
 def _mfbo(pruner):
@@ -77,9 +77,8 @@ def _mfbo(pruner):
         cost, events = 0, []
         while cost < max_cost:
             t = opt.ask()
-            cost, full, _ = _train(problem, t.params, max_cost, cost,
-                                   lambda s, v: opt.report(t, s, v),
-                                   lambda: pruner is not None and opt.should_prune(t))
+            cost, full = _train(problem, t.params, cost, lambda s, v: opt.report(t, s, v),
+                                lambda: pruner is not None and opt.should_prune(t))
             if full is None:
                 opt.tell(t, state="pruned")
             else:
@@ -102,8 +101,8 @@ def _optuna(sampler, pruner):
         while cost < max_cost:
             t = study.ask()
             params = {n: _optuna_suggest(t, n, d) for n, d in problem.space.items()}
-            cost, full, last = _train(problem, params, max_cost, cost, lambda s, v: t.report(v, s),
-                                      t.should_prune)
+            cost, full = _train(problem, params, cost, lambda s, v: t.report(v, s),
+                                t.should_prune)
             if full is None:
                 study.tell(t, state=optuna.trial.TrialState.PRUNED)
             else:
