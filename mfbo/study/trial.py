@@ -68,6 +68,10 @@ class Trial:
     values: tuple | None = None
     constraints: tuple | None = None
 
+    def __post_init__(self):
+        if self.values is None and self.value is not None:
+            self.values = (self.value,)  # one objective's value
+
     @property
     def feasible(self) -> bool:
         """Whether the trial is complete and meets every constraint (every complete trial of

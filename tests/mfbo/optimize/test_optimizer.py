@@ -131,7 +131,7 @@ def test_failures_are_recorded_and_penalised():
 
 @pytest.mark.parametrize("value, exc, match", [
     ({"score": 1.0}, ValueError, "no 'loss' key"),
-    ((1.0, 2.0), TypeError, "tuple of 2 values.*several objectives"),
+    ((1.0, 2.0), TypeError, "tuple of 2 values.*pass directions"),
     ([1.0], TypeError, "list of 1 values"),
     (np.array([1.0, 2.0]), TypeError, r"array of shape \(2,\)"),
     ("text", TypeError, "'text'"),
