@@ -5,7 +5,8 @@
                                           parameters
 ``mfbo study export PATH [--study NAME] --csv OUT.csv [--intermediate REPORTS.csv]``   one row
                                           per trial (and one per intermediate value reported)
-``mfbo study best PATH [--study NAME]``   the best parameters as JSON (several objectives: the front)
+``mfbo study best PATH [--study NAME]``   the best parameters as JSON (several objectives:
+                                          the front's trials)
 
 ``PATH`` is an SQLite study file, as a path or as ``sqlite:///path``, or a PostgreSQL URL
 (``postgresql://user@host/db``).  It is opened read-only (``read_only=True``), so it can be
