@@ -40,3 +40,11 @@ def test_a_small_run_end_to_end(tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert "### 8 evaluations" in report and "vs random" in report
     assert len((tmp_path / "runs.jsonl").read_text().splitlines()) == 4
+
+
+def test_smac_parego_runs_problems_of_several_objectives_only():
+    pytest.importorskip("smac", reason="SMAC3 is not installed (its pyrfr could not be built)")
+    outcomes = run_method("smac-parego", OUTCOME_PROBLEMS["zdt1"], 10, 0)
+    assert len(outcomes) == 10 and {"f1", "f2"} <= set(outcomes[0])
+    with pytest.raises(ValueError, match="several objectives without constraints"):
+        run_method("smac-parego", OUTCOME_PROBLEMS["gramacy-toy"], 10, 0)
