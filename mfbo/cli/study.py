@@ -39,8 +39,7 @@ from ..results.result import OptimizeResult
 from ..space import Integer, Space
 from ..storage import SQLiteStorage, Storage, StorageUnavailable
 from ..storage.base import read_in_pages
-from ..study.objectives import Objectives
-from ..study.study import STATES, Study
+from ..study.study import STATES, Study, stored_objectives
 
 __all__ = ["register", "open_storage", "select_studies", "StudySummary",
            "strict_json"]
@@ -145,12 +144,9 @@ class StudySummary:
         space_json, self.config = record
         self.space = Space.from_json(space_json)
         try:
-            self.objectives = Objectives.from_config(self.config)
-            Objectives.make(directions=list(self.objectives.directions),
-                            constraints=self.objectives.constraints)
-        except (ValueError, TypeError, KeyError) as exc:
-            raise CommandError(f"study {name!r}: its stored objectives cannot be read "
-                               f"({exc}).") from None
+            self.objectives = stored_objectives(name, self.config)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
         o = self.objectives
         self.direction = o.directions[0] if o.k == 1 else None
         sign = float(o.signs[0])

@@ -30,7 +30,8 @@ def check_direction(direction) -> str:
 
 def _names(names, what: str) -> tuple[str, ...]:
     if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
-        raise TypeError(f"{what} must be a list of names (strings), got {shorten(repr(names), 80)}.")
+        raise TypeError(f"{what} must be a list of names (strings), got "
+                        f"{shorten(repr(names), 80)}.")
     names = tuple(names)
     for n in names:
         if not isinstance(n, str) or not n:
@@ -135,12 +136,19 @@ class Objectives:
 
     @classmethod
     def from_config(cls, config: Mapping) -> "Objectives":
-        """Those a study recorded (a study recorded before them: its one direction)."""
+        """Those a study recorded (a study recorded before them: its one direction), checked
+        as :meth:`make` checks its arguments (a ``TypeError``/``ValueError`` for damaged
+        settings)."""
         if "directions" not in config:
-            return cls((config.get("direction", "minimize"),))
-        names = config.get("objectives")
-        return cls(tuple(config["directions"]), None if names is None else tuple(names),
-                   tuple(config.get("constraints") or ()))
+            return cls.make(config.get("direction", "minimize"))
+        directions, names = config["directions"], config.get("objectives")
+        if names is not None:
+            names = _names(names, "objectives")
+            if not isinstance(directions, list) or len(directions) != len(names):
+                raise ValueError(f"directions {shorten(repr(directions), 60)} do not fit the "
+                                 f"objectives {list(names)!r}")
+            directions = dict(zip(names, directions))
+        return cls.make(directions=directions, constraints=config.get("constraints") or None)
 
     def describe(self) -> str:
         parts = [", ".join(f"{n}: {d}" for n, d in zip(self.labels, self.directions))]

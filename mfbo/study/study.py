@@ -38,7 +38,7 @@ from .objectives import DIRECTIONS, Objectives, check_direction
 from .trial import Trial, finite, public, shorten
 
 __all__ = ["Study", "TrialFinished", "STATES", "CandidatesDiffer", "checked_configurations",
-           "check_direction", "DIRECTIONS"]
+           "check_direction", "DIRECTIONS", "stored_objectives"]
 
 
 #: an owner is taken for dead only once it has missed this many of its own heartbeats (and
@@ -108,6 +108,16 @@ def params_key(params: dict) -> bytes:
 STATES = ("complete", "pruned", "failed", "pending")
 
 
+def stored_objectives(study_name: str, config: Mapping) -> Objectives:
+    """The objectives study ``study_name`` recorded in its settings ``config``; a
+    ``ValueError`` naming the study when they cannot be read."""
+    try:
+        return Objectives.from_config(config)
+    except _DAMAGE as exc:
+        raise ValueError(f"study {study_name!r}: its stored objectives cannot be read "
+                         f"({shorten(exc)}); the storage is damaged.") from None
+
+
 def checked_configurations(space: Space, configs, what: str) -> list[dict]:
     """``configs`` (one params dict, a sequence of them or a DataFrame with a column per
     parameter) validated against ``space``: the
@@ -166,7 +176,7 @@ class Study:
         Several objectives, named objectives or constraints (:class:`~mfbo.study.objectives.
         Objectives`), in place of ``direction``; recorded with a new study and checked when
         one is reopened.  With several objectives :attr:`direction` is None and :attr:`best`
-        is None (the best trials are a Pareto front: :func:`mfbo.results.pareto.pareto_front`);
+        is None (the best trials are a Pareto front: :func:`mfbo.study.pareto.pareto_trials`);
         with constraints :attr:`best` is the best *feasible* trial.
 
     Attributes
@@ -240,17 +250,18 @@ class Study:
         if not recorded and stored.get("n_candidates") != config["n_candidates"]:
             raise ValueError(f"study {study_name!r} was created with n_candidates="
                              f"{stored.get('n_candidates')}, not {config['n_candidates']}.")
+        recorded = stored_objectives(study_name, stored)
         # a study recorded before directions existed minimises
-        if objectives.k == 1 and Objectives.from_config(stored).k == 1 and \
+        if objectives.k == 1 and recorded.k == 1 and \
                 stored.get("direction", "minimize") != direction:
             raise ValueError(f"study {study_name!r} was created with direction="
                              f"{stored.get('direction', 'minimize')!r}; it cannot be reopened "
                              f"with direction={direction!r}.  Pass direction="
                              f"{stored.get('direction', 'minimize')!r}, or use another "
                              f"study_name or storage.")
-        if Objectives.from_config(stored) != objectives:
+        if recorded != objectives:
             raise ValueError(f"study {study_name!r} was created with objectives "
-                             f"({Objectives.from_config(stored).describe()}); it cannot be "
+                             f"({recorded.describe()}); it cannot be "
                              f"reopened with ({objectives.describe()}).  Pass the ones it was "
                              f"created with, or use another study_name or storage.")
         self.config: dict = stored
@@ -347,14 +358,8 @@ class Study:
             raise ValueError(f"study {study_name!r}: its stored space cannot be read "
                              f"({shorten(exc)}); the storage is damaged.") from None
         cands = None if config.get("n_candidates") is None else "recorded"
-        try:
-            objectives = Objectives.from_config(config)
-            Objectives.make(directions=list(objectives.directions),
-                            constraints=objectives.constraints)
-        except _DAMAGE as exc:
-            raise ValueError(f"study {study_name!r}: its stored objectives cannot be read "
-                             f"({shorten(exc)}); the storage is damaged.") from None
-        study = cls(space, storage, study_name, cands, on_failure, objectives=objectives)
+        study = cls(space, storage, study_name, cands, on_failure,
+                    objectives=stored_objectives(study_name, config))
         study.refresh()
         return study
 
@@ -732,21 +737,30 @@ class Study:
                 "extra": extra, "error": error, "worker": worker, "values": values,
                 "constraints": constraints, **times}
 
-    def _observe_outcomes(self, t: Trial) -> None:
-        """What a told trial of a study of several objectives or with constraints adds to
-        :attr:`obs` (see its description) and to the best trial."""
+    def _observe(self, t: Trial) -> None:
+        """What a told trial adds to :attr:`obs` (see its description) and to the best
+        trial."""
         o = self.objectives
         if t.state == "complete":
-            row = np.concatenate([o.signs * np.asarray(t.values),
-                                  np.asarray(t.constraints or (), dtype=float)])
             if o.k == 1 and t.feasible and (self._best is None or (
                     self.sign * t.value, t.id) < (self.sign * self._best.value, self._best.id)):
                 self._best = t
-            loss = row[0]
+            row = self.sign * t.value if o.plain else np.concatenate(
+                [o.signs * np.asarray(t.values), np.asarray(t.constraints or (), dtype=float)])
+            loss = row if o.plain else row[0]
             if not self._loss_repeated and loss in self._losses:
                 self._loss_repeated, self.first_repeat = True, self.obs.n
             self._losses.add(loss)
-        elif self.on_failure == "worst" and self.obs.n:
+        elif self.on_failure != "worst":
+            return
+        elif o.plain:
+            losses = [float(self.obs.y.max())] if self.obs.n else []
+            if t.state == "pruned" and t.intermediate_values:
+                losses.append(self.sign * t.intermediate_values[t.last_step])
+            if not losses:
+                return
+            row = max(losses)
+        elif self.obs.n:
             Y = self.obs.Y
             row = Y.max(axis=0)
             if o.m:
@@ -785,26 +799,7 @@ class Study:
             self._pending.pop(t.id, None)
             self._n_finished += 1
             self._n_pruned += t.state == "pruned"
-            if not self.objectives.plain:
-                self._observe_outcomes(t)
-            elif t.state == "complete":
-                loss = self.sign * t.value
-                if self._best is None or (loss, t.id) < (self.sign * self._best.value,
-                                                         self._best.id):
-                    self._best = t
-                if not self._loss_repeated and loss in self._losses:
-                    self._loss_repeated, self.first_repeat = True, self.obs.n
-                self._losses.add(loss)
-                self.obs.append(t.unit, loss)
-                self.obs_origins.append(t.origin)
-            elif self.on_failure == "worst":
-                # (see the ``obs`` attribute: what a failed or pruned trial is fed as)
-                losses = [float(self.obs.y.max())] if self.obs.n else []
-                if t.state == "pruned" and t.intermediate_values:
-                    losses.append(self.sign * t.intermediate_values[t.last_step])
-                if losses:
-                    self.obs.append(t.unit, max(losses))
-                    self.obs_origins.append(t.origin)
+            self._observe(t)
         elif kind == "report":
             t = self._trial_of(p, pending=True)
             step = check_int(p["step"], "step", minimum=0)
