@@ -531,8 +531,6 @@ class Optimizer:
                 finite(v, f"{name} (a time stamp)")
         if worker is not None and not isinstance(worker, str):
             raise TypeError(f"worker must be a string, got {worker!r}.")
-        if state != "complete":
-            values = cons = None
         told = self.study.tell(trial, state, loss, extra, err, start, end, worker,
                                values, cons)
         self.proposer.observe(self.study)

@@ -76,14 +76,14 @@ class Proposer:
         values: the columns of the study's :attr:`~mfbo.study.Rows.Y`), built like ``model``
         and from the same seed; the policy after the initial design is then the recipe's
         random interleaving followed by :class:`~mfbo.proposal.steps.OutcomeSearch`.
-    outcome_method : {"auto", "hvi", "parego"}, default="auto"
+    pareto_method : {"auto", "hvi", "parego"}, default="auto"
         :class:`~mfbo.proposal.steps.OutcomeSearch`'s method with several objectives.
     """
 
     def __init__(self, space: Space, recipe: Recipe, model: Model, entropy,
                  candidates: CandidateSet | None = None, batch_strategy: str = "constant_liar",
                  liar: str = "min", min_distance: float = 0.0, outputs=None,
-                 outcome_method: str = "auto"):
+                 pareto_method: str = "auto"):
         _load_proposal_modules()
         if batch_strategy not in ("constant_liar", "thompson"):
             raise ValueError(f"batch_strategy must be 'constant_liar' or 'thompson', got "
@@ -102,7 +102,7 @@ class Proposer:
             if set_levels is not None:
                 set_levels(space.levels)
         #: the policy after the initial design
-        self.steps = recipe.steps if not outputs else outcome_steps(recipe, outcome_method)
+        self.steps = recipe.steps if not outputs else outcome_steps(recipe, pareto_method)
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
         self.acquisition = self._acquisitions[0]

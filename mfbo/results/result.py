@@ -94,10 +94,10 @@ class OptimizeResult:
             raise TypeError(f"objectives must be an Objectives, got {objectives!r}.")
         #: the study's objectives and constraints
         self.objectives = objectives
-        direction = objectives.directions[0]
-        self.direction = check_direction(direction) if objectives.k == 1 else None
-        sign = 1.0 if direction == "minimize" else -1.0
-        done = [t for t in trials if t.feasible and (objectives.k == 1)]
+        self.direction = check_direction(objectives.directions[0]) if objectives.k == 1 \
+            else None
+        sign = float(objectives.signs[0])
+        done = [t for t in trials if t.feasible] if objectives.k == 1 else []
         self.best_trial = min(done, key=lambda t: (sign * t.value, t.id)) if done else None
         self.best_value = self.best_trial.value if self.best_trial else None
         self.best_params = dict(self.best_trial.params) if self.best_trial else None
@@ -171,7 +171,7 @@ class OptimizeResult:
         members = list(groups.values())
         U = self.space.to_unit([g[0].params for g in members])
         mean, std = forest.predict(U, return_std=True)
-        sign = 1.0 if self.direction == "minimize" else -1.0
+        sign = float(self.objectives.signs[0])
         i = min(range(len(members)), key=lambda j: (sign * mean[j], members[j][0].id))
         chosen = members[i]
         return {"params": dict(chosen[0].params), "estimate": float(mean[i]),
@@ -293,9 +293,11 @@ class OptimizeResult:
                    "duration": t.duration, "worker": t.worker, "origin": t.origin}
             row.update((column, t.params.get(n, np.nan)) for n, column in params.items())
             for (kind, j), column in outcomes.items():
-                row[column] = (t.feasible if t.state == "complete" else None) \
-                    if kind == "feasible" else \
-                    (None if getattr(t, kind + "s") is None else getattr(t, kind + "s")[j])
+                if kind == "feasible":
+                    row[column] = t.feasible if t.state == "complete" else None
+                else:
+                    told = t.values if kind == "value" else t.constraints
+                    row[column] = None if told is None else told[j]
             row.update((extra[k], v) for k, v in (t.extra or {}).items())
             rows.append(row)
         return pd.DataFrame(rows, columns=columns)

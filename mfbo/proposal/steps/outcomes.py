@@ -44,6 +44,12 @@ METHODS = ("auto", "hvi", "parego")
 REFERENCE = 1.1
 
 
+def _feasible(Y: np.ndarray, k: int) -> np.ndarray:
+    """Which rows of a study's outcomes (``k`` objectives' losses, then the constraints'
+    values) meet every constraint (all of them without constraints)."""
+    return np.all(Y[:, k:] <= 0, axis=1)
+
+
 @dataclass(frozen=True)
 class OutcomeSearch(AcquisitionSearch):
     """:class:`~mfbo.proposal.steps.AcquisitionSearch` of the acquisition over several
@@ -78,7 +84,7 @@ class OutcomeSearch(AcquisitionSearch):
         o = study.objectives
         models = proposer.models
         Y = study.obs.Y
-        feasible = np.all(Y[:, o.k:] <= 0, axis=1) if o.m else np.ones(Y.shape[0], dtype=bool)
+        feasible = _feasible(Y, o.k)
         # the observed losses on each objective's model scale, and their range
         T = np.column_stack([models[j].to_model_scale(Y[:, j]) for j in range(o.k)])
         lo, span = T.min(axis=0), np.ptp(T, axis=0)
@@ -107,10 +113,12 @@ class OutcomeSearch(AcquisitionSearch):
             if method == "ei":
                 m, s = models[0].predict(U)
                 return log_expected_improvement(m, s, best)
-            if method == "parego":
-                Z = np.column_stack([(lambda ms: ms[0] - kappa * ms[1])(models[j].predict(U))
-                                     for j in range(o.k)])
-                return -chebyshev((Z - lo) / span, weights)
+            if method == "parego":  # each objective's lower confidence bound
+                bounds = []
+                for j in range(o.k):
+                    m, s = models[j].predict(U)
+                    bounds.append(m - kappa * s)
+                return -chebyshev((np.column_stack(bounds) - lo) / span, weights)
             # hvi: each tree's joint draw of the objectives, its improvement, averaged
             draws = [models[j].predict_per_tree(U)[0] for j in range(o.k)]
             n_trees = draws[0].shape[1]
@@ -138,8 +146,7 @@ class OutcomeSearch(AcquisitionSearch):
         study = ctx.study
         o = study.objectives
         Y = study.obs.Y
-        ok = np.all(Y[:, o.k:] <= 0, axis=1) if o.m else np.ones(Y.shape[0], dtype=bool)
-        idx = np.flatnonzero(ok)
+        idx = np.flatnonzero(_feasible(Y, o.k))
         if idx.size == 0:
             return ctx.best_observed(10)
         idx = idx[non_dominated(Y[idx, :o.k])]
