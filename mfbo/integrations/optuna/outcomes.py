@@ -9,7 +9,7 @@ import math
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-__all__ = ["loss_sign", "loss_signs", "outcome", "times", "record_pending", "tell_finished",
+__all__ = ["loss_signs", "outcome", "times", "record_pending", "tell_finished",
            "CONSTRAINTS_KEY", "constraints_of"]
 
 #: the system attribute where optuna's samplers keep the values of ``constraints_func``
@@ -33,35 +33,20 @@ def constraints_of(trial: FrozenTrial) -> tuple | None:
     return None if values is None else tuple(values)
 
 
-def loss_sign(study, who: str) -> float:
-    """+1 for a study that minimises, -1 for one that maximises (mfbo minimises a loss);
-    a ``ValueError`` naming the study's directions for a multi-objective study."""
-    directions = list(study.directions)
-    if len(directions) != 1:
-        raise ValueError(f"{who} handles single-objective studies only; study "
-                         f"{study.study_name!r} has directions "
-                         f"{[d.name for d in directions]}.  Use one objective, or a "
-                         f"multi-objective sampler such as optuna.samplers.NSGAIISampler or "
-                         f"TPESampler.")
-    return -1.0 if directions[0] == StudyDirection.MAXIMIZE else 1.0
+def outcome(trial: FrozenTrial, signs: tuple) -> tuple:
+    """``(losses, None)`` or ``(None, error)`` of a complete or failed trial (a pruned one is
+    told by :func:`tell_finished`), ``signs`` holding one sign per objective (+1 minimised,
+    -1 maximised: :func:`loss_signs`).
 
-
-def outcome(trial: FrozenTrial, sign) -> tuple:
-    """``(loss, None)`` or ``(None, error)`` of a complete or failed trial (a pruned one is
-    told by :func:`tell_finished`); with ``sign`` a tuple (one per objective), the loss is a
-    tuple of losses.
-
-    A complete trial's loss is its value (negated when the study maximises); a failed trial
-    is a failure, and so is a non-finite loss (mfbo's rule)."""
+    A complete trial's losses are its values (each negated where the study maximises it); a
+    failed trial is a failure, and so is a non-finite loss (mfbo's rule)."""
     if trial.state != TrialState.COMPLETE:
         return None, f"optuna trial {trial.number} {trial.state.name.lower()}"
-    signs = sign if isinstance(sign, tuple) else (sign,)
     values = list(trial.values or [None])
     for v in values:
         if v is None or not math.isfinite(v):
             return None, f"optuna trial {trial.number} has the non-finite value {v}"
-    losses = tuple(s * float(v) for s, v in zip(signs, values))
-    return (losses if isinstance(sign, tuple) else losses[0]), None
+    return tuple(s * float(v) for s, v in zip(signs, values)), None
 
 
 def times(trial: FrozenTrial) -> dict:
@@ -80,10 +65,11 @@ def record_pending(opt, params: dict) -> int:
         return study.add(params, unit, cand).id
 
 
-def tell_finished(opt, trial_id: int, trial: FrozenTrial, sign) -> None:
+def tell_finished(opt, trial_id: int, trial: FrozenTrial, signs: tuple) -> None:
     """Tell ``opt``'s pending trial ``trial_id`` how the optuna ``trial`` finished, with its
     optuna number in the ``optuna_number`` extra field, after reporting its finite
-    intermediate values (times ``sign``).
+    intermediate values (times the first objective's sign; ``signs``: one per objective,
+    :func:`loss_signs`).
 
     A pruned trial is a pruned trial of mfbo: the surrogate sees it as
     :attr:`mfbo.Study.obs` says, ranked below
@@ -91,17 +77,17 @@ def tell_finished(opt, trial_id: int, trial: FrozenTrial, sign) -> None:
     last intermediate value, which a learning curve makes look better than the final value
     it was stopped before reaching.  Complete and failed trials: see :func:`outcome`; in a
     study with constraints (``opt.objectives.constraints``), a complete trial is told the
-    values :func:`constraints_of` gives, and is failed without them.  ``sign``: a float, or
-    with several objectives or constraints a tuple (one per objective)."""
+    values :func:`constraints_of` gives, and is failed without them."""
     extra = {"optuna_number": trial.number}
-    first = sign[0] if isinstance(sign, tuple) else sign
     for step, v in sorted(trial.intermediate_values.items()):
         if v is not None and math.isfinite(v):
-            opt.report(trial_id, step, first * float(v))
+            opt.report(trial_id, step, signs[0] * float(v))
     if trial.state == TrialState.PRUNED:
         opt.tell(trial_id, extra, state="pruned", **times(trial))
         return
-    loss, error = outcome(trial, sign)
+    losses, error = outcome(trial, signs)
+    # (a study of one objective is told its loss, one of several the tuple of them)
+    loss = losses if losses is None or opt.study.objectives.multi else losses[0]
     names = opt.study.objectives.constraints
     if names and error is None:
         values = constraints_of(trial)
@@ -110,6 +96,4 @@ def tell_finished(opt, trial_id: int, trial: FrozenTrial, sign) -> None:
                                  f"{len(names)} constraint(s) (constraints_func)")
         else:
             extra.update(zip(names, values))
-    if isinstance(loss, tuple) and len(loss) == 1:
-        loss = loss[0]
     opt.tell(trial_id, {"loss": loss, **extra}, error=error, **times(trial))

@@ -132,7 +132,7 @@ class _Mirror:
         return {name: codec.decode(params[key])
                 for key, (name, codec) in zip(self.keys, self.codecs.items()) if key in params}
 
-    def sync(self, trials: list[FrozenTrial], current: int, sign) -> bool:
+    def sync(self, trials: list[FrozenTrial], current: int, signs: tuple) -> bool:
         """Tell the optimizer what it has not seen of ``trials`` (all but trial ``current``, in
         the order of their numbers, as optuna's storages return them and its
         ``IntersectionSearchSpace`` assumes): finished trials once, running ones as pending.
@@ -164,10 +164,10 @@ class _Mirror:
                 proposed = self.decode(opt.study.trials[self.ids[n]].params)
                 if params is not None and params != self.encode(proposed, {}):
                     return False
-                tell_finished(opt, self.ids[n], t, sign)
+                tell_finished(opt, self.ids[n], t, signs)
             elif params is not None:
                 self.ids[n] = record_pending(opt, params)
-                tell_finished(opt, self.ids[n], t, sign)
+                tell_finished(opt, self.ids[n], t, signs)
             self.done.add(n)
         while self.settled in self.done:
             self.done.discard(self.settled)
@@ -395,15 +395,13 @@ class MondrianSampler(BaseSampler):
             # every trial, unfiltered: sync looks only at the unsettled ones at the end
             trials = study._get_trials(deepcopy=False, use_cache=True)
             m = self._n_constraints(trials)
-            # one objective without constraints: the loss's sign alone, as always
-            sign = signs if len(signs) > 1 or m else signs[0]
             key = (structure, len(signs), m)
             for _ in range(2):
                 if self._mirror is None or self._mirror_structure != key:
                     self._mirror = _Mirror(structure, self._seed, self._n_initial,
                                            self._surrogate, self._options, len(signs), m)
                     self._mirror_structure = key
-                if self._mirror.sync(trials, trial.number, sign):
+                if self._mirror.sync(trials, trial.number, signs):
                     break
                 # a trial ran with other parameters than proposed: built again, the optimizer
                 # is told every trial as it ran

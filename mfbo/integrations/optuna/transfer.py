@@ -125,9 +125,7 @@ def from_optuna(study, space=None, **optimizer_options) -> Optimizer:
         params = _params_in(space, t.params)
         if params is None:
             continue
-        plain = len(directions) == 1 and not n_constraints
-        tell_finished(opt, record_pending(opt, params), t,
-                      1.0 if plain else (1.0,) * len(directions))
+        tell_finished(opt, record_pending(opt, params), t, (1.0,) * len(directions))
     return opt
 
 

@@ -477,7 +477,7 @@ def test_a_relative_sample_looks_only_at_unsettled_trials():
             raise AssertionError(f"settled trial {self._number} was looked at again ({name})")
 
     trials = study.get_trials(deepcopy=False)
-    mirror.sync([Settled(i) for i in range(25)] + trials[25:], -1, 1.0)  # only trial 25 is new
+    mirror.sync([Settled(i) for i in range(25)] + trials[25:], -1, (1.0,))  # only trial 25 is new
     assert looked == [24]  # where the walk back from the end stopped
     assert mirror.settled == 26 and mirror.optimizer.n_finished == 26
 
@@ -648,7 +648,7 @@ while time.time() < deadline and len(study.get_trials(
         deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED))) < 24:
     time.sleep(0.1)
 trials = study.get_trials(deepcopy=False)
-sampler._mirror.sync(trials, -1, 1.0)  # what the next relative sample would tell it
+sampler._mirror.sync(trials, -1, (1.0,))  # what the next relative sample would tell it
 opt = sampler._mirror.optimizer
 print(json.dumps({
     "told": [t.extra["optuna_number"] for t in opt.trials if t.state != "pending"],

@@ -295,7 +295,7 @@ def told_as_run(sampler, study) -> dict:
     """Every finished trial told to the sampler's optimizer once, as it ran (its parameters
     as the optimizer codes them); returns optuna number -> coded parameters."""
     mirror = sampler._mirror
-    assert mirror.sync(study.get_trials(deepcopy=False), -1, 1.0)
+    assert mirror.sync(study.get_trials(deepcopy=False), -1, (1.0,))
     told = {t.extra["optuna_number"]: t.params for t in mirror.optimizer.trials
             if t.state != "pending"}
     assert len(told) == sum(t.state != "pending" for t in mirror.optimizer.trials)
