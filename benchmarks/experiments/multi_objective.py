@@ -36,28 +36,23 @@ from pathlib import Path
 import numpy as np
 
 from acquisitions.pareto import hypervolume, non_dominated
+from benchmarks.harness.peers import _mfbo_space, _optuna_suggest, configspace_of
 from benchmarks.problems.multi_objective import OUTCOME_PROBLEMS, SPLITS, OutcomeProblem
 
 __all__ = ["METHODS", "run_method", "score", "summarise", "main"]
 
 
-def _mfbo_space(problem: OutcomeProblem) -> dict:
-    from mfbo import Categorical, Integer, Real
-
-    out = {}
-    for name, spec in problem.space.items():
-        if spec[0] == "cat":
-            out[name] = Categorical(list(spec[1]))
-        else:
-            out[name] = (Integer if spec[0] == "int" else Real)(spec[1], spec[2], log=spec[3])
-    return out
+def _space(problem: OutcomeProblem):
+    """The problem's :class:`mfbo.Space` (its space is written as the harness's peers write a
+    mixed space, :func:`benchmarks.harness.peers.peer_space`)."""
+    return _mfbo_space("mixed", problem.space)
 
 
 def _mfbo(problem: OutcomeProblem, budget: int, seed: int, **options) -> list[dict]:
     import mfbo
 
     directions = {n: "minimize" for n in problem.objectives}
-    res = mfbo.minimize(lambda **p: problem.evaluate(p), _mfbo_space(problem), n_calls=budget,
+    res = mfbo.minimize(lambda **p: problem.evaluate(p), _space(problem), n_calls=budget,
                         random_state=seed, progress_bar=False, directions=directions,
                         constraints=list(problem.constraints) or None, **options)
     return [{**t.extra, **dict(zip(problem.objectives, t.values)),
@@ -81,16 +76,10 @@ def _optuna(problem: OutcomeProblem, budget: int, seed: int, kind: str) -> list[
                    optuna.samplers.TPESampler(seed=seed, constraints_func=cf))
     study = optuna.create_study(directions=["minimize"] * problem.k, sampler=sampler)
 
+    dims = _space(problem).dimensions
+
     def objective(trial):
-        p = {}
-        for name, spec in problem.space.items():
-            if spec[0] == "cat":
-                p[name] = trial.suggest_categorical(name, list(spec[1]))
-            elif spec[0] == "int":
-                p[name] = trial.suggest_int(name, spec[1], spec[2], log=spec[3])
-            else:
-                p[name] = trial.suggest_float(name, spec[1], spec[2], log=spec[3])
-        out = problem.evaluate(p)
+        out = problem.evaluate({n: _optuna_suggest(trial, n, d) for n, d in dims.items()})
         outcomes.append(out)
         trial.set_user_attr("constraints", [out[c] for c in problem.constraints])
         values = [out[o] for o in problem.objectives]
@@ -109,20 +98,13 @@ def _smac_parego(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     import logging
     import tempfile
 
-    from ConfigSpace import Categorical, ConfigurationSpace, Float, Integer
     from smac import HyperparameterOptimizationFacade, Scenario
     from smac.multi_objective.parego import ParEGO
 
     if problem.constraints or problem.k == 1:
         raise ValueError(f"smac-parego runs problems of several objectives without "
                          f"constraints; {problem.name!r} is not one.")
-    cs = ConfigurationSpace(seed=seed)
-    for name, spec in problem.space.items():
-        if spec[0] == "cat":
-            cs.add(Categorical(name, list(spec[1])))
-        else:
-            cls = Integer if spec[0] == "int" else Float
-            cs.add(cls(name, (spec[1], spec[2]), log=spec[3]))
+    cs = configspace_of(_space(problem), seed)
     outcomes: list[dict] = []
 
     def target(config, seed: int = 0):
