@@ -32,10 +32,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._index_kernels import as_index
 from ._prefetch_kernels import prefetch
 from ._rng_kernels import exponential, uniform
-from .threads import parallel_kernel
+from .threads import parallel_kernel, run_split
 
 LEFT, RIGHT, PARENT, FEAT, HEAD, PAUSED = 0, 1, 2, 3, 4, 5
 THRESH, TAU = 0, 1
@@ -310,25 +309,28 @@ def _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
                 lifetime, min_samples_split, task)
 
 
-@parallel_kernel
-@njit(cache=True, parallel=True)
-def fit_trees(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
-              min_samples_split, task):
-    """Grow every tree from scratch on points ``0..n-1`` (SampleMondrianTree), one thread
-    per tree."""
-    for t in prange(inode.shape[0]):
-        _fit_tree(as_index(t), n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
-                  min_samples_split, task)
-
-
-@njit(cache=True)
-def fit_trees_serial(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
-                     min_samples_split, task):
-    """:func:`fit_trees` on one thread (small forests: no thread pool to start, and no
-    threaded kernel to compile)."""
-    for t in range(inode.shape[0]):
+@njit(cache=True, nogil=True)
+def fit_tree_range(t0, t1, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
+                   min_samples_split, task):
+    """Grow trees ``t0..t1-1`` from scratch on points ``0..n-1`` (SampleMondrianTree)."""
+    for t in range(t0, t1):
         _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
                   min_samples_split, task)
+
+
+def fit_trees(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime, min_samples_split,
+              task):
+    """Grow every tree from scratch on points ``0..n-1`` (SampleMondrianTree), the trees split
+    over the thread pool (:func:`~surrogates._core.threads.run_split`)."""
+    run_split(fit_tree_range, inode.shape[0], n, X, y, inode, fnode, box, stats, pnext, meta,
+              rng, lifetime, min_samples_split, task)
+
+
+def fit_trees_serial(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
+                     min_samples_split, task):
+    """:func:`fit_trees` on the calling thread (small forests: no thread pool to wait on)."""
+    fit_tree_range(0, inode.shape[0], n, X, y, inode, fnode, box, stats, pnext, meta, rng,
+                   lifetime, min_samples_split, task)
 
 
 # --------------------------------------------------------------------------------------
@@ -358,116 +360,6 @@ def _widen_box(box, t, j, X, i):
             box[t, j, 0, d] = v
         elif v > box[t, j, 1, d]:
             box[t, j, 1, d] = v
-
-
-@njit(cache=True)
-def _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
-                min_samples_split, task):
-    D = X.shape[1]
-    if meta[t, NNODES] == 0:
-        meta[t, ROOT] = 0
-        meta[t, NNODES] = 1
-        inode[t, 0, PARENT] = -1
-        _singleton_leaf(t, np.int64(0), p, X, y, inode, fnode, box, stats, pnext, lifetime, task)
-        return
-    yv = y[p]
-    j = meta[t, ROOT]
-    while True:
-        par = inode[t, j, PARENT]
-        tp = fnode[t, par, TAU] if par >= 0 else 0.0
-        is_leaf = inode[t, j, LEFT] < 0
-        # a paused leaf takes the point (regression too: the thesis' Alg. 6.4 has no pausing,
-        # so every point outside a leaf's box would get a leaf of its own, and online trees
-        # would no longer be distributed as batch trees grown with min_samples_split)
-        if is_leaf and inode[t, j, PAUSED] == 1:
-            _widen_box(box, t, j, X, p)
-            _stats_add(stats, t, j, yv, task)
-            pnext[t, p] = inode[t, j, HEAD]
-            inode[t, j, HEAD] = p
-            if not _is_paused(box, stats, t, j, min_samples_split, task):
-                m = np.int64(stats[t, j, 0])
-                idx = np.empty(m, np.int64)
-                q = inode[t, j, HEAD]
-                c = 0
-                while q >= 0:
-                    idx[c] = q
-                    c += 1
-                    q = pnext[t, q]
-                _grow_block(t, j, idx, np.int64(0), c, tp, X, y, inode, fnode, box, stats,
-                            pnext, meta, rng, lifetime, min_samples_split, task)
-            return
-        if not is_leaf:  # fetch the next node on x's path while this one is processed
-            _prefetch_node(t, child_containing(inode, fnode, t, j, X, p), inode, fnode, box,
-                           stats, yv, task)
-        eta = box_distance(box, t, j, X, p)
-        E = exponential(rng, t, eta)
-        if tp + E < fnode[t, j, TAU]:
-            # a new parent h above j, cutting x off from j's box; x goes to a new leaf k
-            target = uniform(rng, t) * eta
-            acc = 0.0
-            d = -1
-            for dd in range(D):
-                v = X[p, dd]
-                ext = 0.0
-                if v < box[t, j, 0, dd]:
-                    ext = box[t, j, 0, dd] - v
-                elif v > box[t, j, 1, dd]:
-                    ext = v - box[t, j, 1, dd]
-                if ext > 0.0:
-                    d = dd
-                    acc += ext
-                    if acc > target:
-                        break
-            xv = X[p, d]
-            u = uniform(rng, t)
-            if xv > box[t, j, 1, d]:  # hi <= loc < x: x to the right, j's data to the left
-                loc = box[t, j, 1, d] + u * (xv - box[t, j, 1, d])
-                if loc >= xv:
-                    loc = np.nextafter(xv, -np.inf)
-            else:  # x <= loc < lo: x to the left, j's data to the right
-                loc = xv + u * (box[t, j, 0, d] - xv)
-                if loc >= box[t, j, 0, d]:
-                    loc = np.nextafter(box[t, j, 0, d], -np.inf)
-            h = meta[t, NNODES]
-            k = h + 1
-            meta[t, NNODES] = h + 2
-            fnode[t, h, TAU] = tp + E
-            fnode[t, h, THRESH] = loc
-            inode[t, h, FEAT] = d
-            inode[t, h, PAUSED] = 0
-            inode[t, h, HEAD] = -1
-            for dd in range(D):
-                v = X[p, dd]
-                box[t, h, 0, dd] = min(box[t, j, 0, dd], v)
-                box[t, h, 1, dd] = max(box[t, j, 1, dd], v)
-            for c in range(stats.shape[2]):
-                stats[t, h, c] = stats[t, j, c]
-            _stats_add(stats, t, h, yv, task)
-            inode[t, h, PARENT] = par
-            if par < 0:
-                meta[t, ROOT] = h
-            elif inode[t, par, LEFT] == j:
-                inode[t, par, LEFT] = h
-            else:
-                inode[t, par, RIGHT] = h
-            inode[t, j, PARENT] = h
-            inode[t, k, PARENT] = h
-            if xv <= loc:
-                inode[t, h, LEFT] = k
-                inode[t, h, RIGHT] = j
-            else:
-                inode[t, h, LEFT] = j
-                inode[t, h, RIGHT] = k
-            _singleton_leaf(t, k, p, X, y, inode, fnode, box, stats, pnext, lifetime, task)
-            return
-        if eta > 0.0:
-            _widen_box(box, t, j, X, p)
-        _stats_add(stats, t, j, yv, task)
-        if is_leaf:  # a leaf whose lifetime is exhausted (finite lifetime only)
-            pnext[t, p] = inode[t, j, HEAD]
-            inode[t, j, HEAD] = p
-            return
-        j = child_containing(inode, fnode, t, j, X, p)
 
 
 #: largest magnitude of a scaled coordinate the trees work with.  Box widths, L1 distances
@@ -535,26 +427,135 @@ def ingest(Xraw, yraw, lower, scale, x_limit, y_mult, y_limit, start, X, y, writ
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def extend_tree_range(t0, t1, start, end, X, y, inode, fnode, box, stats, pnext, meta, rng,
+                      lifetime, min_samples_split, task):
+    """Insert points ``start..end-1`` one at a time into trees ``t0..t1-1``."""
+    D = X.shape[1]
+    for t in range(t0, t1):
+        for p in range(start, end):
+            if meta[t, NNODES] == 0:
+                meta[t, ROOT] = 0
+                meta[t, NNODES] = 1
+                inode[t, 0, PARENT] = -1
+                _singleton_leaf(t, np.int64(0), p, X, y, inode, fnode, box, stats, pnext,
+                                lifetime, task)
+                continue
+            yv = y[p]
+            j = meta[t, ROOT]
+            while True:
+                par = inode[t, j, PARENT]
+                tp = fnode[t, par, TAU] if par >= 0 else 0.0
+                is_leaf = inode[t, j, LEFT] < 0
+                # a paused leaf takes the point (regression too: the thesis' Alg. 6.4 has no
+                # pausing, so every point outside a leaf's box would get a leaf of its own, and
+                # online trees would no longer be distributed as batch trees grown with
+                # min_samples_split)
+                if is_leaf and inode[t, j, PAUSED] == 1:
+                    _widen_box(box, t, j, X, p)
+                    _stats_add(stats, t, j, yv, task)
+                    pnext[t, p] = inode[t, j, HEAD]
+                    inode[t, j, HEAD] = p
+                    if not _is_paused(box, stats, t, j, min_samples_split, task):
+                        m = np.int64(stats[t, j, 0])
+                        idx = np.empty(m, np.int64)
+                        q = inode[t, j, HEAD]
+                        c = 0
+                        while q >= 0:
+                            idx[c] = q
+                            c += 1
+                            q = pnext[t, q]
+                        _grow_block(t, j, idx, np.int64(0), c, tp, X, y, inode, fnode, box,
+                                    stats, pnext, meta, rng, lifetime, min_samples_split, task)
+                    break
+                if not is_leaf:  # fetch the next node on x's path while this one is processed
+                    _prefetch_node(t, child_containing(inode, fnode, t, j, X, p), inode, fnode,
+                                   box, stats, yv, task)
+                eta = box_distance(box, t, j, X, p)
+                E = exponential(rng, t, eta)
+                if tp + E < fnode[t, j, TAU]:
+                    # a new parent h above j, cutting x off from j's box; x to a new leaf k
+                    target = uniform(rng, t) * eta
+                    acc = 0.0
+                    d = -1
+                    for dd in range(D):
+                        v = X[p, dd]
+                        ext = 0.0
+                        if v < box[t, j, 0, dd]:
+                            ext = box[t, j, 0, dd] - v
+                        elif v > box[t, j, 1, dd]:
+                            ext = v - box[t, j, 1, dd]
+                        if ext > 0.0:
+                            d = dd
+                            acc += ext
+                            if acc > target:
+                                break
+                    xv = X[p, d]
+                    u = uniform(rng, t)
+                    if xv > box[t, j, 1, d]:  # hi <= loc < x: x right, j's data left
+                        loc = box[t, j, 1, d] + u * (xv - box[t, j, 1, d])
+                        if loc >= xv:
+                            loc = np.nextafter(xv, -np.inf)
+                    else:  # x <= loc < lo: x left, j's data right
+                        loc = xv + u * (box[t, j, 0, d] - xv)
+                        if loc >= box[t, j, 0, d]:
+                            loc = np.nextafter(box[t, j, 0, d], -np.inf)
+                    h = meta[t, NNODES]
+                    k = h + 1
+                    meta[t, NNODES] = h + 2
+                    fnode[t, h, TAU] = tp + E
+                    fnode[t, h, THRESH] = loc
+                    inode[t, h, FEAT] = d
+                    inode[t, h, PAUSED] = 0
+                    inode[t, h, HEAD] = -1
+                    for dd in range(D):
+                        v = X[p, dd]
+                        box[t, h, 0, dd] = min(box[t, j, 0, dd], v)
+                        box[t, h, 1, dd] = max(box[t, j, 1, dd], v)
+                    for c in range(stats.shape[2]):
+                        stats[t, h, c] = stats[t, j, c]
+                    _stats_add(stats, t, h, yv, task)
+                    inode[t, h, PARENT] = par
+                    if par < 0:
+                        meta[t, ROOT] = h
+                    elif inode[t, par, LEFT] == j:
+                        inode[t, par, LEFT] = h
+                    else:
+                        inode[t, par, RIGHT] = h
+                    inode[t, j, PARENT] = h
+                    inode[t, k, PARENT] = h
+                    if xv <= loc:
+                        inode[t, h, LEFT] = k
+                        inode[t, h, RIGHT] = j
+                    else:
+                        inode[t, h, LEFT] = j
+                        inode[t, h, RIGHT] = k
+                    _singleton_leaf(t, k, p, X, y, inode, fnode, box, stats, pnext, lifetime, task)
+                    break
+                if eta > 0.0:
+                    _widen_box(box, t, j, X, p)
+                _stats_add(stats, t, j, yv, task)
+                if is_leaf:  # a leaf whose lifetime is exhausted (finite lifetime only)
+                    pnext[t, p] = inode[t, j, HEAD]
+                    inode[t, j, HEAD] = p
+                    break
+                j = child_containing(inode, fnode, t, j, X, p)
+
+
 def extend_trees(start, end, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
                  min_samples_split, task):
-    """Insert points ``start..end-1`` one at a time into every tree (serial; small batches)."""
-    for t in range(inode.shape[0]):
-        for p in range(start, end):
-            _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
-                        min_samples_split, task)
+    """Insert points ``start..end-1`` one at a time into every tree, on the calling thread
+    (small batches)."""
+    extend_tree_range(0, inode.shape[0], start, end, X, y, inode, fnode, box, stats, pnext,
+                      meta, rng, lifetime, min_samples_split, task)
 
 
-@parallel_kernel
-@njit(cache=True, parallel=True)
 def extend_trees_parallel(start, end, X, y, inode, fnode, box, stats, pnext, meta, rng,
                           lifetime, min_samples_split, task):
-    """Same as :func:`extend_trees` with one thread per tree (large batches)."""
-    for tt in prange(inode.shape[0]):
-        t = as_index(tt)
-        for p in range(start, end):
-            _extend_one(t, p, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
-                        min_samples_split, task)
+    """Same as :func:`extend_trees` with the trees split over the thread pool (large
+    batches)."""
+    run_split(extend_tree_range, inode.shape[0], start, end, X, y, inode, fnode, box, stats,
+              pnext, meta, rng, lifetime, min_samples_split, task)
 
 
 # --------------------------------------------------------------------------------------
@@ -624,52 +625,48 @@ def preorder(inode, meta, t):
     return order[:c]
 
 
-@njit(cache=True)
-def _restat_tree(t, y, inode, pnext, stats, meta):
-    """:func:`restat_regression` on tree ``t``."""
-    order = preorder(inode, meta, t)
-    for k in range(order.shape[0] - 1, -1, -1):
-        j = order[k]
-        a = inode[t, j, LEFT]
-        if a < 0:
-            n = 0.0
-            mean = 0.0
-            m2 = 0.0
-            q = inode[t, j, HEAD]
-            while q >= 0:
-                n += 1.0
-                delta = y[q] - mean
-                mean += delta / n
-                m2 += delta * (y[q] - mean)
-                q = pnext[t, q]
-        else:
-            b = inode[t, j, RIGHT]
-            na = stats[t, a, 0]
-            nb = stats[t, b, 0]
-            n = na + nb
-            delta = stats[t, b, 1] - stats[t, a, 1]
-            mean = stats[t, a, 1] + delta * nb / n
-            m2 = stats[t, a, 2] + stats[t, b, 2] + delta * delta * na * nb / n
-        stats[t, j, 0] = n
-        stats[t, j, 1] = mean
-        stats[t, j, 2] = m2
+@njit(cache=True, nogil=True)
+def restat_tree_range(t0, t1, y, inode, pnext, stats, meta):
+    """:func:`restat_regression` on trees ``t0..t1-1``."""
+    for t in range(t0, t1):
+        order = preorder(inode, meta, t)
+        for k in range(order.shape[0] - 1, -1, -1):
+            j = order[k]
+            a = inode[t, j, LEFT]
+            if a < 0:
+                n = 0.0
+                mean = 0.0
+                m2 = 0.0
+                q = inode[t, j, HEAD]
+                while q >= 0:
+                    n += 1.0
+                    delta = y[q] - mean
+                    mean += delta / n
+                    m2 += delta * (y[q] - mean)
+                    q = pnext[t, q]
+            else:
+                b = inode[t, j, RIGHT]
+                na = stats[t, a, 0]
+                nb = stats[t, b, 0]
+                n = na + nb
+                delta = stats[t, b, 1] - stats[t, a, 1]
+                mean = stats[t, a, 1] + delta * nb / n
+                m2 = stats[t, a, 2] + stats[t, b, 2] + delta * delta * na * nb / n
+            stats[t, j, 0] = n
+            stats[t, j, 1] = mean
+            stats[t, j, 2] = m2
 
 
-@parallel_kernel
-@njit(cache=True, parallel=True)
 def restat_regression(y, inode, pnext, stats, meta):
-    """Recompute every node's regression statistics ``(n, mean, M2)`` from targets ``y``, one
-    thread per tree.
+    """Recompute every node's regression statistics ``(n, mean, M2)`` from targets ``y``, the
+    trees split over the thread pool.
 
     Leaves accumulate their points (Welford); internal nodes merge their children (Chan et
     al.'s pairwise update), children before parents.  The partition is untouched.
     """
-    for t in prange(inode.shape[0]):
-        _restat_tree(as_index(t), y, inode, pnext, stats, meta)
+    run_split(restat_tree_range, inode.shape[0], y, inode, pnext, stats, meta)
 
 
-@njit(cache=True)
 def restat_regression_serial(y, inode, pnext, stats, meta):
-    """:func:`restat_regression` on one thread (small forests)."""
-    for t in range(inode.shape[0]):
-        _restat_tree(t, y, inode, pnext, stats, meta)
+    """:func:`restat_regression` on the calling thread (small forests)."""
+    restat_tree_range(0, inode.shape[0], y, inode, pnext, stats, meta)

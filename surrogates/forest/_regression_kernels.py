@@ -25,10 +25,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._core._index_kernels import as_index
-from .._core.threads import parallel_kernel
+from .._core.threads import run_split
 from .._core._tree_kernels import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
                                    branch_off, branch_off_probability_outside, child_containing,
                                    preorder)
@@ -67,72 +66,72 @@ def _V(tau, g1, g2):
     return g1 / (1.0 + math.exp(-g2 * tau))
 
 
-@njit(cache=True)
-def _bp_tree(t, inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
-    """:func:`bp_messages` on tree ``t``."""
-    log2pi_s2 = math.log(2.0 * math.pi * s2)
-    V0 = _V(0.0, g1, g2)
-    order = preorder(inode, meta, t)
-    for k in range(order.shape[0]):  # one sigmoid per node, looked up below
-        bp[t, order[k], VTAU] = _V(fnode[t, order[k], TAU], g1, g2)
-    lml = 0.0
-    for k in range(order.shape[0] - 1, -1, -1):
-        j = order[k]
-        if inode[t, j, LEFT] < 0:
-            n = stats[t, j, 0]
-            bp[t, j, PIL] = n / s2
-            bp[t, j, AL] = stats[t, j, 1]
-            # prod_n N(y_n | mu, s2) = Z * N(mu | ybar, s2 / n)
-            lml += -0.5 * (n - 1.0) * log2pi_s2 - 0.5 * math.log(n) - 0.5 * stats[t, j, 2] / s2
-        else:
+@njit(cache=True, nogil=True)
+def bp_tree_range(t0, t1, inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
+    """:func:`bp_messages` on trees ``t0..t1-1``."""
+    for t in range(t0, t1):
+        log2pi_s2 = math.log(2.0 * math.pi * s2)
+        V0 = _V(0.0, g1, g2)
+        order = preorder(inode, meta, t)
+        for k in range(order.shape[0]):  # one sigmoid per node, looked up below
+            bp[t, order[k], VTAU] = _V(fnode[t, order[k], TAU], g1, g2)
+        lml = 0.0
+        for k in range(order.shape[0] - 1, -1, -1):
+            j = order[k]
+            if inode[t, j, LEFT] < 0:
+                n = stats[t, j, 0]
+                bp[t, j, PIL] = n / s2
+                bp[t, j, AL] = stats[t, j, 1]
+                # prod_n N(y_n | mu, s2) = Z * N(mu | ybar, s2 / n)
+                lml += -0.5 * (n - 1.0) * log2pi_s2 - 0.5 * math.log(n) - 0.5 * stats[t, j, 2] / s2
+            else:
+                Vj = bp[t, j, VTAU]
+                l = inode[t, j, LEFT]
+                r = inode[t, j, RIGHT]
+                bl = 1.0 / bp[t, l, PIL] + (bp[t, l, VTAU] - Vj)
+                br = 1.0 / bp[t, r, PIL] + (bp[t, r, VTAU] - Vj)
+                prec = 1.0 / bl + 1.0 / br
+                bp[t, j, PIL] = prec
+                bp[t, j, AL] = (bp[t, l, AL] / bl + bp[t, r, AL] / br) / prec
+                # N(x | a_l, b_l) N(x | a_r, b_r) = N(a_l | a_r, b_l + b_r) N(x | ...)
+                dv = bp[t, l, AL] - bp[t, r, AL]
+                lml += -0.5 * (_LOG_2PI + math.log(bl + br)) - 0.5 * dv * dv / (bl + br)
+        root = meta[t, ROOT]
+        vr = 1.0 / bp[t, root, PIL] + (bp[t, root, VTAU] - V0)
+        dv = bp[t, root, AL] - mu_h
+        logml[t] = lml - 0.5 * (_LOG_2PI + math.log(vr)) - 0.5 * dv * dv / vr
+        bp[t, root, CAV_M] = mu_h
+        bp[t, root, CAV_V] = 0.0
+        for k in range(order.shape[0]):
+            j = order[k]
+            par = inode[t, j, PARENT]
             Vj = bp[t, j, VTAU]
-            l = inode[t, j, LEFT]
-            r = inode[t, j, RIGHT]
-            bl = 1.0 / bp[t, l, PIL] + (bp[t, l, VTAU] - Vj)
-            br = 1.0 / bp[t, r, PIL] + (bp[t, r, VTAU] - Vj)
-            prec = 1.0 / bl + 1.0 / br
-            bp[t, j, PIL] = prec
-            bp[t, j, AL] = (bp[t, l, AL] / bl + bp[t, r, AL] / br) / prec
-            # N(x | a_l, b_l) N(x | a_r, b_r) = N(a_l | a_r, b_l + b_r) N(x | ...)
-            dv = bp[t, l, AL] - bp[t, r, AL]
-            lml += -0.5 * (_LOG_2PI + math.log(bl + br)) - 0.5 * dv * dv / (bl + br)
-    root = meta[t, ROOT]
-    vr = 1.0 / bp[t, root, PIL] + (bp[t, root, VTAU] - V0)
-    dv = bp[t, root, AL] - mu_h
-    logml[t] = lml - 0.5 * (_LOG_2PI + math.log(vr)) - 0.5 * dv * dv / vr
-    bp[t, root, CAV_M] = mu_h
-    bp[t, root, CAV_V] = 0.0
-    for k in range(order.shape[0]):
-        j = order[k]
-        par = inode[t, j, PARENT]
-        Vj = bp[t, j, VTAU]
-        vd = bp[t, j, CAV_V] + (Vj - (bp[t, par, VTAU] if par >= 0 else V0))
-        md = bp[t, j, CAV_M]
-        if vd <= 0.0:  # the edge prior collapsed (sigmoid saturation): mean is pinned
-            bp[t, j, POST_M] = md
-            bp[t, j, POST_V] = 0.0
-        else:
-            P = 1.0 / vd + bp[t, j, PIL]
-            bp[t, j, POST_M] = (md / vd + bp[t, j, AL] * bp[t, j, PIL]) / P
-            bp[t, j, POST_V] = 1.0 / P
-        if inode[t, j, LEFT] >= 0:
-            l = inode[t, j, LEFT]
-            r = inode[t, j, RIGHT]
-            for c, s in ((l, r), (r, l)):
-                bs = 1.0 / bp[t, s, PIL] + (bp[t, s, VTAU] - Vj)
-                if vd <= 0.0:
-                    bp[t, c, CAV_M] = md
-                    bp[t, c, CAV_V] = 0.0
-                else:
-                    Pc = 1.0 / vd + 1.0 / bs
-                    bp[t, c, CAV_M] = (md / vd + bp[t, s, AL] / bs) / Pc
-                    bp[t, c, CAV_V] = 1.0 / Pc
+            vd = bp[t, j, CAV_V] + (Vj - (bp[t, par, VTAU] if par >= 0 else V0))
+            md = bp[t, j, CAV_M]
+            if vd <= 0.0:  # the edge prior collapsed (sigmoid saturation): mean is pinned
+                bp[t, j, POST_M] = md
+                bp[t, j, POST_V] = 0.0
+            else:
+                P = 1.0 / vd + bp[t, j, PIL]
+                bp[t, j, POST_M] = (md / vd + bp[t, j, AL] * bp[t, j, PIL]) / P
+                bp[t, j, POST_V] = 1.0 / P
+            if inode[t, j, LEFT] >= 0:
+                l = inode[t, j, LEFT]
+                r = inode[t, j, RIGHT]
+                for c, s in ((l, r), (r, l)):
+                    bs = 1.0 / bp[t, s, PIL] + (bp[t, s, VTAU] - Vj)
+                    if vd <= 0.0:
+                        bp[t, c, CAV_M] = md
+                        bp[t, c, CAV_V] = 0.0
+                    else:
+                        Pc = 1.0 / vd + 1.0 / bs
+                        bp[t, c, CAV_M] = (md / vd + bp[t, s, AL] / bs) / Pc
+                        bp[t, c, CAV_V] = 1.0 / Pc
 
 
-@parallel_kernel
-@njit(cache=True, parallel=True)
 def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
-    """Exact Gaussian belief propagation on every tree, written into ``bp``.
+    """Exact Gaussian belief propagation on every tree, written into ``bp``; the trees
+    split over the thread pool.
 
     The papers cite Murphy (2012, ch. 20) for the messages; they are written out here.  (The
     authors' reference code differs in two places that look like slips: the root's message
@@ -145,15 +144,13 @@ def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
     ``logml[t]`` receives the log marginal likelihood of all labels under tree ``t``: the
     normalising constants collected by the upward pass.
     """
-    for t in prange(inode.shape[0]):
-        _bp_tree(as_index(t), inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml)
+    run_split(bp_tree_range, inode.shape[0], inode, fnode, stats, meta, bp, mu_h, g1, g2, s2,
+              logml)
 
 
-@njit(cache=True)
 def bp_messages_serial(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
-    """:func:`bp_messages` on one thread (small forests)."""
-    for t in range(inode.shape[0]):
-        _bp_tree(t, inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml)
+    """:func:`bp_messages` on the calling thread (small forests)."""
+    bp_tree_range(0, inode.shape[0], inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml)
 
 
 @njit(cache=True, inline="always")
@@ -350,172 +347,177 @@ def _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var):
     _add_tree_moments(q, m, v, c, out_mean, out_var)
 
 
-@njit(cache=True)
-def _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
-                        out_mean, out_var, perm, spill, p_ns, s1, s2acc, eta, outside,
-                        stack, stack_tp):
-    """The forest moments of queries ``lo_q:hi_q`` by visiting each tree's nodes once (depth
-    first) with all the block's queries that reach the node, instead of walking each query
-    down each tree: the same numbers, in the same order per query, as :func:`_tree_mixture`.
+@njit(cache=True, nogil=True)
+def forest_moments_range(b0, b1, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
+                         out_mean, out_var, block):
+    """:func:`predict_forest_moments` on blocks ``b0..b1-1`` of the batch's blocks of
+    ``block`` queries.
 
-    At a node: the L1 distances of its queries to the box, the branch-off components of the
-    queries outside it (compacted first, so no unpredictable branch per query), then a
-    branch-free split of the node's segment of ``perm`` into the children's.  Per-query walk
-    state (``p_ns``, ``s1``, ``s2acc``) stays in the query's slot; only ``perm`` moves.
+    Each block visits each tree's nodes once (depth first) with all the block's queries that
+    reach the node, instead of walking each query down each tree: the same numbers, in the
+    same order per query, as :func:`_tree_mixture`.  At a node: the L1 distances of its
+    queries to the box, the branch-off components of the queries outside it (compacted
+    first, so no unpredictable branch per query), then a branch-free split of the node's
+    segment of ``perm`` into the children's.  Per-query walk state (``p_ns``, ``s1``,
+    ``s2acc``) stays in the query's slot; only ``perm`` moves.
     """
+    n = Xq.shape[0]
+    B = max(1, min(block, n))
     T = inode.shape[0]
-    nb = hi_q - lo_q
-    c = stats[0, meta[0, ROOT], 1]
-    for q in range(lo_q, hi_q):
-        out_mean[q] = 0.0
-        out_var[q] = 0.0
-    node_moments = mode == MODE_EMPIRICAL or mode == MODE_BP_F  # the same for every query
-    for t in range(T):
-        root = meta[t, ROOT]
-        shift = stats[t, root, 1]
-        for k in range(nb):
-            perm[k] = lo_q + k
-            p_ns[k] = 1.0
-            s1[k] = 0.0
-            s2acc[k] = 0.0
-        stack[0, 0] = root
-        stack[0, 1] = 0
-        stack[0, 2] = nb
-        stack_tp[0] = 0.0
-        sp = 1
-        while sp > 0:
-            sp -= 1
-            j = stack[sp, 0]
-            lo = stack[sp, 1]
-            hi = stack[sp, 2]
-            tp = stack_tp[sp]
-            tau = fnode[t, j, TAU]
-            delta = tau - tp
-            for k in range(lo, hi):
-                eta[k] = box_distance(box, t, j, Xq, perm[k])
-            n_out = 0
-            for k in range(lo, hi):
-                outside[n_out] = k
-                n_out += eta[k] > 0.0
-            if node_moments:  # one component for all queries (a zero weight adds nothing)
-                m, v = _branch_moments(mode, t, j, tp, tau, 1.0, delta, stats, bp, s2, g1, g2)
-                for o in range(n_out):
-                    k = outside[o]
-                    _branch_off_query(perm[k] - lo_q,
-                                      branch_off_probability_outside(delta, eta[k]), m, v, shift,
-                                      p_ns, s1, s2acc)
-            else:  # (p = 0 would leave the query's weight p_ns as it is)
-                for o in range(n_out):
-                    k = outside[o]
-                    p = branch_off_probability_outside(delta, eta[k])
-                    if p > 0.0:
-                        m, v = _branch_moments(mode, t, j, tp, tau, eta[k], delta, stats, bp,
-                                               s2, g1, g2)
-                        _branch_off_query(perm[k] - lo_q, p, m, v, shift, p_ns, s1, s2acc)
-            if inode[t, j, LEFT] < 0:  # the leaf's own component, then the tree is done
-                m, v = _leaf_moments(mode, t, j, stats, bp, s2)
+    depth_cap = inode.shape[1] + 1
+    perm = np.empty(B, np.int64)
+    spill = np.empty(B, np.int64)
+    p_ns = np.empty(B)
+    s1 = np.empty(B)
+    s2acc = np.empty(B)
+    eta = np.empty(B)
+    outside = np.empty(B, np.int64)
+    stack = np.empty((depth_cap, 3), np.int64)
+    stack_tp = np.empty(depth_cap)
+    for b in range(b0, b1):
+        lo_q = b * B
+        hi_q = min(n, lo_q + B)
+        nb = hi_q - lo_q
+        c = stats[0, meta[0, ROOT], 1]
+        for q in range(lo_q, hi_q):
+            out_mean[q] = 0.0
+            out_var[q] = 0.0
+        node_moments = mode == MODE_EMPIRICAL or mode == MODE_BP_F  # the same for every query
+        for t in range(T):
+            root = meta[t, ROOT]
+            shift = stats[t, root, 1]
+            for k in range(nb):
+                perm[k] = lo_q + k
+                p_ns[k] = 1.0
+                s1[k] = 0.0
+                s2acc[k] = 0.0
+            stack[0, 0] = root
+            stack[0, 1] = 0
+            stack[0, 2] = nb
+            stack_tp[0] = 0.0
+            sp = 1
+            while sp > 0:
+                sp -= 1
+                j = stack[sp, 0]
+                lo = stack[sp, 1]
+                hi = stack[sp, 2]
+                tp = stack_tp[sp]
+                tau = fnode[t, j, TAU]
+                delta = tau - tp
+                for k in range(lo, hi):
+                    eta[k] = box_distance(box, t, j, Xq, perm[k])
+                n_out = 0
+                for k in range(lo, hi):
+                    outside[n_out] = k
+                    n_out += eta[k] > 0.0
+                if node_moments:  # one component for all queries (zero weights add nothing)
+                    m, v = _branch_moments(mode, t, j, tp, tau, 1.0, delta, stats, bp, s2, g1,
+                                           g2)
+                    for o in range(n_out):
+                        k = outside[o]
+                        _branch_off_query(perm[k] - lo_q,
+                                          branch_off_probability_outside(delta, eta[k]), m, v,
+                                          shift, p_ns, s1, s2acc)
+                else:  # (p = 0 would leave the query's weight p_ns as it is)
+                    for o in range(n_out):
+                        k = outside[o]
+                        p = branch_off_probability_outside(delta, eta[k])
+                        if p > 0.0:
+                            m, v = _branch_moments(mode, t, j, tp, tau, eta[k], delta, stats, bp,
+                                                   s2, g1, g2)
+                            _branch_off_query(perm[k] - lo_q, p, m, v, shift, p_ns, s1, s2acc)
+                if inode[t, j, LEFT] < 0:  # the leaf's own component, then the tree is done
+                    m, v = _leaf_moments(mode, t, j, stats, bp, s2)
+                    for k in range(lo, hi):
+                        q = perm[k]
+                        z = q - lo_q
+                        w = p_ns[z]
+                        if w > 0.0:
+                            s1[z], s2acc[z] = _add_moments(s1[z], s2acc[z], w, m, v, shift)
+                        _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var)
+                    continue
+                feat = inode[t, j, FEAT]
+                thresh = fnode[t, j, THRESH]
+                n_left = 0
+                n_right = 0
                 for k in range(lo, hi):
                     q = perm[k]
                     z = q - lo_q
-                    w = p_ns[z]
-                    if w > 0.0:
-                        s1[z], s2acc[z] = _add_moments(s1[z], s2acc[z], w, m, v, shift)
-                    _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var)
-                continue
-            feat = inode[t, j, FEAT]
-            thresh = fnode[t, j, THRESH]
-            n_left = 0
-            n_right = 0
-            for k in range(lo, hi):
-                q = perm[k]
-                z = q - lo_q
-                if p_ns[z] <= _MIN_PATH_WEIGHT:  # nothing left below: the walk stops here
-                    _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var)
-                    continue
-                go_left = Xq[q, feat] <= thresh
-                perm[lo + n_left] = q  # branch-free: written to both sides, one advances
-                spill[n_right] = q
-                n_left += go_left
-                n_right += 1 - go_left
-            for r in range(n_right):
-                perm[lo + n_left + r] = spill[r]
-            if n_right > 0:
-                stack[sp, 0] = inode[t, j, RIGHT]
-                stack[sp, 1] = lo + n_left
-                stack[sp, 2] = lo + n_left + n_right
-                stack_tp[sp] = tau
-                sp += 1
-            if n_left > 0:
-                stack[sp, 0] = inode[t, j, LEFT]
-                stack[sp, 1] = lo
-                stack[sp, 2] = lo + n_left
-                stack_tp[sp] = tau
-                sp += 1
-    _finish_forest_moments(lo_q, hi_q, T, c, out_mean, out_var)
+                    if p_ns[z] <= _MIN_PATH_WEIGHT:  # nothing left below: the walk stops here
+                        _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var)
+                        continue
+                    go_left = Xq[q, feat] <= thresh
+                    perm[lo + n_left] = q  # branch-free: written to both sides, one advances
+                    spill[n_right] = q
+                    n_left += go_left
+                    n_right += 1 - go_left
+                for r in range(n_right):
+                    perm[lo + n_left + r] = spill[r]
+                if n_right > 0:
+                    stack[sp, 0] = inode[t, j, RIGHT]
+                    stack[sp, 1] = lo + n_left
+                    stack[sp, 2] = lo + n_left + n_right
+                    stack_tp[sp] = tau
+                    sp += 1
+                if n_left > 0:
+                    stack[sp, 0] = inode[t, j, LEFT]
+                    stack[sp, 1] = lo
+                    stack[sp, 2] = lo + n_left
+                    stack_tp[sp] = tau
+                    sp += 1
+        _finish_forest_moments(lo_q, hi_q, T, c, out_mean, out_var)
 
 
-@njit(cache=True, inline="always")
-def _nodes_block(lo_q, hi_q, B, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
-                 out_mean, out_var):
-    """:func:`_forest_nodes_block` with its work arrays for blocks of up to ``B`` queries."""
-    depth_cap = inode.shape[1] + 1
-    _forest_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
-                        out_mean, out_var, np.empty(B, np.int64), np.empty(B, np.int64),
-                        np.empty(B), np.empty(B), np.empty(B), np.empty(B),
-                        np.empty(B, np.int64), np.empty((depth_cap, 3), np.int64),
-                        np.empty(depth_cap))
+def _n_blocks(n, block):
+    B = max(1, min(block, n))
+    return (n + B - 1) // B
 
 
-@parallel_kernel
-@njit(cache=True, parallel=True)
-def predict_forest_moments(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
-                           out_mean, out_var, block):
+def predict_forest_moments(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, out_mean,
+                           out_var, block):
     """The forest predictive's mean and variance (the equal-weight mixture of the trees'
     mixtures: ``E = mean_t E_t``, ``Var = mean_t (Var_t + E_t^2) - E^2``) without per-tree
-    output arrays: blocks of ``block`` queries on the thread pool, each block meeting every
-    node of a tree once (:func:`_forest_nodes_block`).  The numbers do not depend on
+    output arrays: blocks of ``block`` queries split over the thread pool, each block meeting
+    every node of a tree once (:func:`forest_moments_range`).  The numbers do not depend on
     ``block``."""
-    n = Xq.shape[0]
-    B = max(1, min(block, n))
-    for bb in prange((n + B - 1) // B):
-        b = as_index(bb)
-        _nodes_block(b * B, min(n, b * B + B), B, Xq, inode, fnode, box, stats, bp, meta, mode,
-                     s2, g1, g2, out_mean, out_var)
+    run_split(forest_moments_range, _n_blocks(Xq.shape[0], block), Xq, inode, fnode, box,
+              stats, bp, meta, mode, s2, g1, g2, out_mean, out_var, block)
 
 
-@njit(cache=True)
 def predict_forest_moments_serial(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
                                   out_mean, out_var, block):
-    """:func:`predict_forest_moments` on one thread (small batches: no thread-pool wait)."""
-    n = Xq.shape[0]
-    B = max(1, min(block, n))
-    for b in range((n + B - 1) // B):
-        _nodes_block(b * B, min(n, b * B + B), B, Xq, inode, fnode, box, stats, bp, meta, mode,
-                     s2, g1, g2, out_mean, out_var)
+    """:func:`predict_forest_moments` on the calling thread (small batches: no thread-pool
+    wait)."""
+    forest_moments_range(0, _n_blocks(Xq.shape[0], block), Xq, inode, fnode, box, stats, bp,
+                         meta, mode, s2, g1, g2, out_mean, out_var, block)
 
 
-@parallel_kernel
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
+def predict_point_range(i0, i1, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode,
+                        s2, g1, g2, out_mean, out_var, out_logpdf):
+    """:func:`predict_regression` on queries ``i0..i1-1``."""
+    for i in range(i0, i1):
+        _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2,
+                       g1, g2, out_mean, out_var, out_logpdf)
+
+
 def predict_regression(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2, g1,
                        g2, out_mean, out_var, out_logpdf):
-    """Per-tree predictive mean / variance of the branch-off mixture (Section 3.3).
+    """Per-tree predictive mean / variance of the branch-off mixture (Section 3.3), the
+    queries split over the thread pool.
 
     ``out_mean[i, t]``, ``out_var[i, t]``: moments of tree t's mixture at ``Xq[i]``.
     If ``want_logpdf``: ``out_logpdf[i]`` = log density of ``yq[i]`` under the forest mixture
     (the average of the trees' mixtures), accumulated with a streaming log-sum-exp; -inf
     where it is below float64's range (a target very many standard deviations away).
     """
-    for ii in prange(Xq.shape[0]):
-        i = as_index(ii)
-        _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2,
-                       g1, g2, out_mean, out_var, out_logpdf)
+    run_split(predict_point_range, Xq.shape[0], Xq, yq, want_logpdf, inode, fnode, box, stats,
+              bp, meta, mode, s2, g1, g2, out_mean, out_var, out_logpdf)
 
 
-@njit(cache=True)
 def predict_regression_serial(Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode,
                               s2, g1, g2, out_mean, out_var, out_logpdf):
-    """:func:`predict_regression` on one thread: small batches (the local search of an
+    """:func:`predict_regression` on the calling thread: small batches (the local search of an
     acquisition maximiser) do not pay for starting, and waiting on, the thread pool."""
-    for i in range(Xq.shape[0]):
-        _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2,
-                       g1, g2, out_mean, out_var, out_logpdf)
+    predict_point_range(0, Xq.shape[0], Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta,
+                        mode, s2, g1, g2, out_mean, out_var, out_logpdf)
