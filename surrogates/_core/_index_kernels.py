@@ -8,6 +8,7 @@ index gives every callee one signature.
 
 from __future__ import annotations
 
+from . import cache  # noqa: F401  (a writable cache place for numba before any njit)
 import numba
 import numpy as np
 

@@ -12,6 +12,7 @@ with splitmix64 (Steele, Lea & Flood, 2014) instead of advancing a stream.
 
 from __future__ import annotations
 
+from . import cache  # noqa: F401  (a writable cache place for numba before any njit)
 import numpy as np
 from numba import njit
 

@@ -3,6 +3,8 @@ column of each nonzero and its value)."""
 
 from numba import njit
 
+from . import cache  # noqa: F401  (a writable cache place for numba before any njit)
+
 
 @njit(cache=True, inline="always")
 def quad_form(feat, val, Ainv):

@@ -434,112 +434,115 @@ def extend_tree_range(t0, t1, start, end, X, y, inode, fnode, box, stats, pnext,
     D = X.shape[1]
     for t in range(t0, t1):
         for p in range(start, end):
+            leaf = np.int64(-1)  # a one-point leaf to make for x (one copy of its code)
             if meta[t, NNODES] == 0:
                 meta[t, ROOT] = 0
                 meta[t, NNODES] = 1
                 inode[t, 0, PARENT] = -1
-                _singleton_leaf(t, np.int64(0), p, X, y, inode, fnode, box, stats, pnext,
-                                lifetime, task)
-                continue
-            yv = y[p]
-            j = meta[t, ROOT]
-            while True:
-                par = inode[t, j, PARENT]
-                tp = fnode[t, par, TAU] if par >= 0 else 0.0
-                is_leaf = inode[t, j, LEFT] < 0
-                # a paused leaf takes the point (regression too: the thesis' Alg. 6.4 has no
-                # pausing, so every point outside a leaf's box would get a leaf of its own, and
-                # online trees would no longer be distributed as batch trees grown with
-                # min_samples_split)
-                if is_leaf and inode[t, j, PAUSED] == 1:
-                    _widen_box(box, t, j, X, p)
+                leaf = np.int64(0)
+            else:
+                yv = y[p]
+                j = meta[t, ROOT]
+                while True:
+                    par = inode[t, j, PARENT]
+                    tp = fnode[t, par, TAU] if par >= 0 else 0.0
+                    is_leaf = inode[t, j, LEFT] < 0
+                    # a paused leaf takes the point (regression too: the thesis' Alg. 6.4 has no
+                    # pausing, so every point outside a leaf's box would get a leaf of its own, and
+                    # online trees would no longer be distributed as batch trees grown with
+                    # min_samples_split)
+                    if is_leaf and inode[t, j, PAUSED] == 1:
+                        _widen_box(box, t, j, X, p)
+                        _stats_add(stats, t, j, yv, task)
+                        pnext[t, p] = inode[t, j, HEAD]
+                        inode[t, j, HEAD] = p
+                        if not _is_paused(box, stats, t, j, min_samples_split, task):
+                            m = np.int64(stats[t, j, 0])
+                            idx = np.empty(m, np.int64)
+                            q = inode[t, j, HEAD]
+                            c = 0
+                            while q >= 0:
+                                idx[c] = q
+                                c += 1
+                                q = pnext[t, q]
+                            _grow_block(t, j, idx, np.int64(0), c, tp, X, y, inode, fnode, box,
+                                        stats, pnext, meta, rng, lifetime, min_samples_split, task)
+                        break
+                    if not is_leaf:  # fetch the next node on x's path while this one is processed
+                        _prefetch_node(t, child_containing(inode, fnode, t, j, X, p), inode, fnode,
+                                       box, stats, yv, task)
+                    eta = box_distance(box, t, j, X, p)
+                    E = exponential(rng, t, eta)
+                    if tp + E < fnode[t, j, TAU]:
+                        # a new parent h above j, cutting x off from j's box; x to a new leaf k
+                        target = uniform(rng, t) * eta
+                        acc = 0.0
+                        d = -1
+                        for dd in range(D):
+                            v = X[p, dd]
+                            ext = 0.0
+                            if v < box[t, j, 0, dd]:
+                                ext = box[t, j, 0, dd] - v
+                            elif v > box[t, j, 1, dd]:
+                                ext = v - box[t, j, 1, dd]
+                            if ext > 0.0:
+                                d = dd
+                                acc += ext
+                                if acc > target:
+                                    break
+                        xv = X[p, d]
+                        u = uniform(rng, t)
+                        if xv > box[t, j, 1, d]:  # hi <= loc < x: x right, j's data left
+                            loc = box[t, j, 1, d] + u * (xv - box[t, j, 1, d])
+                            if loc >= xv:
+                                loc = np.nextafter(xv, -np.inf)
+                        else:  # x <= loc < lo: x left, j's data right
+                            loc = xv + u * (box[t, j, 0, d] - xv)
+                            if loc >= box[t, j, 0, d]:
+                                loc = np.nextafter(box[t, j, 0, d], -np.inf)
+                        h = meta[t, NNODES]
+                        k = h + 1
+                        meta[t, NNODES] = h + 2
+                        fnode[t, h, TAU] = tp + E
+                        fnode[t, h, THRESH] = loc
+                        inode[t, h, FEAT] = d
+                        inode[t, h, PAUSED] = 0
+                        inode[t, h, HEAD] = -1
+                        for dd in range(D):
+                            v = X[p, dd]
+                            box[t, h, 0, dd] = min(box[t, j, 0, dd], v)
+                            box[t, h, 1, dd] = max(box[t, j, 1, dd], v)
+                        for c in range(stats.shape[2]):
+                            stats[t, h, c] = stats[t, j, c]
+                        _stats_add(stats, t, h, yv, task)
+                        inode[t, h, PARENT] = par
+                        if par < 0:
+                            meta[t, ROOT] = h
+                        elif inode[t, par, LEFT] == j:
+                            inode[t, par, LEFT] = h
+                        else:
+                            inode[t, par, RIGHT] = h
+                        inode[t, j, PARENT] = h
+                        inode[t, k, PARENT] = h
+                        if xv <= loc:
+                            inode[t, h, LEFT] = k
+                            inode[t, h, RIGHT] = j
+                        else:
+                            inode[t, h, LEFT] = j
+                            inode[t, h, RIGHT] = k
+                        leaf = k  # x's new leaf, made below
+                        break
+                    if eta > 0.0:
+                        _widen_box(box, t, j, X, p)
                     _stats_add(stats, t, j, yv, task)
-                    pnext[t, p] = inode[t, j, HEAD]
-                    inode[t, j, HEAD] = p
-                    if not _is_paused(box, stats, t, j, min_samples_split, task):
-                        m = np.int64(stats[t, j, 0])
-                        idx = np.empty(m, np.int64)
-                        q = inode[t, j, HEAD]
-                        c = 0
-                        while q >= 0:
-                            idx[c] = q
-                            c += 1
-                            q = pnext[t, q]
-                        _grow_block(t, j, idx, np.int64(0), c, tp, X, y, inode, fnode, box,
-                                    stats, pnext, meta, rng, lifetime, min_samples_split, task)
-                    break
-                if not is_leaf:  # fetch the next node on x's path while this one is processed
-                    _prefetch_node(t, child_containing(inode, fnode, t, j, X, p), inode, fnode,
-                                   box, stats, yv, task)
-                eta = box_distance(box, t, j, X, p)
-                E = exponential(rng, t, eta)
-                if tp + E < fnode[t, j, TAU]:
-                    # a new parent h above j, cutting x off from j's box; x to a new leaf k
-                    target = uniform(rng, t) * eta
-                    acc = 0.0
-                    d = -1
-                    for dd in range(D):
-                        v = X[p, dd]
-                        ext = 0.0
-                        if v < box[t, j, 0, dd]:
-                            ext = box[t, j, 0, dd] - v
-                        elif v > box[t, j, 1, dd]:
-                            ext = v - box[t, j, 1, dd]
-                        if ext > 0.0:
-                            d = dd
-                            acc += ext
-                            if acc > target:
-                                break
-                    xv = X[p, d]
-                    u = uniform(rng, t)
-                    if xv > box[t, j, 1, d]:  # hi <= loc < x: x right, j's data left
-                        loc = box[t, j, 1, d] + u * (xv - box[t, j, 1, d])
-                        if loc >= xv:
-                            loc = np.nextafter(xv, -np.inf)
-                    else:  # x <= loc < lo: x left, j's data right
-                        loc = xv + u * (box[t, j, 0, d] - xv)
-                        if loc >= box[t, j, 0, d]:
-                            loc = np.nextafter(box[t, j, 0, d], -np.inf)
-                    h = meta[t, NNODES]
-                    k = h + 1
-                    meta[t, NNODES] = h + 2
-                    fnode[t, h, TAU] = tp + E
-                    fnode[t, h, THRESH] = loc
-                    inode[t, h, FEAT] = d
-                    inode[t, h, PAUSED] = 0
-                    inode[t, h, HEAD] = -1
-                    for dd in range(D):
-                        v = X[p, dd]
-                        box[t, h, 0, dd] = min(box[t, j, 0, dd], v)
-                        box[t, h, 1, dd] = max(box[t, j, 1, dd], v)
-                    for c in range(stats.shape[2]):
-                        stats[t, h, c] = stats[t, j, c]
-                    _stats_add(stats, t, h, yv, task)
-                    inode[t, h, PARENT] = par
-                    if par < 0:
-                        meta[t, ROOT] = h
-                    elif inode[t, par, LEFT] == j:
-                        inode[t, par, LEFT] = h
-                    else:
-                        inode[t, par, RIGHT] = h
-                    inode[t, j, PARENT] = h
-                    inode[t, k, PARENT] = h
-                    if xv <= loc:
-                        inode[t, h, LEFT] = k
-                        inode[t, h, RIGHT] = j
-                    else:
-                        inode[t, h, LEFT] = j
-                        inode[t, h, RIGHT] = k
-                    _singleton_leaf(t, k, p, X, y, inode, fnode, box, stats, pnext, lifetime, task)
-                    break
-                if eta > 0.0:
-                    _widen_box(box, t, j, X, p)
-                _stats_add(stats, t, j, yv, task)
-                if is_leaf:  # a leaf whose lifetime is exhausted (finite lifetime only)
-                    pnext[t, p] = inode[t, j, HEAD]
-                    inode[t, j, HEAD] = p
-                    break
-                j = child_containing(inode, fnode, t, j, X, p)
+                    if is_leaf:  # a leaf whose lifetime is exhausted (finite lifetime only)
+                        pnext[t, p] = inode[t, j, HEAD]
+                        inode[t, j, HEAD] = p
+                        break
+                    j = child_containing(inode, fnode, t, j, X, p)
+            if leaf >= 0:
+                _singleton_leaf(t, leaf, p, X, y, inode, fnode, box, stats, pnext, lifetime,
+                                task)
 
 
 def extend_trees(start, end, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,

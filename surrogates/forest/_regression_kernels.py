@@ -367,13 +367,13 @@ def forest_moments_range(b0, b1, Xq, inode, fnode, box, stats, bp, meta, mode, s
     depth_cap = inode.shape[1] + 1
     perm = np.empty(B, np.int64)
     spill = np.empty(B, np.int64)
-    p_ns = np.empty(B)
-    s1 = np.empty(B)
-    s2acc = np.empty(B)
-    eta = np.empty(B)
+    p_ns = np.empty(B, np.float64)
+    s1 = np.empty(B, np.float64)
+    s2acc = np.empty(B, np.float64)
+    eta = np.empty(B, np.float64)
     outside = np.empty(B, np.int64)
     stack = np.empty((depth_cap, 3), np.int64)
-    stack_tp = np.empty(depth_cap)
+    stack_tp = np.empty(depth_cap, np.float64)
     for b in range(b0, b1):
         lo_q = b * B
         hi_q = min(n, lo_q + B)
@@ -410,22 +410,21 @@ def forest_moments_range(b0, b1, Xq, inode, fnode, box, stats, bp, meta, mode, s
                 for k in range(lo, hi):
                     outside[n_out] = k
                     n_out += eta[k] > 0.0
-                if node_moments:  # one component for all queries (zero weights add nothing)
-                    m, v = _branch_moments(mode, t, j, tp, tau, 1.0, delta, stats, bp, s2, g1,
-                                           g2)
-                    for o in range(n_out):
-                        k = outside[o]
-                        _branch_off_query(perm[k] - lo_q,
-                                          branch_off_probability_outside(delta, eta[k]), m, v,
-                                          shift, p_ns, s1, s2acc)
-                else:  # (p = 0 would leave the query's weight p_ns as it is)
-                    for o in range(n_out):
-                        k = outside[o]
-                        p = branch_off_probability_outside(delta, eta[k])
-                        if p > 0.0:
+                # with node moments one component serves all queries (those of
+                # _branch_moments' empirical branch; zero weights add nothing), otherwise each
+                # query has its own (p = 0 would leave the query's weight p_ns as it is)
+                m = v = 0.0
+                if node_moments:
+                    m = stats[t, j, 1]
+                    v = stats[t, j, 2] / stats[t, j, 0] + s2
+                for o in range(n_out):
+                    k = outside[o]
+                    p = branch_off_probability_outside(delta, eta[k])
+                    if node_moments or p > 0.0:
+                        if not node_moments:
                             m, v = _branch_moments(mode, t, j, tp, tau, eta[k], delta, stats, bp,
                                                    s2, g1, g2)
-                            _branch_off_query(perm[k] - lo_q, p, m, v, shift, p_ns, s1, s2acc)
+                        _branch_off_query(perm[k] - lo_q, p, m, v, shift, p_ns, s1, s2acc)
                 if inode[t, j, LEFT] < 0:  # the leaf's own component, then the tree is done
                     m, v = _leaf_moments(mode, t, j, stats, bp, s2)
                     for k in range(lo, hi):

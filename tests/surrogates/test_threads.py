@@ -42,3 +42,52 @@ def test_parallel_kernels_from_several_threads_on_the_workqueue_layer(python_run
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out == {"errors": [], "layer": "workqueue"}
+
+
+def test_a_forest_passing_the_thread_threshold_compiles_nothing_more(python_run, tmp_path):
+    """A small forest runs its kernels on one thread, a large one splits them over the thread
+    pool: the same compiled kernels, so a BO whose forest grows past the threshold compiles
+    nothing mid-run, and the threaded numbers are the serial ones, bit for bit."""
+    proc = python_run("""
+        import json
+        import numpy as np
+        from numba.core import event
+        import surrogates._core.tree as tree
+        import surrogates.forest.regressor as regressor
+        from surrogates import MondrianForestRegressor
+
+        compiled = []
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+            def on_end(self, ev):
+                pass
+
+        rng = np.random.default_rng(0)
+        X = rng.random((400, 3))
+        y = X[:, 0] + np.sin(6 * X[:, 1])
+        Q = rng.random((300, 3))
+
+        def run(posterior, threads):
+            # every kernel on the thread pool, or every kernel on the calling thread
+            tree.THREADS_FROM = regressor.PARALLEL_FROM = regressor.SERIAL_BELOW = (
+                0 if threads else 10 ** 9)
+            f = MondrianForestRegressor(n_estimators=10, posterior=posterior, random_state=0)
+            f.fit(X[:30], y[:30]).predict(Q[:5])
+            for i in range(30, 400, 10):
+                f.partial_fit(X[i:i + 10], y[i:i + 10])
+            f.fit(X, y)
+            f.partial_fit(X[:1] + 0.01, y[:1])
+            return f.predict(Q, return_std=True)
+
+        serial = {p: run(p, False) for p in ("empirical", "bp")}  # compiles (empty cache)
+        event.register("numba:compile", Listener())
+        threaded = {p: run(p, True) for p in ("empirical", "bp")}
+        same = all(np.array_equal(a, b) for p in serial for a, b in zip(serial[p], threaded[p]))
+        print(json.dumps({"compiled": compiled, "same": same}))
+    """, 900, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {"compiled": [], "same": True}
