@@ -92,3 +92,18 @@ def test_log_probability_feasible_is_the_normal_cdf():
     # far beyond the threshold still ranks (no underflow to -inf)
     far = log_probability_feasible(np.array([[40.0], [50.0]]), np.ones((2, 1)))
     assert np.all(np.isfinite(far)) and far[0] > far[1]
+
+
+def test_the_improvements_of_many_points_are_each_point_s_own():
+    # each row's improvement is the same number, bit for bit, whatever rows come with it
+    rng = np.random.default_rng(3)
+    front = rng.random((30, 2))
+    front = front[non_dominated(front)]
+    ref = np.array([1.1, 1.1])
+    P = rng.random((4000, 2)) * 1.3 - 0.1
+    whole = hypervolume_improvement(front, ref, P)
+    for a in range(0, 4000, 700):
+        np.testing.assert_array_equal(hypervolume_improvement(front, ref, P[a:a + 700]),
+                                      whole[a:a + 700])
+    np.testing.assert_array_equal([hypervolume_improvement(front, ref, p)[0] for p in P[:50]],
+                                  whole[:50])

@@ -33,10 +33,11 @@ from acquisitions import log_expected_improvement
 from acquisitions.pareto import (chebyshev, hypervolume_improvement, log_probability_feasible,
                                  non_dominated)
 
+from ..models import MondrianModel
 from .base import Context
 from .search import AcquisitionSearch
 
-__all__ = ["OutcomeSearch", "METHODS"]
+__all__ = ["OutcomeSearch", "OutcomeModels", "METHODS"]
 
 METHODS = ("auto", "hvi", "parego")
 
@@ -48,6 +49,78 @@ def _feasible(Y: np.ndarray, k: int) -> np.ndarray:
     """Which rows of a study's outcomes (``k`` objectives' losses, then the constraints'
     values) meet every constraint (all of them without constraints)."""
     return np.all(Y[:, k:] <= 0, axis=1)
+
+
+class OutcomeModels:
+    """The models of a study's outcomes (:attr:`~mfbo.proposal.Proposer.models`) as one
+    predictor, for one proposal: each model's :meth:`~mfbo.proposal.models.Model.predict` and
+    :meth:`~mfbo.proposal.models.Model.predict_per_tree`, the same numbers whichever way they
+    are computed.
+
+    Mondrian forests built from one seed share their partitions, so where every model is a
+    :class:`~mfbo.proposal.models.MondrianModel` whose forests do (checked), each tree is
+    walked once for all of them (:class:`surrogates.forest.outcomes.SharedPartitions`) and
+    each model's output transform and trend are applied as its own ``predict`` applies them;
+    otherwise each model predicts on its own.  The models must not be told anything while
+    this is in use.
+    """
+
+    #: whether the models may be predicted together (False: each on its own, as a check)
+    joint = True
+
+    def __init__(self, models):
+        self.models = list(models)
+        self._shared = None
+        if not self.joint or len(self.models) < 2 or not all(
+                type(m).predict is MondrianModel.predict
+                and type(m).predict_per_tree is MondrianModel.predict_per_tree
+                for m in self.models):
+            return
+        from surrogates.forest.outcomes import SharedPartitions, share_partitions
+
+        for m in self.models:
+            m._posterior_now()
+        chosen = [m._predicting() for m in self.models]
+        forests = [forest for forest, _ in chosen]
+        if not share_partitions(forests):
+            return
+        self._shared = SharedPartitions(forests)
+        self._with_trend = [with_trend for _, with_trend in chosen]
+        self._noise = [None if m.noise_in_std else f.hyperparameters_["noise_var"]
+                       for m, f in zip(self.models, forests)]
+
+    def _trend(self, j: int, U):
+        """Model ``j``'s trend at ``U`` where its predictions add one (0 where not)."""
+        return self.models[j]._trend_at(U) if self._with_trend[j] else 0.0
+
+    def predict(self, U) -> list:
+        """``[(mean, std), ...]``: each model's ``predict(U)``."""
+        if self._shared is None:
+            return [m.predict(U) for m in self.models]
+        means, stds = self._shared.predict(U)
+        return [self._moments(j, U, means[j], stds[j]) for j in range(len(self.models))]
+
+    def predict_both(self, U) -> tuple[list, list]:
+        """Each model's ``predict(U)`` and ``predict_per_tree(U)``: two lists of pairs."""
+        if self._shared is None:
+            return ([m.predict(U) for m in self.models],
+                    [m.predict_per_tree(U) for m in self.models])
+        means, stds, tree_means, tree_vars = self._shared.predict_all(U)
+        moments, trees = [], []
+        for j in range(len(self.models)):
+            moments.append(self._moments(j, U, means[j], stds[j]))
+            t = self._trend(j, U)
+            trees.append((tree_means[j] + t[:, None] if np.ndim(t) else tree_means[j],
+                          tree_vars[j]))
+        return moments, trees
+
+    def _moments(self, j: int, U, m, s):
+        """What :meth:`~mfbo.proposal.models.MondrianModel.predict` makes of its forest's
+        mean and std: the std without the observation noise (unless ``noise_in_std``), the
+        trend added to the mean."""
+        if self._noise[j] is not None:
+            s = np.sqrt(np.maximum(s * s - self._noise[j], 0.0))
+        return (m + self._trend(j, U) if self._with_trend[j] else m), s
 
 
 @dataclass(frozen=True)
@@ -109,30 +182,38 @@ class OutcomeSearch(AcquisitionSearch):
         weights = ctx.stream("weights").dirichlet(np.ones(o.k)) if method == "parego" else None
         best = float(T[feasible, 0].min()) if o.k == 1 and any_feasible else None
 
-        def objective_score(U):
+        joint = OutcomeModels(models)
+        objective_trees = method == "hvi" and any_feasible
+
+        def objective_score(U, moments, trees):
             if method == "ei":
-                m, s = models[0].predict(U)
+                m, s = moments[0]
                 return log_expected_improvement(m, s, best)
             if method == "parego":  # each objective's lower confidence bound
-                bounds = []
-                for j in range(o.k):
-                    m, s = models[j].predict(U)
-                    bounds.append(m - kappa * s)
+                bounds = [m - kappa * s for m, s in moments[:o.k]]
                 return -chebyshev((np.column_stack(bounds) - lo) / span, weights)
             # hvi: each tree's joint draw of the objectives, its improvement, averaged
-            draws = [models[j].predict_per_tree(U)[0] for j in range(o.k)]
-            n_trees = draws[0].shape[1]
-            total = np.zeros(U.shape[0])
+            draws = [trees[j][0] for j in range(o.k)]
+            n, n_trees = draws[0].shape
+            # (trees by points) x objectives, normalised: every tree's draws at once
+            Z = np.empty((n_trees, n, o.k))
+            for j, d in enumerate(draws):
+                Z[:, :, j] = (d.T - lo[j]) / span[j]
+            gains = hypervolume_improvement(front, ref, Z.reshape(-1, o.k)).reshape(n_trees, n)
+            total = np.zeros(n)
             for t in range(n_trees):
-                Z = np.column_stack([(d[:, t] - lo[j]) / span[j] for j, d in enumerate(draws)])
-                total += hypervolume_improvement(front, ref, Z)
+                total += gains[t]
             return np.log(total / n_trees + 1e-12)
 
         def score(U):
             U = np.atleast_2d(U)
-            out = objective_score(U) if any_feasible else np.zeros(U.shape[0])
+            if objective_trees:
+                moments, trees = joint.predict_both(U)
+            else:
+                moments, trees = joint.predict(U), None
+            out = objective_score(U, moments, trees) if any_feasible else np.zeros(U.shape[0])
             if o.m:
-                preds = [models[o.k + c].predict(U) for c in range(o.m)]
+                preds = moments[o.k:]
                 cm = np.column_stack([p[0] for p in preds])
                 cs = np.column_stack([p[1] for p in preds])
                 out = out + log_probability_feasible(cm, cs, np.asarray(zero))

@@ -5,6 +5,7 @@ import pytest
 
 from mfbo import Optimizer, Real
 from mfbo.proposal.steps import AcquisitionSearch, OutcomeSearch
+from mfbo.proposal.steps.outcomes import OutcomeModels
 from mfbo.proposal.steps.base import Context
 
 
@@ -42,3 +43,48 @@ def test_the_score_prefers_feasible_points_near_the_front(method):
     Y = opt.study.obs.Y
     feasible_front = {tuple(u) for u, row in zip(opt.study.obs.X, Y) if row[2] <= 0}
     assert {tuple(u) for u in starts} <= feasible_front
+
+
+def _proposals(k, m, method, monkeypatch, joint):
+    """30 asks (two of them batches) of a study of ``k`` objectives and ``m`` constraints."""
+    monkeypatch.setattr("mfbo.proposal.steps.outcomes.OutcomeModels.joint", joint)
+    space = {f"x{i}": Real(0.0, 1.0) for i in range(3)}
+    kwargs = {} if k == 1 else {"directions": ["minimize"] * k}
+    opt = Optimizer(space, random_state=3, n_initial=4, pareto_method=method,
+                    constraints=[f"c{i}" for i in range(m)] or None, **kwargs)
+    rows = []
+    for i in range(30):
+        trials = opt.ask(2) if i % 10 == 9 else [opt.ask()]
+        for t in trials:
+            x = np.array(list(t.params.values()))
+            values = tuple(float(((x - 0.2 * (j + 1)) ** 2).sum()) for j in range(k))
+            cons = {f"c{c}": float(x[c] - 0.8) for c in range(m)}
+            rows.append((t.origin, t.params))
+            opt.tell(t, {"loss": values if k > 1 else values[0], **cons} if m else
+                     (values if k > 1 else values[0]))
+    return rows
+
+
+@pytest.mark.parametrize("k, m, method", [(1, 2, "auto"), (2, 0, "hvi"), (2, 1, "hvi"),
+                                          (3, 2, "parego")])
+def test_the_models_predicted_together_propose_what_each_predicting_alone_does(
+        k, m, method, monkeypatch):
+    together = _proposals(k, m, method, monkeypatch, True)
+    alone = _proposals(k, m, method, monkeypatch, False)
+    assert sum(origin == "outcomes" for origin, _ in together) >= 20
+    assert together == alone
+
+
+def test_outcome_models_predict_as_each_model():
+    opt = _opt(directions=["minimize", "minimize"], constraints=["c"])
+    models = opt.proposer.models
+    joint = OutcomeModels(models)
+    assert joint._shared is not None
+    U = np.random.default_rng(0).random((300, 2))
+    moments, trees = joint.predict_both(U)
+    for model, (m, s), (tm, tv), (m2, s2) in zip(models, moments, trees, joint.predict(U)):
+        want_m, want_s = model.predict(U)
+        want_tm, want_tv = model.predict_per_tree(U)
+        for got, want in [(m, want_m), (s, want_s), (m2, want_m), (s2, want_s), (tm, want_tm),
+                          (tv, want_tv)]:
+            np.testing.assert_array_equal(got, want)
