@@ -13,10 +13,16 @@ the names below, when first used, import them.
 
 import importlib
 
-__all__ = ["JournalView", "ReadOnlyStorageError", "create_app", "open_view", "EXTRA_MESSAGE"]
+__all__ = ["JournalView", "ReadOnlyStorageError", "create_app", "open_view", "EXTRA_MESSAGE",
+           "RELOAD_INTERVAL"]
 
 EXTRA_MESSAGE = ('mfbo dashboard needs optuna and optuna-dashboard; install them with: '
                  'pip install "mfbo[dashboard]"')
+
+#: the longest time, in seconds, between two polls of optuna-dashboard's study page by default
+#: (optuna-dashboard's own: 10 s on a study of 500 trials or more); 3 s, so that a trial told
+#: shows within 5 s with the time the page takes to ask and draw
+RELOAD_INTERVAL = 3.0
 
 _WHERE = {"JournalView": "view", "ReadOnlyStorageError": "view", "create_app": "app",
           "open_view": "app"}

@@ -11,7 +11,9 @@ as well.
 optuna-dashboard keeps the trials it fetched for up to 10 s on large studies before asking
 its storage again; the view reads the journal incrementally and keeps its own short cache
 (``refresh_interval``), so the dashboard's is bypassed and a new trial shows at the next
-poll of the page.
+poll of the page, which comes at least every ``reload_interval`` seconds (:mod:`.bundle`;
+optuna-dashboard's own page polls a study of 500 trials or more every 10 s).  A page load
+serialises only the trials that changed since the last one (:mod:`.cache`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import html
 import importlib
 
 from ...cli.study import CommandError, open_storage
-from . import EXTRA_MESSAGE
+from . import EXTRA_MESSAGE, RELOAD_INTERVAL
+from .bundle import serve_bundle
+from .cache import serve_settled_trials_once, summarise_new_trials_only
 from .figures import KINDS, Figures
 from .frozen import READ_ONLY_NOTE
 from .view import JournalView
@@ -55,15 +59,21 @@ class _Unremembered(dict):
         pass
 
 
-def create_app(view: JournalView, figures_interval: float = 10.0):
+def create_app(view: JournalView, figures_interval: float = 10.0,
+               reload_interval: float | None = RELOAD_INTERVAL):
     """The WSGI application (a Bottle app) serving ``view``: optuna-dashboard at
     ``/dashboard``, mfbo's figures at ``/mfbo``; mfbo's figures are drawn again at most once
-    every ``figures_interval`` seconds."""
+    every ``figures_interval`` seconds, and optuna-dashboard's study pages ask for new trials
+    at least every ``reload_interval`` seconds (None: at optuna-dashboard's own interval)."""
     bottle = importlib.import_module("bottle")
     app = _dashboard().wsgi(view)
     cache = getattr(app, "_inmemory_cache", None)
     if cache is not None and hasattr(cache, "_trials_last_fetched_at"):
         cache._trials_last_fetched_at = _Unremembered()
+    if reload_interval is not None:
+        serve_bundle(app, reload_interval)
+    serve_settled_trials_once(app, view)
+    summarise_new_trials_only(app)
     figures = Figures(view, figures_interval)
 
     @app.hook("before_request")
