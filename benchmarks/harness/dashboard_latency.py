@@ -16,6 +16,10 @@ study and on a PostgreSQL study written by several worker processes.
    each ``--repeats`` times; on one host the wall time of a request is its server time plus
    a local round trip, and the server's processor seconds (``page_cpu``, ``poll_cpu``) are
    its own work, whatever else the machine runs.
+5. With a headless Chromium (skipped without one), the trial list of the study is left open in
+   a browser tab and ``--page-tells`` trials are told, a few seconds apart, by this process:
+   each one's *on-page freshness* is the time from its tell to the page saying it has it (the
+   page polls at most every ``mfbo dashboard --reload-interval`` seconds).
 
     python -m benchmarks.harness.dashboard_latency --storage sqlite --trials 10000
     python -m benchmarks.harness.dashboard_latency --storage postgresql --trials 2000 --workers 4
@@ -24,9 +28,14 @@ study and on a PostgreSQL study written by several worker processes.
 from __future__ import annotations
 
 import argparse
+import base64
+import fcntl
 import json
 import os
 import re
+import select
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -36,12 +45,102 @@ import time
 import urllib.request
 from pathlib import Path
 
-__all__ = ["write_study", "start_dashboard", "freshness", "refresh_cost", "main"]
+__all__ = ["write_study", "start_dashboard", "freshness", "refresh_cost", "page_freshness",
+           "BrowserTab", "browser", "main"]
 
 _ROOT = Path(__file__).resolve().parents[2]
 STUDY = "watched"
 #: the requests one load of a study page makes, after the page itself
 PAGE = ("/api/meta", "/api/studies", "/api/studies/0", "/api/studies/0/param_importances")
+
+
+#: the names of a headless browser, first found first used
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+def browser() -> str | None:
+    """The path of a Chromium (:data:`BROWSERS`), or None."""
+    return next(filter(None, map(shutil.which, BROWSERS)), None)
+
+
+def _high(fd: int) -> int:
+    """``fd`` moved to a number of 10 or more."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return high
+
+
+class BrowserTab:
+    """The tab of a headless Chromium, driven through its DevTools protocol over a pipe (what
+    Playwright does, with the standard library only)."""
+
+    def __init__(self, browser: str, profile: str):
+        # Chromium reads fd 3 and writes fd 4: the pipes' ends, kept clear of those numbers,
+        # are put there by a Python that then becomes the browser
+        to_r, to_w, from_r, from_w = (_high(fd) for fd in (*os.pipe(), *os.pipe()))
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "import os, sys; os.dup2(int(sys.argv[1]), 3); "
+             "os.dup2(int(sys.argv[2]), 4); os.execv(sys.argv[3], sys.argv[3:])", str(to_r),
+             str(from_w), browser, "--headless", "--no-sandbox", "--disable-gpu",
+             "--hide-scrollbars", "--window-size=1400,1000", "--remote-debugging-pipe",
+             f"--user-data-dir={profile}", "about:blank"],
+            pass_fds=(to_r, from_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_r)
+        os.close(from_w)
+        self._out, self._in, self._buffer, self._id = to_w, from_r, b"", 0
+        pages = [t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "page"]
+        self.session = self.call("Target.attachToTarget", targetId=pages[0]["targetId"],
+                                 flatten=True)["sessionId"]
+
+    def call(self, method: str, session: str | None = None, **params):
+        """The result of the DevTools command ``method`` (in the tab's ``session``, or of
+        the browser)."""
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params}
+        if session is not None:
+            message["sessionId"] = session
+        os.write(self._out, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + 60
+        while True:
+            while b"\0" not in self._buffer:
+                if not select.select([self._in], [], [], max(0, deadline - time.monotonic()))[0]:
+                    raise TimeoutError(f"no answer from Chromium to {method}")
+                chunk = os.read(self._in, 1 << 20)
+                if not chunk:
+                    raise RuntimeError("Chromium closed its DevTools pipe")
+                self._buffer += chunk
+            line, self._buffer = self._buffer.split(b"\0", 1)
+            reply = json.loads(line)
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+
+    def evaluate(self, expression: str):
+        """The value of the script ``expression`` in the tab."""
+        return self.call("Runtime.evaluate", self.session, expression=expression,
+                         returnByValue=True)["result"].get("value")
+
+    def go(self, url: str) -> None:
+        """Load ``url`` in the tab."""
+        self.call("Page.navigate", self.session, url=url)
+
+    def shown(self) -> int:
+        """The number of trials the trial list in the tab says it has (0 before it does)."""
+        found = re.search(r"(\d+) Trials", self.evaluate("document.body.innerText") or "")
+        return int(found.group(1)) if found else 0
+
+    def screenshot(self) -> bytes:
+        """A PNG of the tab."""
+        return base64.b64decode(self.call("Page.captureScreenshot", self.session,
+                                          format="png")["data"])
+
+    def close(self) -> None:
+        os.close(self._out)
+        os.close(self._in)
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait()
 
 
 def write_study(url: str, n: int, seed: int = 0) -> float:
@@ -165,6 +264,38 @@ def refresh_cost(base: str, n_trials: int, repeats: int, pid: int | None = None)
     return {k: {"median": statistics.median(v), "max": max(v)} for k, v in times.items()}
 
 
+def page_freshness(base: str, url: str, tells: int, profile: str) -> tuple[list[float], bytes]:
+    """Seconds from each of ``tells`` trials told (by this process, a few seconds apart) to
+    the trial list of the study, open in a headless Chromium, saying it has it; and a
+    screenshot of the page."""
+    from benchmarks.harness.shared_workers import SPACE, make_storage, objective
+    from mfbo.study.study import Study
+
+    writer = Study(SPACE, make_storage(url), STUDY)
+    writer.refresh()
+    n = writer.n_trials
+    tab = BrowserTab(browser(), profile)
+    try:
+        tab.go(f"{base}/dashboard/studies/0/trials")
+        deadline = time.monotonic() + 120
+        while tab.shown() < n and time.monotonic() < deadline:
+            time.sleep(0.2)
+        lags = []
+        for i in range(tells):
+            time.sleep(0.7 * (i % 5))  # tells at several phases of the page's timer
+            now = time.time()
+            writer.tell({"x": 1.0, "y": 2.0}, "complete", objective(1.0, 2.0), {}, None, now,
+                        now, None)
+            told, n = time.monotonic(), n + 1
+            while tab.shown() < n and time.monotonic() - told < 30:
+                time.sleep(0.05)
+            lags.append(time.monotonic() - told)
+        return lags, tab.screenshot()
+    finally:
+        tab.close()
+        writer.close()
+
+
 def _summary(values: list[float]) -> dict:
     if not values:
         return {"n": 0}
@@ -173,9 +304,11 @@ def _summary(values: list[float]) -> dict:
             "p90": ordered[int(0.9 * (len(values) - 1))], "max": ordered[-1]}
 
 
-def run(storage: str, trials: int, workers: int, new: int, poll: float, repeats: int) -> dict:
+def run(storage: str, trials: int, workers: int, new: int, poll: float, repeats: int,
+        page_tells: int = 0, screenshot: str | None = None) -> dict:
     """The whole measurement (see the module) on a fresh ``storage`` ("sqlite" or
-    "postgresql")."""
+    "postgresql"); the on-page freshness of ``page_tells`` trials when a browser is found
+    (the page's screenshot saved at ``screenshot``)."""
     with tempfile.TemporaryDirectory() as tmp:
         server = None
         if storage == "postgresql":
@@ -198,6 +331,13 @@ def run(storage: str, trials: int, workers: int, new: int, poll: float, repeats:
                 out["freshness_seconds"] = _summary(lags)
                 out["freshness_once_open_seconds"] = _summary(settled)
                 out["refresh_seconds"] = refresh_cost(base, trials + new, repeats, process.pid)
+                if page_tells and browser() is not None:
+                    lags, png = page_freshness(base, url, page_tells, str(Path(tmp) / "chrome"))
+                    out["page_freshness_seconds"] = _summary(lags)
+                    if screenshot:
+                        Path(screenshot).write_bytes(png)
+                elif page_tells:
+                    out["page_freshness_seconds"] = f"no browser ({', '.join(BROWSERS)})"
                 out["load_average_after"] = os.getloadavg()
             finally:
                 process.kill()
@@ -217,12 +357,18 @@ def main(argv=None) -> None:
     p.add_argument("--new", type=int, default=40, help="trials the workers add")
     p.add_argument("--poll", type=float, default=0.2, help="seconds between two API reads")
     p.add_argument("--repeats", type=int, default=5, help="page refreshes timed")
+    p.add_argument("--page-tells", type=int, default=5, help="trials told while a browser "
+                   "shows the study (0: no browser)")
+    p.add_argument("--screenshot", default=None, help="save the browser's page to this PNG")
     p.add_argument("--json", default=None, help="also write the results to this file")
     a = p.parse_args(argv)
     for name in ("trials", "workers", "new", "repeats"):
         if getattr(a, name) < 1:
             p.error(f"--{name} must be at least 1")
-    out = run(a.storage, a.trials, a.workers, a.new, a.poll, a.repeats)
+    if a.page_tells < 0:
+        p.error("--page-tells must be at least 0")
+    out = run(a.storage, a.trials, a.workers, a.new, a.poll, a.repeats, a.page_tells,
+              a.screenshot)
     text = json.dumps(out, indent=2)
     print(text)
     if a.json:

@@ -2,12 +2,8 @@
 (Chromium) on a study that another process is writing: the page as loaded, and a page left open
 while trials are told."""
 
-import base64
-import fcntl
-import json
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -117,82 +113,12 @@ def test_a_browser_shows_the_trials_and_best_value_and_new_trials_as_they_come(t
                 process.wait()
 
 
-def _high(fd: int) -> int:
-    """``fd`` moved to a number of 10 or more."""
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
-    os.close(fd)
-    return high
-
-
-class _Tab:
-    """The tab of a headless Chromium, driven through its DevTools protocol over a pipe (what
-    Playwright does, with the standard library only)."""
-
-    def __init__(self, browser: str, profile: str):
-        # Chromium reads fd 3 and writes fd 4: the pipes' ends, kept clear of those numbers,
-        # are put there by a Python that then becomes the browser
-        to_r, to_w, from_r, from_w = (_high(fd) for fd in (*os.pipe(), *os.pipe()))
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", "import os, sys; os.dup2(int(sys.argv[1]), 3); "
-             "os.dup2(int(sys.argv[2]), 4); os.execv(sys.argv[3], sys.argv[3:])", str(to_r),
-             str(from_w), browser, "--headless",
-             "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1400,1000",
-             "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"],
-            pass_fds=(to_r, from_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(to_r)
-        os.close(from_w)
-        self._out, self._in, self._buffer, self._id = to_w, from_r, b"", 0
-        pages = [t for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "page"]
-        self.session = self.call("Target.attachToTarget", targetId=pages[0]["targetId"],
-                                 flatten=True)["sessionId"]
-
-    def call(self, method: str, session: str | None = None, **params):
-        """The result of the DevTools command ``method``."""
-        self._id += 1
-        message = {"id": self._id, "method": method, "params": params}
-        if session is not None:
-            message["sessionId"] = session
-        os.write(self._out, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + 60
-        while True:
-            while b"\0" not in self._buffer:
-                if not select.select([self._in], [], [], max(0, deadline - time.monotonic()))[0]:
-                    raise TimeoutError(f"no answer from Chromium to {method}")
-                chunk = os.read(self._in, 1 << 20)
-                if not chunk:
-                    raise RuntimeError("Chromium closed its DevTools pipe")
-                self._buffer += chunk
-            line, self._buffer = self._buffer.split(b"\0", 1)
-            reply = json.loads(line)
-            if reply.get("id") == self._id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply["result"]
-
-    def evaluate(self, expression: str):
-        return self.call("Runtime.evaluate", self.session, expression=expression,
-                         returnByValue=True)["result"].get("value")
-
-    def close(self) -> None:
-        os.close(self._out)
-        os.close(self._in)
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-
-def _shown(tab: _Tab) -> int:
-    """The number of trials the trial list of the page in ``tab`` says it has (0 before)."""
-    found = re.search(r"(\d+) Trials", tab.evaluate("document.body.innerText") or "")
-    return int(found.group(1)) if found else 0
-
-
 @pytest.mark.skipif(_browser() is None, reason=f"no headless browser ({', '.join(BROWSERS)}); "
                     f".ci/run installs Debian's chromium when it runs as root")
 def test_a_page_left_open_shows_a_told_trial_within_5_s_on_a_study_of_over_500_trials(
         tmp_path):
     pytest.importorskip("optuna_dashboard", reason='pip install "mfbo[dashboard]"')
-    from benchmarks.harness.dashboard_latency import STUDY, write_study
+    from benchmarks.harness.dashboard_latency import STUDY, BrowserTab, write_study
     from benchmarks.harness.shared_workers import SPACE, make_storage, objective
     from mfbo.integrations.dashboard import RELOAD_INTERVAL
     db, n = str(tmp_path / "large.db"), 520  # optuna-dashboard alone: a poll every 10 s
@@ -204,12 +130,12 @@ def test_a_page_left_open_shows_a_told_trial_within_5_s_on_a_study_of_over_500_t
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True)
         url = re.search(r"(http://\S+)/dashboard", dashboard.stdout.readline()).group(1)
-        tab = _Tab(_browser(), str(tmp_path / "profile"))
-        tab.call("Page.navigate", tab.session, url=f"{url}/dashboard/studies/0/trials")
+        tab = BrowserTab(_browser(), str(tmp_path / "profile"))  # over its DevTools pipe
+        tab.go(f"{url}/dashboard/studies/0/trials")
         deadline = time.monotonic() + 90
-        while _shown(tab) < n and time.monotonic() < deadline:
+        while tab.shown() < n and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert _shown(tab) == n
+        assert tab.shown() == n
         writer = Study(SPACE, make_storage(db), STUDY)  # this process: the dashboard's other
         lags = []
         for pause in (0.0, 1.1, 2.3):  # tells at several phases of the page's timer
@@ -218,7 +144,7 @@ def test_a_page_left_open_shows_a_told_trial_within_5_s_on_a_study_of_over_500_t
             writer.tell({"x": 1.0, "y": 2.0}, "complete", objective(1.0, 2.0), {}, None, now,
                         now, None)
             told, n = time.monotonic(), n + 1
-            while _shown(tab) < n and time.monotonic() - told < 20:
+            while tab.shown() < n and time.monotonic() - told < 20:
                 time.sleep(0.05)
             lags.append(time.monotonic() - told)
         polls = tab.evaluate("performance.getEntriesByType('resource').filter(e => "
@@ -230,8 +156,7 @@ def test_a_page_left_open_shows_a_told_trial_within_5_s_on_a_study_of_over_500_t
         assert len(gaps) >= 2 and max(gaps) < RELOAD_INTERVAL + 1.5
         writer.close()
         screenshot = tmp_path / "dashboard-live.png"
-        screenshot.write_bytes(base64.b64decode(tab.call("Page.captureScreenshot", tab.session,
-                                                         format="png")["data"]))
+        screenshot.write_bytes(tab.screenshot())
         assert screenshot.stat().st_size > 20_000
         print(f"screenshot: {screenshot}")
     finally:
