@@ -42,6 +42,7 @@ class _Kept:
         self.texts: list[str] = []
         self._joined: tuple[int, int, str] | None = None
         self.lock = threading.Lock()
+        self.serving = threading.Lock()
 
     def add(self, start: int, trials: list) -> None:
         """Keep the text of the serialised ``trials`` (those from position ``start``) that
@@ -90,16 +91,8 @@ def serve_settled_trials_once(app, view) -> bool:
     kept: dict[int, _Kept] = {}
     lock = threading.Lock()
 
-    def study_detail(study_id: int):
-        try:
-            after = int(bottle.request.query.get("after", "0"))
-            name = view.get_study_name_from_id(study_id)
-        except (ValueError, KeyError):
-            return original(study_id)  # its own answer: 400, 404 or 500
-        with lock:
-            if study_id not in kept or kept[study_id].name != name:
-                kept[study_id] = _Kept(name)
-            cache = kept[study_id]
+    def answer(cache: _Kept, study_id: int, after: int):
+        """optuna-dashboard's answer, from ``cache`` where it can."""
         held = len(cache.texts)
         if after < 0 or after >= held:
             body = original(study_id)
@@ -117,6 +110,19 @@ def serve_settled_trials_once(app, view) -> bool:
             items += ", " + json.dumps(fresh)[1:-1]
         body["trials"] = [_MARK]
         return json.dumps(body).replace(f"[{json.dumps(_MARK)}]", f"[{items}]", 1)
+
+    def study_detail(study_id: int):
+        try:
+            after = int(bottle.request.query.get("after", "0"))
+            name = view.get_study_name_from_id(study_id)
+        except (ValueError, KeyError):
+            return original(study_id)  # its own answer: 400, 404 or 500
+        with lock:
+            if study_id not in kept or kept[study_id].name != name:
+                kept[study_id] = _Kept(name)
+            cache = kept[study_id]
+        with cache.serving:  # one request of a study at a time: the first, which reads
+            return answer(cache, study_id, after)  # every trial, is not done twice
 
     route.callback = study_detail
     route.reset()
