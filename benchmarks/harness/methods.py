@@ -89,7 +89,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.harness.environment import versions
-from mfbo.proposal import (AcquisitionSearch, Arm, CategoryStep, LocalStep, ParzenStep,
+from mfbo.proposal import (AcquisitionSearch, Arm, BranchEscape, CategoryStep, LocalStep, ParzenStep,
                            PlateauEscape, Portfolio, RandomInterleave, Recipe, get_recipe)
 from benchmarks.harness.timing import clock, timed
 
@@ -223,6 +223,15 @@ def _portfolio(without: tuple = (), discount: float = 0.9, random_prior=(1.0, 1.
                                                           discount=discount),))
 
 
+def _with_branch_escape(window: int, burst: int = 1, move: str = "search") -> Recipe:
+    """The default Mondrian recipe with a :class:`BranchEscape` of ``window`` right after its
+    plateau escape (before the local and Parzen steps, so that those never pre-empt it)."""
+    steps = list(_DEFAULT.steps)
+    at = next(i for i, s in enumerate(steps) if isinstance(s, PlateauEscape)) + 1
+    steps.insert(at, BranchEscape(window=window, burst=burst, move=move))
+    return dataclasses.replace(_DEFAULT, steps=tuple(steps))
+
+
 def _peer(function: str) -> Callable:
     def runner(objective, problem, budget, seed):
         from benchmarks.harness import peers
@@ -280,6 +289,22 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-interleave20", "mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
            "five a uniformly random point (RandomInterleave(0.2); the default has none)",
            _mondrian_with(_DEFAULT.with_settings(RandomInterleave, probability=0.2))),
+    *(Method(f"mondrian-branch{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
+             f"proposals in a row with the incumbent's categorical values, the acquisition's best "
+             f"point with other values (BranchEscape(window={w}))",
+             _mondrian_with(_with_branch_escape(w))) for w in (5, 8, 12)),
+    *(Method(f"mondrian-branch{w}x{b}", f"mfbo: as mondrian-branch{w}, each escape {b} "
+             f"proposals in the branch it chose (BranchEscape(window={w}, burst={b}))",
+             _mondrian_with(_with_branch_escape(w, b))) for w, b in ((6, 3), (8, 3), (5, 2))),
+    *(Method(f"mondrian-neighbour{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
+             f"proposals in a row with the incumbent's categorical values, the acquisition's best "
+             f"categorical one-exchange neighbour of the incumbent (BranchEscape(window={w}, "
+             f"move='neighbour'))", _mondrian_with(_with_branch_escape(w, move="neighbour")))
+      for w in (4, 8)),
+    *(Method(f"mondrian-branchrandom{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
+             f"proposals in a row with the incumbent's categorical values, a random point with "
+             f"other values (BranchEscape(window={w}, move='random'))",
+             _mondrian_with(_with_branch_escape(w, move="random"))) for w in (4, 8)),
     Method("mondrian-portfolio", "mfbo: online Mondrian forest, UCB kappa=1, each proposal "
            "by the default's steps or a uniformly random point, drawn by discounted Thompson "
            "sampling over the new best losses each produced (Portfolio, discount 0.9)",

@@ -3,6 +3,8 @@
 - :class:`InitialDesign`: the first trials, before any model;
 - :class:`RandomInterleave`: some proposals uniformly random (SMAC's interleaving);
 - :class:`PlateauEscape`: a random proposal after a run of repeated losses;
+- :class:`BranchEscape`: the acquisition's best point of other categorical choices after a run
+  of proposals that kept the incumbent's;
 - :class:`LocalStep`: the minimiser of a local quadratic (or isotropic, or linear) model;
 - :class:`ParzenStep`: the acquisition's best among points of a Parzen density of good ones;
 - :class:`AcquisitionSearch`: the acquisition's maximiser over the space or candidate set;
@@ -13,6 +15,7 @@
 """
 
 from .base import EXHAUSTED, Context, Step, run_steps
+from .branch import BranchEscape
 from .category import CategoryStep
 from .initial_design import InitialDesign, PerDimension
 from .interleave import RandomInterleave
@@ -23,6 +26,6 @@ from .plateau import PlateauEscape
 from .portfolio import Arm, Portfolio
 from .search import AcquisitionSearch
 
-__all__ = ["AcquisitionSearch", "Arm", "CategoryStep", "Context", "EXHAUSTED", "InitialDesign",
+__all__ = ["AcquisitionSearch", "Arm", "BranchEscape", "CategoryStep", "Context", "EXHAUSTED", "InitialDesign",
            "LocalStep", "OutcomeSearch", "ParzenStep", "PerDimension", "PlateauEscape",
            "Portfolio", "RandomInterleave", "Step", "run_steps"]

@@ -1,0 +1,206 @@
+"""Branch escape: after a run of proposals that all kept the best observation's categorical
+choices, the acquisition's best point with other choices.
+
+In a space with categorical parameters (a model family, a kernel, the parents of a
+conditional space) the forest's mean in a choice that has seen only a few poor points is the
+average of those points, its spread small, and the acquisition, whose local searches start
+from the best observations, refines the incumbent's choice for the rest of the budget: a
+run that found a good point of a poor branch early never looks at the others again.  A
+:class:`BranchEscape` gives the model's best alternative one evaluation whenever the
+proposals have kept to the incumbent's branch for a while: the acquisition is maximised over
+the points whose categorical values (a parameter's inactivity counting as a value) differ
+from the incumbent's.  It changes nothing in a space without categorical parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from acquisitions import maximize_random_local
+
+from ..._core.arguments import check_int
+from .base import Context, Point, Step
+
+__all__ = ["BranchEscape", "branch_codes", "MOVES"]
+
+#: how a :class:`BranchEscape` chooses its point in the other branches
+MOVES = ("search", "neighbour", "random")
+
+
+def branch_codes(U: np.ndarray, levels: np.ndarray, cat: np.ndarray) -> np.ndarray:
+    """The categorical choices of unit rows ``U``: for each categorical column in ``cat``, the
+    index of its value, or -1 where the coordinate lies outside the unit interval (an
+    inactive parameter)."""
+    C = np.asarray(U, dtype=float)[..., cat]
+    k = np.abs(levels[cat]).astype(float)
+    idx = np.minimum(np.floor(C * k), k - 1)
+    return np.where((C < 0.0) | (C > 1.0), -1.0, idx)
+
+
+@dataclass(frozen=True)
+class BranchEscape(Step):
+    """After ``window`` consecutive proposals since the initial design whose categorical
+    values all equal those of the best observation, the acquisition's best new point whose
+    categorical values differ from them (``n_random`` random points and local searches from
+    them and from the best observation of each other branch).  Passes in a space without a
+    categorical parameter and in a finite candidate set.
+
+    Parameters
+    ----------
+    window : int, default=8
+        How many proposals in a row must have kept the incumbent's categorical values.
+    burst : int, default=1
+        How many proposals in a row an escape makes in the branch it chose, unless that
+        branch holds the best observation before it is over.
+    n_random : int, default=2000
+        Random points scored per escape before local search.
+    move : {"search", "neighbour", "random"}, default="search"
+        Where an escape's first point goes: ``"search"``, the acquisition's best point in the
+        other branches (as above); ``"neighbour"``, the acquisition's best categorical
+        one-exchange neighbour of the best observation (:meth:`neighbour`); ``"random"``, a
+        uniformly random point of the other branches.  The rest of a burst searches the
+        branch chosen.
+    """
+
+    origin: ClassVar[str] = "branch"
+
+    window: int = 8
+    burst: int = 1
+    n_random: int = 2_000
+    move: str = "search"
+
+    def __post_init__(self):
+        check_int(self.window, "BranchEscape(window=...)")
+        check_int(self.burst, "BranchEscape(burst=...)")
+        if self.move not in MOVES:
+            raise ValueError(f"BranchEscape(move=...) must be one of {MOVES}, got "
+                             f"{self.move!r}.")
+        check_int(self.n_random, "BranchEscape(n_random=...)")
+
+    def due(self, ctx: Context, cat: np.ndarray) -> bool:
+        """Whether the last ``window`` asked points (all proposed after the initial design)
+        share the best observation's categorical values."""
+        study, w = ctx.study, self.window
+        if ctx.number - ctx.proposer.n_initial < w or study.obs.n == 0:
+            return False
+        levels = ctx.space.levels
+        best = branch_codes(study.obs.X[int(np.argmin(study.obs.y))], levels, cat)
+        recent = branch_codes(study.asked.X[-w:], levels, cat)
+        return recent.shape[0] == w and bool(np.all(recent == best))
+
+    def continuing(self, ctx: Context, cat: np.ndarray):
+        """The categorical values of an escape still under way (fewer than ``burst`` escapes
+        in a row at the end of the observations, and their branch not the incumbent's), or
+        None."""
+        origins = ctx.study.obs_origins
+        run = 0
+        while run < len(origins) and origins[-1 - run] == self.origin:
+            run += 1
+        if run == 0 or run >= self.burst:
+            return None
+        X, y = ctx.study.obs.X, ctx.study.obs.y
+        levels = ctx.space.levels
+        last = branch_codes(X[-1], levels, cat)
+        if np.all(last == branch_codes(X[int(np.argmin(y))], levels, cat)):
+            return None
+        return last
+
+    def propose(self, ctx: Context) -> Point | None:
+        levels = ctx.space.levels
+        cat = np.flatnonzero(levels < 0)
+        if ctx.candidates is not None or cat.size == 0:
+            return None
+        study, space = ctx.study, ctx.space
+        X, y = study.obs.X, study.obs.y
+        target = self.continuing(ctx, cat)
+        if target is None and not self.due(ctx, cat):
+            return None
+        best = branch_codes(X[int(np.argmin(y))], levels, cat)
+        score = ctx.score()
+        if self.move == "random" and target is None:
+            return self.random_elsewhere(ctx, cat, best)
+        if self.move == "neighbour" and target is None:
+            point = self.neighbour(ctx, cat, score)
+            if point is not None:
+                return point
+
+        def inside(U):
+            codes = branch_codes(U, levels, cat)
+            if target is not None:
+                return np.all(codes == target, axis=-1)
+            return ~np.all(codes == best, axis=-1)
+
+        def restricted(U):
+            out = np.asarray(score(U), dtype=float).copy()
+            out[~inside(space.canonical(U))] = -np.inf
+            return out
+
+        # local searches start from the best observation of every branch searched, and from
+        # the incumbent with those branches' categorical values (the parameters active in
+        # both keep the incumbent's values)
+        codes = branch_codes(X, levels, cat)
+        ok = np.flatnonzero(inside(X))
+        starts = None
+        if ok.size:
+            order = ok[np.argsort(y[ok], kind="stable")]
+            _, first = np.unique(codes[order], axis=0, return_index=True)
+            heads = X[order[np.sort(first)]][:10]
+            moved = np.repeat(X[int(np.argmin(y))][None, :], heads.shape[0], axis=0)
+            moved[:, cat] = heads[:, cat]
+            outside = (moved < 0.0) | (moved > 1.0)
+            moved[outside] = heads[outside]
+            starts = np.clip(np.vstack([heads, moved]), 0.0, 1.0)
+        pts = maximize_random_local(
+            restricted, levels, n=10, rng=ctx.rng, n_random=self.n_random, starts=starts,
+            n_local=10, patience=3, min_improvement=1e-3, exclude=study.asked_keys,
+            far_from=study.asked.X, neighbourhood="joint", joint_dims=6)
+        pts = np.asarray(pts)
+        keep = inside(space.canonical(pts))
+        return ctx.first_new(pts[keep]) if keep.any() else ctx.random_point()
+
+    def neighbour(self, ctx: Context, cat: np.ndarray, score) -> Point | None:
+        """The acquisition's best categorical one-exchange neighbour of the best observation:
+        its configuration with one active categorical parameter set to another value, every
+        other parameter kept (a parameter this activates takes its value in the best
+        observation where it is active, else the middle of its range); None when every
+        neighbour is forbidden or asked."""
+        space, X, y = ctx.space, ctx.study.obs.X, ctx.study.obs.y
+        levels = space.levels
+        inc = X[int(np.argmin(y))]
+        order = np.argsort(y, kind="stable")
+        rows = []
+        for d in cat:
+            if not 0.0 <= inc[d] <= 1.0:
+                continue
+            k = abs(int(levels[d]))
+            own = min(int(np.floor(inc[d] * k)), k - 1)
+            for v in range(k):
+                if v != own:
+                    u = inc.copy()
+                    u[d] = (v + 0.5) / k
+                    rows.append(u)
+        if not rows:
+            return None
+        U = np.array(rows)
+        C = space.canonical(U)
+        fill = (C >= 0.0) & (C <= 1.0) & ((U < 0.0) | (U > 1.0))
+        for j in np.flatnonzero(fill.any(axis=0)):
+            seen = order[(X[order, j] >= 0.0) & (X[order, j] <= 1.0)]
+            U[fill[:, j], j] = X[seen[0], j] if seen.size else 0.5
+        s = np.asarray(score(U), dtype=float)
+        if not np.isfinite(s).any():
+            return None
+        i = int(np.argmax(s))
+        return (U[i], None) if ctx.is_new(space.canonical(U[i:i + 1])[0]) else None
+
+    def random_elsewhere(self, ctx: Context, cat: np.ndarray, best: np.ndarray) -> Point:
+        """A uniformly random allowed new point whose categorical values differ from ``best``
+        (the first of up to 64 random draws that does; else a random point)."""
+        space, levels = ctx.space, ctx.space.levels
+        U = space.sample(64, ctx.rng)
+        C = space.canonical(U)
+        keep = ~np.all(branch_codes(C, levels, cat) == best, axis=-1) & space.allowed(C)
+        return ctx.first_new(C[keep]) if keep.any() else ctx.random_point()
