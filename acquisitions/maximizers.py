@@ -117,7 +117,8 @@ def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: 
     numbers drawn are then those of the call on all ``n_total`` rows, as long as the search
     for ``n`` distinct allowed rows stays within the kept ones.
     """
-    s = -np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf)
+    s = -np.nan_to_num(np.asarray(scores, dtype=float), nan=-np.inf, posinf=np.inf,
+                       neginf=-np.inf)
     N = s.shape[0]
     N_all = N if n_total is None else max(int(n_total), N)
     if N == 0 or n <= 0:
@@ -126,7 +127,11 @@ def _top_unique(scores: np.ndarray, points: np.ndarray | None, exclude: set, n: 
     if far_from is not None and len(far_from) and points is not None:
         top = s.min()
         if np.isfinite(top):
-            plateau = np.flatnonzero(s <= top + TIE_RTOL * (1.0 + abs(top)))
+            # (the bound stays finite near the largest float, so that an unscored row, at
+            # +inf here, is never taken for a tie of the best)
+            with np.errstate(over="ignore"):
+                bound = min(top + TIE_RTOL * (1.0 + abs(top)), np.finfo(float).max)
+            plateau = np.flatnonzero(s <= bound)
             if plateau.size > 1:
                 s = s.copy()
                 s[plateau] = top

@@ -107,6 +107,22 @@ def test_plateau_ties_go_to_the_point_farthest_from_the_data():
     assert len(picks) > 5 and max(picks) < 50
 
 
+def test_a_plateau_near_the_largest_float_never_takes_an_unscored_row():
+    """Scores of about -1.8e308 put the tie bound past the largest float; the rows scored
+    -inf (forbidden or asked) must still come after every finite one, without a warning."""
+    import warnings
+
+    from acquisitions.maximizers import _top_unique
+
+    top = np.finfo(float).max
+    scores = np.array([-top, -np.inf, -top * (1 - 1e-12), -np.inf, -top])
+    P = np.random.default_rng(0).random((5, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _top_unique(scores, P, set(), 3, np.random.default_rng(0), far_from=P[:1] + 0.5)
+    assert sorted(got.tolist()) == [0, 2, 4]
+
+
 def test_partial_selection_equals_a_full_sort():
     from acquisitions.maximizers import _top_unique
 
