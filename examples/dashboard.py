@@ -8,6 +8,9 @@ API shows is printed as the study grows.  The same, from a shell, while any scri
     mfbo dashboard study.db            # then open http://127.0.0.1:8080/dashboard
                                        # and http://127.0.0.1:8080/mfbo (mfbo's figures)
 
+A study's page asks for new trials every 3 s at most (``--reload-interval SECONDS`` changes it;
+optuna-dashboard alone waits 10 s on a study of 500 trials or more).
+
 Run: ``python examples/dashboard.py`` (a few seconds; ``--serve`` keeps the dashboard open
 at the address it prints until Ctrl-C).  Needs ``pip install "mfbo[dashboard]"``.
 """

@@ -3,7 +3,9 @@
 - :class:`JournalView`: Optuna's storage interface over an mfbo journal (SQLite or
   PostgreSQL), read incrementally and read-only (:mod:`.view`, :mod:`.frozen`);
 - :func:`create_app`: optuna-dashboard over a view, with mfbo's forest figures at ``/mfbo``
-  (:mod:`.app`, :mod:`.figures`);
+  (:mod:`.app`, :mod:`.figures`), its study pages polling every :data:`RELOAD_INTERVAL`
+  seconds at most (:mod:`.bundle`) and a page load serialising only the trials that changed
+  (:mod:`.cache`);
 - ``mfbo dashboard STORAGE``: the command that serves it (:mod:`.command`).
 
 Needs optuna and optuna-dashboard (``pip install "mfbo[dashboard]"``).  Importing this package
