@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["non_dominated", "hypervolume", "hypervolume_improvement", "chebyshev",
-           "log_probability_feasible"]
+__all__ = ["non_dominated", "hypervolume", "hypervolume_improvement", "HypervolumeImprovement",
+           "chebyshev", "log_probability_feasible"]
 
 
 def non_dominated(Y: np.ndarray) -> np.ndarray:
@@ -72,26 +72,42 @@ def hypervolume_improvement(front: np.ndarray, ref, P: np.ndarray) -> np.ndarray
     """The hypervolume each row of ``P`` (n × k losses) would add to ``front`` (the
     losses of the points so far) below ``ref``.  Two losses: exact and vectorised over
     ``P`` (O(n × front)); more: exact, one point at a time."""
-    P = np.atleast_2d(np.asarray(P, dtype=float))
-    ref = np.asarray(ref, dtype=float)
-    F = np.asarray(front, dtype=float).reshape(-1, ref.size)
-    F = F[np.all(F < ref, axis=1)]
-    if F.shape[0]:
-        F = F[non_dominated(F)]
-    if ref.size != 2:
-        base = hypervolume(F, ref)
-        return np.array([hypervolume(np.vstack([F, p]), ref) - base for p in P])
-    # the region below ref not dominated by the front is bounded above by a staircase:
-    # g(x) = min(ref_1, min{f_1 : f_0 <= x}); the point p adds the integral over x in
-    # [p_0, ref_0] of max(0, g(x) - p_1)
-    F = F[np.argsort(F[:, 0], kind="stable")]
-    xs = np.append(F[:, 0], ref[0])  # breakpoints of the staircase
-    heights = np.minimum.accumulate(np.append(ref[1], F[:, 1]))  # g on [xs[j-1], xs[j])
-    lo = np.append(-np.inf, xs[:-1])  # segment j covers [lo[j], xs[j]) with height heights[j]
-    left = np.maximum(lo[None, :], P[:, :1])
-    width = np.clip(xs[None, :] - left, 0.0, None)
-    height = np.clip(heights[None, :] - P[:, 1:2], 0.0, None)
-    return (width * height).sum(axis=1)
+    return HypervolumeImprovement(front, ref)(P)
+
+
+class HypervolumeImprovement:
+    """:func:`hypervolume_improvement` over one ``front`` and ``ref`` as a function of the
+    new points ``P``: the front is sorted and reduced to its non-dominated points once."""
+
+    def __init__(self, front: np.ndarray, ref):
+        ref = np.asarray(ref, dtype=float)
+        F = np.asarray(front, dtype=float).reshape(-1, ref.size)
+        F = F[np.all(F < ref, axis=1)]
+        if F.shape[0]:
+            F = F[non_dominated(F)]
+        self.ref, self.front = ref, F
+        if ref.size != 2:
+            self.base = hypervolume(F, ref)
+            return
+        # the region below ref not dominated by the front is bounded above by a staircase:
+        # g(x) = min(ref_1, min{f_1 : f_0 <= x}); the point p adds the integral over x in
+        # [p_0, ref_0] of max(0, g(x) - p_1)
+        F = F[np.argsort(F[:, 0], kind="stable")]
+        self.xs = np.append(F[:, 0], ref[0])  # breakpoints of the staircase
+        # g on [xs[j-1], xs[j])
+        self.heights = np.minimum.accumulate(np.append(ref[1], F[:, 1]))
+        # segment j covers [lo[j], xs[j]) with height heights[j]
+        self.lo = np.append(-np.inf, self.xs[:-1])
+
+    def __call__(self, P: np.ndarray) -> np.ndarray:
+        P = np.atleast_2d(np.asarray(P, dtype=float))
+        if self.ref.size != 2:
+            return np.array([hypervolume(np.vstack([self.front, p]), self.ref) - self.base
+                             for p in P])
+        left = np.maximum(self.lo[None, :], P[:, :1])
+        width = np.clip(self.xs[None, :] - left, 0.0, None)
+        height = np.clip(self.heights[None, :] - P[:, 1:2], 0.0, None)
+        return (width * height).sum(axis=1)
 
 
 def chebyshev(Z: np.ndarray, weights, rho: float = 0.05) -> np.ndarray:

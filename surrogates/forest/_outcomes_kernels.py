@@ -16,10 +16,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._core._index_kernels import as_index
-from .._core.threads import parallel_kernel
 from .._core._tree_kernels import (FEAT, LEFT, RIGHT, ROOT, TAU, THRESH, box_distance,
                                    branch_off_probability_outside)
 from ._regression_kernels import (_MIN_PATH_WEIGHT, AL, CAV_M, CAV_V, MODE_BP_E, MODE_BP_F,
@@ -211,44 +209,32 @@ def _shared_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, meta, stats, bp, mode
             out_var[f, i] = max(out_var[f, i] / T - e * e, 0.0)
 
 
-@njit(cache=True, inline="always")
-def _block(lo_q, hi_q, B, Xq, inode, fnode, box, meta, stats, bp, modes, s2, g1, g2, hoist,
-           out_mean, out_var, per_tree, tree_mean, tree_var):
-    """:func:`_shared_nodes_block` with its work arrays for blocks of up to ``B`` queries."""
-    F = stats.shape[0]
-    depth_cap = inode.shape[1] + 1
-    _shared_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, meta, stats, bp, modes, s2, g1, g2,
-                        hoist, out_mean, out_var, per_tree, tree_mean, tree_var,
-                        np.empty(B, np.int64), np.empty(B, np.int64), np.empty(B),
-                        np.empty((B, F)), np.empty((B, F)), np.empty(B), np.empty(B),
-                        np.empty(B, np.int64), np.empty((depth_cap, 3), np.int64),
-                        np.empty(depth_cap), np.empty(F), np.empty(F), np.empty(F),
-                        np.empty(F))
-
-
-@parallel_kernel
-@njit(cache=True, parallel=True)
-def predict_shared(Xq, inode, fnode, box, meta, stats, bp, modes, s2, g1, g2, hoist, out_mean,
-                   out_var, per_tree, tree_mean, tree_var, block):
+@njit(cache=True, nogil=True)
+def predict_shared_range(b0, b1, Xq, inode, fnode, box, meta, stats, bp, modes, s2, g1, g2, hoist,
+                         out_mean, out_var, per_tree, tree_mean, tree_var, block):
     """Every forest's predictive mean and variance at ``Xq`` (``out_mean[f]``,
     ``out_var[f]``) and, with ``per_tree``, each tree's (``tree_mean[f, i, t]``,
-    ``tree_var[f, i, t]``): blocks of ``block`` queries on the thread pool.  The partition
-    (``inode``, ``fnode``, ``box``, ``meta``) is every forest's; ``stats``, ``bp``:
-    ``(forests, trees, nodes, ...)``."""
+    ``tree_var[f, i, t]``), for the blocks ``b0..b1-1`` of ``block`` queries (the numbers do
+    not depend on the blocks; a nogil kernel, so ranges of blocks may run on several
+    threads at once).  The partition (``inode``, ``fnode``, ``box``, ``meta``) is every
+    forest's; ``stats``, ``bp``: ``(forests, trees, nodes, ...)``."""
     n = Xq.shape[0]
     B = max(1, min(block, n))
-    for bb in prange((n + B - 1) // B):
-        b = as_index(bb)
-        _block(b * B, min(n, b * B + B), B, Xq, inode, fnode, box, meta, stats, bp, modes, s2,
-               g1, g2, hoist, out_mean, out_var, per_tree, tree_mean, tree_var)
-
-
-@njit(cache=True)
-def predict_shared_serial(Xq, inode, fnode, box, meta, stats, bp, modes, s2, g1, g2, hoist,
-                          out_mean, out_var, per_tree, tree_mean, tree_var, block):
-    """:func:`predict_shared` on one thread (small batches: no thread-pool wait)."""
-    n = Xq.shape[0]
-    B = max(1, min(block, n))
-    for b in range((n + B - 1) // B):
-        _block(b * B, min(n, b * B + B), B, Xq, inode, fnode, box, meta, stats, bp, modes, s2,
-               g1, g2, hoist, out_mean, out_var, per_tree, tree_mean, tree_var)
+    F = stats.shape[0]
+    depth_cap = inode.shape[1] + 1
+    perm = np.empty(B, np.int64)
+    spill = np.empty(B, np.int64)
+    p_ns = np.empty(B)
+    s1 = np.empty((B, F))
+    s2acc = np.empty((B, F))
+    eta = np.empty(B)
+    prob = np.empty(B)
+    outside = np.empty(B, np.int64)
+    stack = np.empty((depth_cap, 3), np.int64)
+    stack_tp = np.empty(depth_cap)
+    work = np.empty((4, F))
+    for b in range(b0, b1):
+        _shared_nodes_block(b * B, min(n, b * B + B), Xq, inode, fnode, box, meta, stats, bp,
+                            modes, s2, g1, g2, hoist, out_mean, out_var, per_tree, tree_mean,
+                            tree_var, perm, spill, p_ns, s1, s2acc, eta, prob, outside, stack,
+                            stack_tp, work[0], work[1], work[2], work[3])

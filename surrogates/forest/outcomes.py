@@ -16,29 +16,17 @@ import numba
 import numpy as np
 
 from .._core._tree_kernels import NNODES
-from .._core.tree import _SmallBatchKernel
-from ._outcomes_kernels import predict_shared, predict_shared_serial
+from .._core.threads import run_split
+from ._outcomes_kernels import predict_shared_range
 from ._regression_kernels import MODE_BP_E, MODE_EMPIRICAL, N_BP, NODE_BLOCK
-from .regressor import PARALLEL_FROM, SERIAL_BELOW, MondrianForestRegressor
+from .regressor import MondrianForestRegressor
 
 __all__ = ["SharedPartitions", "share_partitions"]
 
 
-class _SharedBatchKernel(_SmallBatchKernel):
-    """Serial or threaded shared-partition kernel for mid-sized batches."""
-
-    _warm = [False, False]
-
-
-class _Choosers:
-    """Holds the process's chooser of the mid-sized batches' kernel."""
-
-
-_CHOOSERS = _Choosers()
-
-
-def _used(a: np.ndarray, nodes: np.ndarray, t: int) -> np.ndarray:
-    return a[t, :nodes[t]]
+#: batches of at least this many points are split over the threads (below, the pool costs more
+#: than it saves)
+THREADS_FROM = 256
 
 
 def share_partitions(forests) -> bool:
@@ -52,6 +40,8 @@ def share_partitions(forests) -> bool:
     first = forests[0]
     s0 = first._store
     nodes = s0.meta[:, NNODES]
+    top = int(nodes.max())
+    used = np.arange(top)[None, :] < nodes[:, None]  # (tree, node): the nodes of each tree
     for f in forests[1:]:
         s = f._store
         if (s.n_trees, s.n_features, s.n_points) != (s0.n_trees, s0.n_features, s0.n_points) \
@@ -64,11 +54,10 @@ def share_partitions(forests) -> bool:
         if (mult is None) != (mult0 is None) or mult is not None and \
                 not np.array_equal(mult, mult0):
             return False
-        for t in range(s0.n_trees):
-            for attr in ("inode", "fnode", "box"):
-                if not np.array_equal(_used(getattr(s, attr), nodes, t),
-                                      _used(getattr(s0, attr), nodes, t), equal_nan=True):
-                    return False
+        for attr in ("inode", "fnode", "box"):
+            if not np.array_equal(getattr(s, attr)[:, :top][used],
+                                  getattr(s0, attr)[:, :top][used], equal_nan=True):
+                return False
     return True
 
 
@@ -124,17 +113,12 @@ class SharedPartitions:
         var = np.empty((F, n))
         shape = (F, n, T) if per_tree else (0, 0, 0)
         tree_mean, tree_var = np.empty(shape), np.empty(shape)
-        block = min(NODE_BLOCK, -(-n // numba.get_num_threads())) if n else 1
+        threads = numba.get_num_threads() if n >= THREADS_FROM else 1
+        block = max(1, min(NODE_BLOCK, -(-n // threads)))  # a block per thread
         args = (Xs, s.inode, s.fnode, s.box, s.meta, self._stats, self._bp, self._modes,
                 self._s2, self._g1, self._g2, self._hoist, mean, var, per_tree, tree_mean,
-                tree_var)
-        if n < PARALLEL_FROM:
-            predict_shared_serial(*args, NODE_BLOCK)
-        elif n >= SERIAL_BELOW:
-            predict_shared(*args, block)
-        else:  # whichever has recently been faster per point
-            _SharedBatchKernel.run(_CHOOSERS, "_predict_batches", predict_shared_serial,
-                                   predict_shared, n, *args, block)
+                tree_var, block)
+        run_split(predict_shared_range, -(-n // block), *args)
         return mean, var, tree_mean, tree_var
 
     def predict(self, X):

@@ -30,7 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from acquisitions import log_expected_improvement
-from acquisitions.pareto import (chebyshev, hypervolume_improvement, log_probability_feasible,
+from acquisitions.pareto import (HypervolumeImprovement, chebyshev, log_probability_feasible,
                                  non_dominated)
 
 from ..models import MondrianModel
@@ -178,7 +178,7 @@ class OutcomeSearch(AcquisitionSearch):
                 means = np.column_stack([models[j].predict(P)[0] for j in range(o.k)])
                 front = np.vstack([front, (means - lo) / span])
             front = front[non_dominated(front)]
-            ref = np.full(o.k, REFERENCE)
+            improvement = HypervolumeImprovement(front, np.full(o.k, REFERENCE))
         weights = ctx.stream("weights").dirichlet(np.ones(o.k)) if method == "parego" else None
         best = float(T[feasible, 0].min()) if o.k == 1 and any_feasible else None
 
@@ -199,7 +199,7 @@ class OutcomeSearch(AcquisitionSearch):
             Z = np.empty((n_trees, n, o.k))
             for j, d in enumerate(draws):
                 Z[:, :, j] = (d.T - lo[j]) / span[j]
-            gains = hypervolume_improvement(front, ref, Z.reshape(-1, o.k)).reshape(n_trees, n)
+            gains = improvement(Z.reshape(-1, o.k)).reshape(n_trees, n)
             total = np.zeros(n)
             for t in range(n_trees):
                 total += gains[t]
