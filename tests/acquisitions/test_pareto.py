@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.stats import norm
 
-from acquisitions.pareto import (chebyshev, hypervolume, hypervolume_improvement,
-                                 log_probability_feasible, non_dominated)
+from acquisitions.pareto import (HypervolumeImprovement, chebyshev, hypervolume,
+                                 hypervolume_improvement, log_probability_feasible, non_dominated)
 
 
 def _brute_non_dominated(Y):
@@ -107,3 +107,15 @@ def test_the_improvements_of_many_points_are_each_point_s_own():
                                       whole[a:a + 700])
     np.testing.assert_array_equal([hypervolume_improvement(front, ref, p)[0] for p in P[:50]],
                                   whole[:50])
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_one_front_s_improvement_function_is_the_improvement(k):
+    rng = np.random.default_rng(k)
+    front, ref = rng.random((12, k)), np.full(k, 1.1)
+    P = rng.random((40, k)) * 1.3 - 0.1
+    improvement = HypervolumeImprovement(front, ref)
+    np.testing.assert_array_equal(improvement(P), hypervolume_improvement(front, ref, P))
+    base = hypervolume(front, ref)
+    np.testing.assert_allclose(improvement(P[:5]), [hypervolume(np.vstack([front, p]), ref) -
+                                                    base for p in P[:5]], atol=1e-12)
