@@ -123,7 +123,7 @@ def child_containing(inode, fnode, t, j, X, i):
     return inode[t, j, RIGHT]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _is_paused(box, stats, t, j, min_samples_split, task):
     """Whether block ``j`` is paused: a leaf that keeps its points and is re-sampled once this
     turns false (Lakshminarayanan, 2016, Sections 5.5.1 and 6.2).
@@ -172,7 +172,7 @@ def _partition(X, idx, s, e, d, loc):
     return mid
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow_block(t, j, idx, start, end, tau_parent, X, y, inode, fnode, box, stats, pnext, meta,
                 rng, lifetime, min_samples_split, task):
     """SampleMondrianBlock(j, points idx[start:end]) starting at time ``tau_parent``.
@@ -369,7 +369,7 @@ def _widen_box(box, t, j, X, i):
 X_LIMIT = 2.0 ** 512
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scale_rows(Xraw, lower, scale, out, limit):
     """``out = (Xraw - lower) / scale`` in one pass, clipped to ``[-limit, limit]``; returns
     the first row that is not finite (``out`` is then incomplete) or -1."""
@@ -394,7 +394,7 @@ def scale_rows(Xraw, lower, scale, out, limit):
 INGEST_BAD_X, INGEST_BAD_Y, INGEST_FAR_X, INGEST_BIG_Y = 0, 1, 2, 3
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ingest(Xraw, yraw, lower, scale, x_limit, y_mult, y_limit, start, X, y, write):
     """Check new rows, then (if ``write``) write them scaled into the buffers at ``start``:
     ``(Xraw - lower) / scale`` and ``yraw * y_mult``.
@@ -582,7 +582,7 @@ def apply_trees(Xq, inode, fnode, meta):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def node_depths(inode, meta, t):
     """Depth (root = 0) of every node of tree ``t``; -1 for unused slots."""
     nn = meta[t, NNODES]
@@ -604,7 +604,7 @@ def node_depths(inode, meta, t):
     return depth
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def preorder(inode, meta, t):
     """Node ids of tree ``t`` in depth-first pre-order (parents before children)."""
     nn = meta[t, NNODES]

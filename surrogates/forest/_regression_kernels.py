@@ -291,7 +291,7 @@ def _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode, fnode, bo
     return m, v, lmax, lsum
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2, g1,
                    g2, out_mean, out_var, out_logpdf):
     T = inode.shape[0]
