@@ -305,6 +305,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"proposals in a row with the incumbent's categorical values, a random point with "
              f"other values (BranchEscape(window={w}, move='random'))",
              _mondrian_with(_with_branch_escape(w, move="random"))) for w in (4, 8)),
+    *(Method(f"mondrian-branchparzen{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
+             f"proposals in a row with the incumbent's categorical values, a point with other "
+             f"values drawn uniformly and its other parameters from the Parzen density of the "
+             f"best observations (BranchEscape(window={w}, move='parzen'))",
+             _mondrian_with(_with_branch_escape(w, move="parzen"))) for w in (4, 8)),
     Method("mondrian-portfolio", "mfbo: online Mondrian forest, UCB kappa=1, each proposal "
            "by the default's steps or a uniformly random point, drawn by discounted Thompson "
            "sampling over the new best losses each produced (Portfolio, discount 0.9)",

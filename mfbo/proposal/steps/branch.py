@@ -23,11 +23,12 @@ from acquisitions import maximize_random_local
 
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
+from .parzen import good_region_sample
 
 __all__ = ["BranchEscape", "branch_codes", "MOVES"]
 
 #: how a :class:`BranchEscape` chooses its point in the other branches
-MOVES = ("search", "neighbour", "random")
+MOVES = ("search", "neighbour", "random", "parzen")
 
 
 def branch_codes(U: np.ndarray, levels: np.ndarray, cat: np.ndarray) -> np.ndarray:
@@ -61,7 +62,9 @@ class BranchEscape(Step):
         Where an escape's first point goes: ``"search"``, the acquisition's best point in the
         other branches (as above); ``"neighbour"``, the acquisition's best categorical
         one-exchange neighbour of the best observation (:meth:`neighbour`); ``"random"``, a
-        uniformly random point of the other branches.  The rest of a burst searches the
+        uniformly random point of the other branches; ``"parzen"``, a point of the other
+        branches, drawn uniformly, with its other parameters drawn from the Parzen density of
+        the best observations (:meth:`random_elsewhere`).  The rest of a burst searches the
         branch chosen.
     """
 
@@ -120,8 +123,8 @@ class BranchEscape(Step):
             return None
         best = branch_codes(X[int(np.argmin(y))], levels, cat)
         score = ctx.score()
-        if self.move == "random" and target is None:
-            return self.random_elsewhere(ctx, cat, best)
+        if self.move in ("random", "parzen") and target is None:
+            return self.random_elsewhere(ctx, cat, best, parzen=self.move == "parzen")
         if self.move == "neighbour" and target is None:
             point = self.neighbour(ctx, cat, score)
             if point is not None:
@@ -196,11 +199,20 @@ class BranchEscape(Step):
         i = int(np.argmax(s))
         return (U[i], None) if ctx.is_new(space.canonical(U[i:i + 1])[0]) else None
 
-    def random_elsewhere(self, ctx: Context, cat: np.ndarray, best: np.ndarray) -> Point:
-        """A uniformly random allowed new point whose categorical values differ from ``best``
-        (the first of up to 64 random draws that does; else a random point)."""
-        space, levels = ctx.space, ctx.space.levels
-        U = space.sample(64, ctx.rng)
+    def random_elsewhere(self, ctx: Context, cat: np.ndarray, best: np.ndarray,
+                         parzen: bool = False) -> Point:
+        """A random allowed new point whose categorical values differ from ``best`` (the
+        first of up to 64 draws that does; else a random point): uniformly random, or with
+        ``parzen`` its other coordinates drawn from the Parzen density of the best
+        observations (:func:`~mfbo.proposal.steps.parzen.good_region_sample`), so that the
+        good values of the parameters the branches share go with it."""
+        space, levels, rng = ctx.space, ctx.space.levels, ctx.rng
+        U = space.sample(64, rng)
+        if parzen:
+            G = good_region_sample(ctx.study.obs.X, ctx.study.obs.y, levels, 64, rng)
+            cont = np.ones(levels.size, dtype=bool)
+            cont[cat] = False
+            U[:, cont] = G[:, cont]
         C = space.canonical(U)
         keep = ~np.all(branch_codes(C, levels, cat) == best, axis=-1) & space.allowed(C)
         return ctx.first_new(C[keep]) if keep.any() else ctx.random_point()
