@@ -84,7 +84,7 @@ def _shared_nodes_block(lo_q, hi_q, Xq, inode, fnode, box, meta, stats, bp, mode
                         node_v):
     """Queries ``lo_q:hi_q`` of every forest: each tree's nodes visited once (depth first)
     with the block's queries that reach them, as
-    :func:`~surrogates.forest._regression_kernels._forest_nodes_block` visits one forest's.
+    :func:`~surrogates.forest._regression_kernels.forest_moments_range` visits one forest's.
     ``stats[f]``, ``bp[f]``, ``modes[f]``, ``s2[f]``, ``g1[f]``, ``g2[f]``: forest ``f``'s;
     ``hoist``: every forest has the same ``gamma2``, so the exponentials of the prior
     variances of belief propagation's branch-off components are computed once for all."""

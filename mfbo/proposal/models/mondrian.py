@@ -287,20 +287,36 @@ class MondrianModel(Model):
             if getattr(self, "_plain", None) is not None:
                 self._plain.posterior = posterior
 
-    def predict(self, X):
+    def predicting_forest(self):
+        """``(forest, with_trend)``: the forest the next prediction reads (its posterior made
+        current) and whether the trend is added to its mean.  :meth:`from_forest` and
+        :meth:`from_forest_trees` turn that forest's outputs into the model's: a caller that
+        computes them another way (several forests at once) gets the same numbers."""
         self._posterior_now()
-        forest, with_trend = self._predicting()
-        m, s = forest.predict(X, return_std=True)
+        return self._predicting()
+
+    def from_forest(self, X, forest, with_trend: bool, m, s):
+        """:meth:`predict`'s answer at ``X`` from ``forest``'s mean ``m`` and std ``s``: the
+        std without the observation noise (unless ``noise_in_std``), the trend added."""
         if not self.noise_in_std:
             s = np.sqrt(np.maximum(s * s - forest.hyperparameters_["noise_var"], 0.0))
         return (m + self._trend_at(X) if with_trend else m), s
 
-    def predict_per_tree(self, X):
-        self._posterior_now()
-        forest, with_trend = self._predicting()
-        m, v = forest.predict_per_tree(X)
+    def from_forest_trees(self, X, with_trend: bool, m, v):
+        """:meth:`predict_per_tree`'s answer at ``X`` from the forest's per-tree means ``m``
+        and variances ``v``: the trend added to every tree's mean."""
         t = self._trend_at(X) if with_trend else 0.0
         return (m + t[:, None] if np.ndim(t) else m), v
+
+    def predict(self, X):
+        forest, with_trend = self.predicting_forest()
+        m, s = forest.predict(X, return_std=True)
+        return self.from_forest(X, forest, with_trend, m, s)
+
+    def predict_per_tree(self, X):
+        forest, with_trend = self.predicting_forest()
+        m, v = forest.predict_per_tree(X)
+        return self.from_forest_trees(X, with_trend, m, v)
 
     def incumbent(self, y):
         return float(self._transform([np.min(y)])[0])

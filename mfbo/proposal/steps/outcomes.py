@@ -78,20 +78,11 @@ class OutcomeModels:
             return
         from surrogates.forest.outcomes import SharedPartitions, share_partitions
 
-        for m in self.models:
-            m._posterior_now()
-        chosen = [m._predicting() for m in self.models]
-        forests = [forest for forest, _ in chosen]
-        if not share_partitions(forests):
+        chosen = [m.predicting_forest() for m in self.models]
+        if not share_partitions([forest for forest, _ in chosen]):
             return
-        self._shared = SharedPartitions(forests)
-        self._with_trend = [with_trend for _, with_trend in chosen]
-        self._noise = [None if m.noise_in_std else f.hyperparameters_["noise_var"]
-                       for m, f in zip(self.models, forests)]
-
-    def _trend(self, j: int, U):
-        """Model ``j``'s trend at ``U`` where its predictions add one (0 where not)."""
-        return self.models[j]._trend_at(U) if self._with_trend[j] else 0.0
+        self._shared = SharedPartitions([forest for forest, _ in chosen])
+        self._chosen = chosen
 
     def predict(self, U) -> list:
         """``[(mean, std), ...]``: each model's ``predict(U)``."""
@@ -107,20 +98,16 @@ class OutcomeModels:
                     [m.predict_per_tree(U) for m in self.models])
         means, stds, tree_means, tree_vars = self._shared.predict_all(U)
         moments, trees = [], []
-        for j in range(len(self.models)):
+        for j, model in enumerate(self.models):
             moments.append(self._moments(j, U, means[j], stds[j]))
-            t = self._trend(j, U)
-            trees.append((tree_means[j] + t[:, None] if np.ndim(t) else tree_means[j],
-                          tree_vars[j]))
+            trees.append(model.from_forest_trees(U, self._chosen[j][1], tree_means[j],
+                                                 tree_vars[j]))
         return moments, trees
 
     def _moments(self, j: int, U, m, s):
-        """What :meth:`~mfbo.proposal.models.MondrianModel.predict` makes of its forest's
-        mean and std: the std without the observation noise (unless ``noise_in_std``), the
-        trend added to the mean."""
-        if self._noise[j] is not None:
-            s = np.sqrt(np.maximum(s * s - self._noise[j], 0.0))
-        return (m + self._trend(j, U) if self._with_trend[j] else m), s
+        """Model ``j``'s ``predict(U)`` from its forest's mean ``m`` and std ``s``."""
+        forest, with_trend = self._chosen[j]
+        return self.models[j].from_forest(U, forest, with_trend, m, s)
 
 
 @dataclass(frozen=True)
