@@ -12,7 +12,8 @@ def test_every_new_trial_is_seen_and_each_request_timed():
     assert out["freshness_seconds"]["n"] >= 4
     assert 0 < out["freshness_seconds"]["max"] < 30
     assert set(out["refresh_seconds"]) == set(PAGE) | {"page", "poll", "page_cpu", "poll_cpu"}
-    assert 0 < out["refresh_seconds"]["page_cpu"]["max"] < 60
+    # (a refresh of 30 kept trials can cost less than the processor clock's tick: 0 is fine)
+    assert 0 <= out["refresh_seconds"]["page_cpu"]["max"] < 60
     assert out["refresh_seconds"]["page"]["max"] > 0
     if browser() is None:
         assert out["page_freshness_seconds"].startswith("no browser")
