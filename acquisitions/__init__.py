@@ -8,10 +8,10 @@ minimisation of a loss and are always maximised.
 from .functions import (ACQUISITIONS, Acquisition, expected_improvement, ucb,
                         log_expected_improvement, lognormal_expected_improvement,
                         make_acquisition, probability_of_improvement)
-from .maximizers import (enumerate_grid, finite_size, maximize_over_candidates,
+from .maximizers import (enumerate_grid, finite_size, level_index, maximize_over_candidates,
                          maximize_random_local, row_keys, snap)
 
 __all__ = ["ACQUISITIONS", "Acquisition", "expected_improvement", "ucb",
            "log_expected_improvement", "lognormal_expected_improvement", "make_acquisition",
-           "probability_of_improvement", "enumerate_grid", "finite_size",
+           "probability_of_improvement", "enumerate_grid", "finite_size", "level_index",
            "maximize_over_candidates", "maximize_random_local", "row_keys", "snap"]

@@ -29,8 +29,14 @@ import numpy as np
 
 ScoreFn = Callable[[np.ndarray], np.ndarray]
 
-__all__ = ["snap", "row_keys", "maximize_over_candidates", "maximize_random_local",
+__all__ = ["level_index", "snap", "row_keys", "maximize_over_candidates", "maximize_random_local",
            "enumerate_grid", "finite_size"]
+
+
+def level_index(u, k: int):
+    """The index of the level, of ``k`` equal parts of [0, 1], that unit coordinate(s) ``u``
+    fall in (a float array, or a float for a scalar; 1 falls in the last)."""
+    return np.minimum(np.floor(np.asarray(u, dtype=float) * k), k - 1)
 
 
 def snap(U: np.ndarray, levels: np.ndarray) -> np.ndarray:
@@ -38,8 +44,7 @@ def snap(U: np.ndarray, levels: np.ndarray) -> np.ndarray:
     U = np.clip(np.asarray(U, dtype=float), 0.0, 1.0)
     for d in np.flatnonzero(levels):
         k = abs(int(levels[d]))
-        idx = np.minimum(np.floor(U[..., d] * k), k - 1)
-        U[..., d] = (idx + 0.5) / k
+        U[..., d] = (level_index(U[..., d], k) + 0.5) / k
     return U
 
 
@@ -242,7 +247,7 @@ def _neighbour_blocks(U: np.ndarray, levels: np.ndarray, rng: np.random.Generato
         kk = abs(k)
         if kk < 2:
             continue
-        cur = np.minimum(np.floor(U[:, d] * kk), kk - 1).astype(np.int64)
+        cur = level_index(U[:, d], kk).astype(np.int64)
         if k > 0:  # ordinal: the two adjacent levels
             for delta in (-1, 1):
                 lev = cur + delta

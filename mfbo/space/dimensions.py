@@ -14,6 +14,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from acquisitions import level_index
+
 from .conditions import as_condition
 from .values import json_key
 
@@ -129,8 +131,7 @@ class Real(Dimension):
     def from_unit(self, u):
         if self.step is not None:
             u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
-            idx = np.minimum(np.floor(u * self.levels), self.levels - 1)
-            return [self._grid_value(int(i)) for i in np.atleast_1d(idx)]
+            return [self._grid_value(int(i)) for i in np.atleast_1d(level_index(u, self.levels))]
         lo, hi = self._t(self.low), self._t(self.high)
         v = lo + np.clip(np.asarray(u, dtype=float), 0.0, 1.0) * (hi - lo)
         v = np.exp(v) if self.log else v
@@ -232,8 +233,8 @@ class Integer(Dimension):
     def from_unit(self, u):
         u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
         if self.levels:
-            idx = np.minimum(np.floor(u * self.levels), self.levels - 1)
-            return [self.low + int(i) * self.step for i in np.atleast_1d(idx)]
+            return [self.low + int(i) * self.step
+                    for i in np.atleast_1d(level_index(u, self.levels))]
         if self.log:
             v = np.exp(math.log(self.low) + u * (math.log(self.high) - math.log(self.low)))
             # (exp is off by many integers near a high of 2**63: the top is exactly high)
@@ -300,7 +301,7 @@ class Categorical(Dimension):
 
     def from_unit(self, u):
         k = len(self.choices)
-        idx = np.minimum(np.floor(np.clip(np.asarray(u, dtype=float), 0, 1) * k), k - 1)
+        idx = level_index(np.clip(np.asarray(u, dtype=float), 0, 1), k)
         return [self.choices[int(i)] for i in np.atleast_1d(idx)]
 
     def index(self, value) -> int:

@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import maximize_random_local
+from acquisitions import level_index, maximize_random_local
 
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
@@ -36,8 +36,7 @@ def branch_codes(U: np.ndarray, levels: np.ndarray, cat: np.ndarray) -> np.ndarr
     index of its value, or -1 where the coordinate lies outside the unit interval (an
     inactive parameter)."""
     C = np.asarray(U, dtype=float)[..., cat]
-    k = np.abs(levels[cat]).astype(float)
-    idx = np.minimum(np.floor(C * k), k - 1)
+    idx = level_index(C, np.abs(levels[cat]).astype(float))
     return np.where((C < 0.0) | (C > 1.0), -1.0, idx)
 
 
@@ -83,50 +82,45 @@ class BranchEscape(Step):
                              f"{self.move!r}.")
         check_int(self.n_random, "BranchEscape(n_random=...)")
 
-    def due(self, ctx: Context, cat: np.ndarray) -> bool:
+    def due(self, ctx: Context, cat: np.ndarray, best: np.ndarray) -> bool:
         """Whether the last ``window`` asked points (all proposed after the initial design)
-        share the best observation's categorical values."""
-        study, w = ctx.study, self.window
-        if ctx.number - ctx.proposer.n_initial < w or study.obs.n == 0:
+        share the best observation's categorical values ``best`` (its :func:`branch_codes`)."""
+        w = self.window
+        if ctx.number - ctx.proposer.n_initial < w:
             return False
-        levels = ctx.space.levels
-        best = branch_codes(study.obs.X[int(np.argmin(study.obs.y))], levels, cat)
-        recent = branch_codes(study.asked.X[-w:], levels, cat)
+        recent = branch_codes(ctx.study.asked.X[-w:], ctx.space.levels, cat)
         return recent.shape[0] == w and bool(np.all(recent == best))
 
-    def continuing(self, ctx: Context, cat: np.ndarray):
+    def continuing(self, ctx: Context, cat: np.ndarray, best: np.ndarray):
         """The categorical values of an escape still under way (fewer than ``burst`` escapes
-        in a row at the end of the observations, and their branch not the incumbent's), or
-        None."""
+        in a row at the end of the observations, and their branch not the incumbent's,
+        ``best``), or None."""
         origins = ctx.study.obs_origins
         run = 0
         while run < len(origins) and origins[-1 - run] == self.origin:
             run += 1
         if run == 0 or run >= self.burst:
             return None
-        X, y = ctx.study.obs.X, ctx.study.obs.y
-        levels = ctx.space.levels
-        last = branch_codes(X[-1], levels, cat)
-        if np.all(last == branch_codes(X[int(np.argmin(y))], levels, cat)):
-            return None
-        return last
+        last = branch_codes(ctx.study.obs.X[-1], ctx.space.levels, cat)
+        return None if np.all(last == best) else last
 
     def propose(self, ctx: Context) -> Point | None:
         levels = ctx.space.levels
         cat = np.flatnonzero(levels < 0)
-        if ctx.candidates is not None or cat.size == 0:
-            return None
         study, space = ctx.study, ctx.space
-        X, y = study.obs.X, study.obs.y
-        target = self.continuing(ctx, cat)
-        if target is None and not self.due(ctx, cat):
+        if ctx.candidates is not None or cat.size == 0 or study.obs.n == 0:
             return None
-        best = branch_codes(X[int(np.argmin(y))], levels, cat)
+        X, y = study.obs.X, study.obs.y
+        incumbent = X[int(np.argmin(y))]
+        best = branch_codes(incumbent, levels, cat)
+        target = self.continuing(ctx, cat, best)
+        if target is None and not self.due(ctx, cat, best):
+            return None
         score = ctx.score()
         if self.move in ("random", "parzen") and target is None:
             return self.random_elsewhere(ctx, cat, best, parzen=self.move == "parzen")
         if self.move == "neighbour" and target is None:
-            point = self.neighbour(ctx, cat, score)
+            point = self.neighbour(ctx, cat, score, incumbent)
             if point is not None:
                 return point
 
@@ -151,7 +145,7 @@ class BranchEscape(Step):
             order = ok[np.argsort(y[ok], kind="stable")]
             _, first = np.unique(codes[order], axis=0, return_index=True)
             heads = X[order[np.sort(first)]][:10]
-            moved = np.repeat(X[int(np.argmin(y))][None, :], heads.shape[0], axis=0)
+            moved = np.repeat(incumbent[None, :], heads.shape[0], axis=0)
             moved[:, cat] = heads[:, cat]
             outside = (moved < 0.0) | (moved > 1.0)
             moved[outside] = heads[outside]
@@ -164,22 +158,21 @@ class BranchEscape(Step):
         keep = inside(space.canonical(pts))
         return ctx.first_new(pts[keep]) if keep.any() else ctx.random_point()
 
-    def neighbour(self, ctx: Context, cat: np.ndarray, score) -> Point | None:
-        """The acquisition's best categorical one-exchange neighbour of the best observation:
-        its configuration with one active categorical parameter set to another value, every
-        other parameter kept (a parameter this activates takes its value in the best
-        observation where it is active, else the middle of its range); None when every
-        neighbour is forbidden or asked."""
+    def neighbour(self, ctx: Context, cat: np.ndarray, score, inc: np.ndarray) -> Point | None:
+        """The acquisition's best categorical one-exchange neighbour of the best observation
+        ``inc`` (its unit row): its configuration with one active categorical parameter set
+        to another value, every other parameter kept (a parameter this activates takes its
+        value in the best observation where it is active, else the middle of its range); None
+        when every neighbour is forbidden or asked."""
         space, X, y = ctx.space, ctx.study.obs.X, ctx.study.obs.y
         levels = space.levels
-        inc = X[int(np.argmin(y))]
         order = np.argsort(y, kind="stable")
         rows = []
         for d in cat:
             if not 0.0 <= inc[d] <= 1.0:
                 continue
             k = abs(int(levels[d]))
-            own = min(int(np.floor(inc[d] * k)), k - 1)
+            own = int(level_index(inc[d], k))
             for v in range(k):
                 if v != own:
                     u = inc.copy()

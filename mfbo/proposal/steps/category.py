@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import maximize_random_local, snap
+from acquisitions import level_index, maximize_random_local, snap
 
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
@@ -70,7 +70,7 @@ class CategoryStep(Step):
             k = abs(int(levels[d]))
             col = X[:, d]
             seen = col != ctx.space.inactive_unit
-            idx = np.minimum(np.floor(col[seen] * k), k - 1).astype(int)
+            idx = level_index(col[seen], k).astype(int)
             g = np.bincount(idx[good[seen]], minlength=k)
             n = np.bincount(idx, minlength=k)
             choice = int(np.argmax(ctx.rng.beta(1.0 + g, 1.0 + n - g)))
