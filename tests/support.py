@@ -63,6 +63,23 @@ def wait_until_stopped(pid: int, timeout: float = 30.0) -> None:
     raise AssertionError(f"process {pid} did not stop")
 
 
+#: code for a child interpreter (:func:`run_python`): ``compiled`` collects the qualified name
+#: of every function numba compiles once ``event.register("numba:compile", Listener())`` has
+#: run
+RECORD_COMPILES = textwrap.dedent("""
+    from numba.core import event
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+        def on_end(self, ev):
+            pass
+""")
+
+
 def run_python(code: str, timeout: float, *flags: str, **env: str) -> subprocess.CompletedProcess:
     """Run ``code`` (dedented) in a fresh interpreter with ``flags`` (e.g. ``-O``)."""
     return subprocess.run([sys.executable, *flags, "-c", textwrap.dedent(code)], cwd=ROOT,

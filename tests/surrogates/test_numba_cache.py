@@ -9,23 +9,13 @@ import subprocess
 import sys
 import textwrap
 
-from tests.support import checkout_env, ROOT
+from tests.support import checkout_env, RECORD_COMPILES, ROOT
 
 SCRIPT = textwrap.dedent("""
     import json
     import numpy as np
-    from numba.core import event
     from surrogates import MondrianForestRegressor
-
-    compiled = []
-
-    class Listener(event.Listener):
-        def on_start(self, ev):
-            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-
-        def on_end(self, ev):
-            pass
-
+""") + RECORD_COMPILES + textwrap.dedent("""
     event.register("numba:compile", Listener())
     rng = np.random.default_rng(0)
     X = rng.random((200, 3))

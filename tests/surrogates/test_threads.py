@@ -3,6 +3,9 @@
 threads launch parallel kernels at the same time unless the launches are serialised."""
 
 import json
+import textwrap
+
+from tests.support import RECORD_COMPILES
 
 
 def test_parallel_kernels_from_several_threads_on_the_workqueue_layer(python_run):
@@ -48,23 +51,13 @@ def test_a_forest_passing_the_thread_threshold_compiles_nothing_more(python_run,
     """A small forest runs its kernels on one thread, a large one splits them over the thread
     pool: the same compiled kernels, so a BO whose forest grows past the threshold compiles
     nothing mid-run, and the threaded numbers are the serial ones, bit for bit."""
-    proc = python_run("""
+    proc = python_run(textwrap.dedent("""
         import json
         import numpy as np
-        from numba.core import event
         import surrogates._core.tree as tree
         import surrogates.forest.regressor as regressor
         from surrogates import MondrianForestRegressor
-
-        compiled = []
-
-        class Listener(event.Listener):
-            def on_start(self, ev):
-                compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-
-            def on_end(self, ev):
-                pass
-
+    """) + RECORD_COMPILES + textwrap.dedent("""
         rng = np.random.default_rng(0)
         X = rng.random((400, 3))
         y = X[:, 0] + np.sin(6 * X[:, 1])
@@ -87,7 +80,7 @@ def test_a_forest_passing_the_thread_threshold_compiles_nothing_more(python_run,
         threaded = {p: run(p, True) for p in ("empirical", "bp")}
         same = all(np.array_equal(a, b) for p in serial for a, b in zip(serial[p], threaded[p]))
         print(json.dumps({"compiled": compiled, "same": same}))
-    """, 900, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    """), 900, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out == {"compiled": [], "same": True}
