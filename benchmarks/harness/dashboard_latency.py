@@ -130,6 +130,12 @@ class BrowserTab:
         found = re.search(r"(\d+) Trials", self.evaluate("document.body.innerText") or "")
         return int(found.group(1)) if found else 0
 
+    def wait_shown(self, n: int, timeout: float) -> None:
+        """Wait until the trial list says it has ``n`` trials, at most ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self.shown() < n and time.monotonic() < deadline:
+            time.sleep(0.2)
+
     def screenshot(self) -> bytes:
         """A PNG of the tab."""
         return base64.b64decode(self.call("Page.captureScreenshot", self.session,
@@ -264,11 +270,31 @@ def refresh_cost(base: str, n_trials: int, repeats: int, pid: int | None = None)
     return {k: {"median": statistics.median(v), "max": max(v)} for k, v in times.items()}
 
 
+def timed_tells(tab: BrowserTab, writer, shown: int, pauses, timeout: float) -> list[float]:
+    """Seconds from each trial ``writer`` (a :class:`~mfbo.study.study.Study` of the
+    dashboard's study) tells, after each of ``pauses`` seconds, to the trial list in ``tab``,
+    which says it has ``shown`` trials before the first, saying it has it (``timeout`` at
+    most for each)."""
+    from benchmarks.harness.shared_workers import objective
+
+    lags = []
+    for pause in pauses:
+        time.sleep(pause)
+        now = time.time()
+        writer.tell({"x": 1.0, "y": 2.0}, "complete", objective(1.0, 2.0), {}, None, now, now,
+                    None)
+        told, shown = time.monotonic(), shown + 1
+        while tab.shown() < shown and time.monotonic() - told < timeout:
+            time.sleep(0.05)
+        lags.append(time.monotonic() - told)
+    return lags
+
+
 def page_freshness(base: str, url: str, tells: int, profile: str) -> tuple[list[float], bytes]:
     """Seconds from each of ``tells`` trials told (by this process, a few seconds apart) to
     the trial list of the study, open in a headless Chromium, saying it has it; and a
     screenshot of the page."""
-    from benchmarks.harness.shared_workers import SPACE, make_storage, objective
+    from benchmarks.harness.shared_workers import SPACE, make_storage
     from mfbo.study.study import Study
 
     writer = Study(SPACE, make_storage(url), STUDY)
@@ -277,19 +303,9 @@ def page_freshness(base: str, url: str, tells: int, profile: str) -> tuple[list[
     tab = BrowserTab(browser(), profile)
     try:
         tab.go(f"{base}/dashboard/studies/0/trials")
-        deadline = time.monotonic() + 120
-        while tab.shown() < n and time.monotonic() < deadline:
-            time.sleep(0.2)
-        lags = []
-        for i in range(tells):
-            time.sleep(0.7 * (i % 5))  # tells at several phases of the page's timer
-            now = time.time()
-            writer.tell({"x": 1.0, "y": 2.0}, "complete", objective(1.0, 2.0), {}, None, now,
-                        now, None)
-            told, n = time.monotonic(), n + 1
-            while tab.shown() < n and time.monotonic() - told < 30:
-                time.sleep(0.05)
-            lags.append(time.monotonic() - told)
+        tab.wait_shown(n, 120)
+        # tells at several phases of the page's timer
+        lags = timed_tells(tab, writer, n, [0.7 * (i % 5) for i in range(tells)], 30)
         return lags, tab.screenshot()
     finally:
         tab.close()

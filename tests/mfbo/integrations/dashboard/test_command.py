@@ -118,8 +118,8 @@ def test_a_browser_shows_the_trials_and_best_value_and_new_trials_as_they_come(t
 def test_a_page_left_open_shows_a_told_trial_within_5_s_on_a_study_of_over_500_trials(
         tmp_path):
     pytest.importorskip("optuna_dashboard", reason='pip install "mfbo[dashboard]"')
-    from benchmarks.harness.dashboard_latency import STUDY, BrowserTab, write_study
-    from benchmarks.harness.shared_workers import SPACE, make_storage, objective
+    from benchmarks.harness.dashboard_latency import STUDY, BrowserTab, timed_tells, write_study
+    from benchmarks.harness.shared_workers import SPACE, make_storage
     from mfbo.integrations.dashboard import RELOAD_INTERVAL
     db, n = str(tmp_path / "large.db"), 520  # optuna-dashboard alone: a poll every 10 s
     write_study(db, n)
@@ -132,21 +132,11 @@ def test_a_page_left_open_shows_a_told_trial_within_5_s_on_a_study_of_over_500_t
         url = re.search(r"(http://\S+)/dashboard", dashboard.stdout.readline()).group(1)
         tab = BrowserTab(_browser(), str(tmp_path / "profile"))  # over its DevTools pipe
         tab.go(f"{url}/dashboard/studies/0/trials")
-        deadline = time.monotonic() + 90
-        while tab.shown() < n and time.monotonic() < deadline:
-            time.sleep(0.2)
+        tab.wait_shown(n, 90)
         assert tab.shown() == n
         writer = Study(SPACE, make_storage(db), STUDY)  # this process: the dashboard's other
-        lags = []
-        for pause in (0.0, 1.1, 2.3):  # tells at several phases of the page's timer
-            time.sleep(pause)
-            now = time.time()
-            writer.tell({"x": 1.0, "y": 2.0}, "complete", objective(1.0, 2.0), {}, None, now,
-                        now, None)
-            told, n = time.monotonic(), n + 1
-            while tab.shown() < n and time.monotonic() - told < 20:
-                time.sleep(0.05)
-            lags.append(time.monotonic() - told)
+        # tells at several phases of the page's timer
+        lags = timed_tells(tab, writer, n, (0.0, 1.1, 2.3), 20)
         polls = tab.evaluate("performance.getEntriesByType('resource').filter(e => "
                              "e.name.includes('/api/studies/0?after=')).map(e => e.startTime)")
         gaps = [(b - a) / 1000 for a, b in zip(polls, polls[1:])]
