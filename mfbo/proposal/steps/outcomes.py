@@ -76,12 +76,13 @@ class OutcomeModels:
                 and type(m).predict_per_tree is MondrianModel.predict_per_tree
                 for m in self.models):
             return
-        from surrogates.forest.outcomes import SharedPartitions, share_partitions
+        from surrogates.forest.outcomes import SharedPartitions
 
         chosen = [m.predicting_forest() for m in self.models]
-        if not share_partitions([forest for forest, _ in chosen]):
+        try:  # (it checks that the forests share their partitions, and refuses if not)
+            self._shared = SharedPartitions([forest for forest, _ in chosen])
+        except ValueError:
             return
-        self._shared = SharedPartitions([forest for forest, _ in chosen])
         self._chosen = chosen
 
     def predict(self, U) -> list:

@@ -88,3 +88,19 @@ def test_outcome_models_predict_as_each_model():
         for got, want in [(m, want_m), (s, want_s), (m2, want_m), (s2, want_s), (tm, want_tm),
                           (tv, want_tv)]:
             np.testing.assert_array_equal(got, want)
+
+
+def test_models_that_do_not_share_partitions_are_each_predicted_alone():
+    mine = _opt(directions=["minimize", "minimize"]).proposer.models[0]
+    other = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=1,
+                      directions=["minimize", "minimize"])
+    for _ in range(12):
+        t = other.ask()
+        other.tell(t, (t.params["x"], t.params["y"]))
+    joint = OutcomeModels([mine, other.proposer.models[0]])
+    assert joint._shared is None
+    U = np.random.default_rng(0).random((50, 2))
+    for model, (m, s) in zip(joint.models, joint.predict(U)):
+        want_m, want_s = model.predict(U)
+        np.testing.assert_array_equal(m, want_m)
+        np.testing.assert_array_equal(s, want_s)
