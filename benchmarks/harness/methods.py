@@ -89,8 +89,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.harness.environment import versions
-from mfbo.proposal import (AcquisitionSearch, Arm, BranchEscape, CategoryStep, LocalStep, ParzenStep,
-                           PlateauEscape, Portfolio, RandomInterleave, Recipe, get_recipe)
+from mfbo.proposal import (AcquisitionSearch, Arm, BranchEscape, CategoryStep,
+                           DensityRatioStep, LocalStep, ParzenStep, PlateauEscape, Portfolio, RandomInterleave, Recipe, get_recipe)
 from benchmarks.harness.timing import clock, timed
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
@@ -223,6 +223,15 @@ def _portfolio(without: tuple = (), discount: float = 0.9, random_prior=(1.0, 1.
                                                           discount=discount),))
 
 
+def _with_density_ratio(every: int) -> Recipe:
+    """The default Mondrian recipe with a :class:`DensityRatioStep` of ``every`` right after
+    its plateau escape."""
+    steps = list(_DEFAULT.steps)
+    at = next(i for i, s in enumerate(steps) if isinstance(s, PlateauEscape)) + 1
+    steps.insert(at, DensityRatioStep(every=every))
+    return dataclasses.replace(_DEFAULT, steps=tuple(steps))
+
+
 def _with_branch_escape(window: int, burst: int = 1, move: str = "search") -> Recipe:
     """The default Mondrian recipe with a :class:`BranchEscape` of ``window`` right after its
     plateau escape (before the local and Parzen steps, so that those never pre-empt it)."""
@@ -301,6 +310,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"categorical one-exchange neighbour of the incumbent (BranchEscape(window={w}, "
              f"move='neighbour'))", _mondrian_with(_with_branch_escape(w, move="neighbour")))
       for w in (4, 8)),
+    *(Method(f"mondrian-ratio{k}", f"mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
+             f"{k} after the initial design TPE's choice, the largest ratio of the Parzen "
+             f"densities of the best observations and of the others (DensityRatioStep(every={k}))",
+             _mondrian_with(_with_density_ratio(k))) for k in (4, 6)),
     *(Method(f"mondrian-branchrandom{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
              f"proposals in a row with the incumbent's categorical values, a random point with "
              f"other values (BranchEscape(window={w}, move='random'))",

@@ -34,12 +34,13 @@ class CandidateSet:
         return self.U.shape[0]
 
     def params(self, i: int) -> dict:
-        """The configuration of row ``i``, with the exact values given."""
+        """The configuration of row ``i``, with the exact values given (a parameter inactive
+        in it left out)."""
         if self.rows is None:
             return self.space.from_unit(self.U[i])[0]
-        row = self.rows[i]
+        row, active = self.rows[i], self.space.active(self.U[i])[0]
         return {n: d.validate(n, v.item() if isinstance(v, np.generic) else v)
-                for (n, d), v in zip(self.space.dimensions.items(), row)}
+                for (n, d), v, on in zip(self.space.dimensions.items(), row, active) if on}
 
     def index_of(self, unit: np.ndarray) -> int | None:
         """The first row whose unit point is ``unit``, or None."""
@@ -76,7 +77,7 @@ def make_candidates(space: Space, candidates=None) -> CandidateSet | None:
     elif isinstance(candidates, (list, tuple)) and candidates and isinstance(
             candidates[0], Mapping):
         U = space.to_unit(list(candidates))
-        values = np.array([[r[n] for n in space.names] for r in candidates], dtype=object)
+        values = np.array([[r.get(n) for n in space.names] for r in candidates], dtype=object)
     else:
         values = np.asarray(candidates)
         U = space.array_to_unit(values)

@@ -7,6 +7,8 @@
   of proposals that kept the incumbent's;
 - :class:`LocalStep`: the minimiser of a local quadratic (or isotropic, or linear) model;
 - :class:`ParzenStep`: the acquisition's best among points of a Parzen density of good ones;
+- :class:`DensityRatioStep`: TPE's choice, the best ratio of the good and other observations'
+  Parzen densities;
 - :class:`AcquisitionSearch`: the acquisition's maximiser over the space or candidate set;
 - :class:`OutcomeSearch`: the same over several objectives or with constraints;
 - :class:`CategoryStep`: the acquisition's best point for categorical values drawn at random;
@@ -17,6 +19,7 @@
 from .base import EXHAUSTED, Context, Step, run_steps
 from .branch import BranchEscape
 from .category import CategoryStep
+from .density_ratio import DensityRatioStep
 from .initial_design import InitialDesign, PerDimension
 from .interleave import RandomInterleave
 from .local import LocalStep
@@ -26,6 +29,7 @@ from .plateau import PlateauEscape
 from .portfolio import Arm, Portfolio
 from .search import AcquisitionSearch
 
-__all__ = ["AcquisitionSearch", "Arm", "BranchEscape", "CategoryStep", "Context", "EXHAUSTED", "InitialDesign",
-           "LocalStep", "OutcomeSearch", "ParzenStep", "PerDimension", "PlateauEscape",
-           "Portfolio", "RandomInterleave", "Step", "run_steps"]
+__all__ = ["AcquisitionSearch", "Arm", "BranchEscape", "CategoryStep", "Context",
+           "DensityRatioStep", "EXHAUSTED", "InitialDesign", "LocalStep", "OutcomeSearch",
+           "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio", "RandomInterleave", "Step",
+           "run_steps"]

@@ -24,7 +24,8 @@ from acquisitions import maximize_random_local
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 
-__all__ = ["ParzenStep", "good_region_sample", "n_good", "GOOD_FRACTION", "MAX_GOOD"]
+__all__ = ["ParzenStep", "good_region_sample", "truncated_normal", "n_good", "GOOD_FRACTION",
+           "MAX_GOOD"]
 
 #: share of the observations (the lowest losses) that make the density (hyperopt's gamma)
 GOOD_FRACTION = 0.25
@@ -95,14 +96,20 @@ def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
             continue
         mu = np.where(prior, 0.5, g[k])
         sd = np.where(prior, 1.0, _bandwidths(g)[k])
-        v = mu + sd * rng.standard_normal(n)
-        for _ in range(_REDRAWS):
-            bad = np.flatnonzero((v < 0.0) | (v > 1.0))
-            if bad.size == 0:
-                break
-            v[bad] = mu[bad] + sd[bad] * rng.standard_normal(bad.size)
-        out[:, d] = np.clip(v, 0.0, 1.0)
+        out[:, d] = truncated_normal(mu, sd, rng)
     return out
+
+
+def truncated_normal(mu: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw of each normal of means ``mu`` and standard deviations ``sd`` restricted to
+    [0, 1]: redrawn up to :data:`_REDRAWS` times while outside, then clipped."""
+    v = mu + sd * rng.standard_normal(mu.size)
+    for _ in range(_REDRAWS):
+        bad = np.flatnonzero((v < 0.0) | (v > 1.0))
+        if bad.size == 0:
+            break
+        v[bad] = mu[bad] + sd[bad] * rng.standard_normal(bad.size)
+    return np.clip(v, 0.0, 1.0)
 
 
 @dataclass(frozen=True)

@@ -23,3 +23,20 @@ def test_candidates_with_duplicate_columns_or_rows():
         seen.append((t.params["x"], t.params["y"]))
         opt.tell(t, t.params["x"])
     assert sorted(seen) == [(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)]  # the repeated row once
+
+
+def test_candidates_of_a_conditional_space_leave_inactive_parameters_out():
+    import pandas as pd
+    space = {"kind": mfbo.Categorical(["a", "b"]), "x": mfbo.Real(0.0, 1.0),
+             "y": mfbo.Real(0.0, 1.0, when={"kind": "b"})}
+    rows = [{"kind": "a", "x": 0.1}, {"kind": "b", "x": 0.2, "y": 0.4}, {"kind": "a", "x": 0.7}]
+    for cands in (rows, pd.DataFrame(rows)):
+        opt = Optimizer(space, random_state=0, n_initial=1, candidates=cands)
+        seen = []
+        for _ in range(3):
+            t = opt.ask()
+            seen.append(t.params)
+            opt.tell(t, t.params["x"])
+        assert sorted(seen, key=lambda p: p["x"]) == rows[:2] + rows[2:]
+    with pytest.raises(ValueError, match=r"missing parameter\(s\) \['y'\]"):
+        Optimizer(space, candidates=[{"kind": "b", "x": 0.2}])
