@@ -151,9 +151,15 @@ class Optimizer:
         with those keys).  Trials keep every value (:attr:`Trial.values`); there is no single
         best trial, but a Pareto front (:attr:`best_trials`); proposals follow
         ``pareto_method``.  Recorded with the study like ``direction``.
-    constraints : list of str, optional
+    constraints : list of str or dict, optional
         Names of values the objective returns in its dict that must be ``<= 0`` for a trial
-        to be *feasible*; only feasible trials are the best (or on the front).  Each is
+        to be *feasible*; only feasible trials are the best (or on the front).  Or a dict
+        ``{name: function}``: each function is called with what the objective returned (a
+        dict, a tuple or a number) when the trial is told, and gives the constraint's value
+        (``{"mem_limit": lambda r: r["mem"] - 16}``); the study records the values, so a
+        resumed study never calls them on its old trials.  A function that raises makes the
+        return refused, as a missing key does.  (A single function is refused: the number of
+        constraints must be known before the first trial.)  Each is
         modelled by a forest of its own on the same partitions, and proposals are weighted by
         the probability that every constraint is met.  A failed trial counts as violating
         them (with ``on_failure="worst"``, as the largest violation so far).

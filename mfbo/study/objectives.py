@@ -3,14 +3,18 @@ named), and the constraints a trial must meet to count (:class:`Objectives`); an
 objective's return means for a study of several values or with constraints
 (:meth:`Objectives.parse`).
 
-A constraint is a value the objective returns (a key of its dict) that must be ``<= 0`` for
-the trial to be *feasible*; only feasible trials can be the best (or on the Pareto front).
+A constraint is a value that must be ``<= 0`` for the trial to be *feasible*; only feasible
+trials can be the best (or on the Pareto front).  It is a key of the dict the objective
+returns (``constraints=["mem"]``), or a named function of what the objective returned
+(``constraints={"mem_limit": lambda r: r["mem"] - 16}``, called once when the trial is told:
+the study records its value, never the function).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import pickle
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -41,6 +45,27 @@ def _names(names, what: str) -> tuple[str, ...]:
     return names
 
 
+def _constraints(constraints) -> tuple[tuple[str, ...], tuple | None]:
+    """The constraints' names and functions (None: keys of the returned dict) from the
+    argument ``constraints``: None, a list of names or a dict ``{name: function}``."""
+    if constraints is None:
+        return (), None
+    if isinstance(constraints, Mapping):
+        names = _names(list(constraints), "constraints' keys")
+        for name, fn in constraints.items():
+            if not callable(fn):
+                raise TypeError(f"constraints[{name!r}] must be a function of what the "
+                                f"objective returns, got {shorten(repr(fn), 60)}.")
+        return names, (tuple(constraints.values()) if names else None)
+    if callable(constraints):
+        raise TypeError("constraints is one function, whose number of values is not known "
+                        "before it is called; name each value: constraints={'name': "
+                        "function, ...} (each function takes what the objective returned "
+                        "and gives one number, <= 0 when met), or list keys of the returned "
+                        "dict: constraints=['name', ...].")
+    return _names(constraints, "constraints"), None
+
+
 @dataclass(frozen=True)
 class Objectives:
     """The values a study optimises and the constraints its trials must meet.
@@ -53,18 +78,26 @@ class Objectives:
         The objectives' names: the keys of the dict an objective returns (None: the values
         come as a tuple, or with one objective as a number or the ``"loss"`` of a dict).
     constraints : tuple of str
-        Keys of the returned dict whose values must be ``<= 0`` for a trial to be feasible.
+        The constraints' names: keys of the returned dict whose values must be ``<= 0`` for
+        a trial to be feasible (or, with ``functions``, the names of those functions' values).
+    functions : tuple of callables or None
+        One function per constraint, each called with what the objective returned and giving
+        the constraint's value (None: the constraints are keys of the returned dict).  They
+        are not recorded with a study and do not take part in comparisons: a study reopened
+        reads the values its trials were told.
     """
 
     directions: tuple = ("minimize",)
     names: tuple | None = None
     constraints: tuple = ()
+    functions: tuple | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def make(cls, direction="minimize", directions=None, constraints=None) -> "Objectives":
         """From an optimizer's arguments: ``direction`` (one value), or ``directions`` (a
         list of directions, or a dict ``{name: direction}`` naming the objectives), and
-        ``constraints`` (a list of names); a ``TypeError``/``ValueError`` names the argument."""
+        ``constraints`` (a list of names, or a dict ``{name: function}`` of functions of the
+        objective's return); a ``TypeError``/``ValueError`` names the argument."""
         check_direction(direction)
         names = None
         if directions is None:
@@ -86,13 +119,13 @@ class Objectives:
                 if d not in DIRECTIONS:
                     raise ValueError(f"directions must hold 'minimize' or 'maximize', got "
                                      f"{d!r}.")
-        cons = () if constraints is None else _names(constraints, "constraints")
+        cons, functions = _constraints(constraints)
         if names is not None and set(names) & set(cons):
             raise ValueError(f"a name is both an objective and a constraint: "
                              f"{sorted(set(names) & set(cons))!r}.")
         if "loss" in cons:
             raise ValueError("constraints cannot name 'loss': it holds the objective's value.")
-        return cls(dirs, names, cons)
+        return cls(dirs, names, cons, functions)
 
     # -- what it is -----------------------------------------------------------------------------
     @property
@@ -174,6 +207,8 @@ class Objectives:
             return "failed", None, None, {}, "objective returned None"
         extra: dict = {}
         raw_constraints = None
+        returned = value
+        keyed = () if self.functions is not None else self.constraints
         if isinstance(value, Mapping):
             raw_constraints = self._constraints_of(value)
             if self.names is not None:
@@ -182,19 +217,19 @@ class Objectives:
                     raise ValueError(f"value is a dict without the objective(s) "
                                      f"{missing!r}; a study of objectives {list(self.names)!r} "
                                      f"takes a dict with a key for each.")
-                taken = set(self.names) | set(self.constraints)
+                taken = set(self.names) | set(keyed)
                 extra = extra_fields({k: v for k, v in value.items() if k not in taken})
                 value = tuple(value[n] for n in self.names)
             else:
                 if "loss" not in value:
                     raise ValueError(f"value is a dict without a 'loss' key; expected "
                                      f"{self._expected()}.")
-                taken = {"loss", *self.constraints}
+                taken = {"loss", *keyed}
                 extra = extra_fields({k: v for k, v in value.items() if k not in taken})
                 value = value["loss"]
                 if value is None:
                     return "failed", None, None, extra, "objective returned None as its 'loss'"
-        elif self.m:
+        elif keyed:
             raise TypeError(f"value is {type(value).__name__}; a study with constraints "
                             f"{list(self.constraints)!r} takes a dict holding them (and "
                             f"{self._expected()}).")
@@ -203,6 +238,8 @@ class Objectives:
             if v is None or not math.isfinite(v):
                 return "failed", None, None, extra, (
                     f"objective {self.labels[i]!r} is {'None' if v is None else v}")
+        if self.functions is not None:
+            raw_constraints = self._constraints_called(returned)
         cons = None
         if raw_constraints is not None:
             cons = raw_constraints
@@ -249,7 +286,7 @@ class Objectives:
         return tuple(self._number(v, f"objective {n!r}") for n, v in zip(self.labels, value))
 
     def _constraints_of(self, value: Mapping) -> tuple | None:
-        if not self.m:
+        if not self.m or self.functions is not None:
             return None
         missing = [c for c in self.constraints if c not in value]
         if missing:
@@ -257,6 +294,35 @@ class Objectives:
                              f"study's constraints are {list(self.constraints)!r} (each "
                              f"returned, <= 0 when met).")
         return tuple(self._number(value[c], f"constraint {c!r}") for c in self.constraints)
+
+    def _constraints_called(self, returned) -> tuple:
+        """Each constraint's function called with the objective's return ``returned``; a
+        ``ValueError`` naming the constraint when one raises, a ``TypeError`` when one gives
+        no number."""
+        out = []
+        for name, fn in zip(self.constraints, self.functions):
+            try:
+                v = fn(returned)
+            except Exception as exc:
+                raise ValueError(f"constraint {name!r}: its function raised "
+                                 f"{type(exc).__name__}: {shorten(str(exc), 80)}, called with "
+                                 f"the objective's return {shorten(repr(returned), 60)}.") \
+                    from exc
+            out.append(self._number(v, f"constraint {name!r} (its function's value)"))
+        return tuple(out)
+
+    def check_picklable(self) -> None:
+        """A ``TypeError`` naming the first constraint whose function cannot be pickled (a
+        lambda or a local function), saying what to do instead."""
+        for name, fn in zip(self.constraints, self.functions or ()):
+            try:
+                pickle.dumps(fn)
+            except Exception as exc:
+                raise TypeError(
+                    f"constraint {name!r}: its function {shorten(repr(fn), 60)} cannot be "
+                    f"pickled ({type(exc).__name__}), so neither can the study.  Define it "
+                    f"with def at a module's top level, or keep the study in a storage and "
+                    f"open it again where it is needed.") from None
 
     def check_told(self, values, constraints) -> tuple[tuple | None, tuple | None]:
         """A ``tell`` event's ``values`` and ``constraints`` checked against these objectives

@@ -288,6 +288,7 @@ class Study:
             raise TypeError(f"a study kept in {type(self.storage).__name__} cannot be pickled; "
                             f"open it again by name where it is needed (Optimizer(space, "
                             f"storage=..., study_name={self.study_name!r})).")
+        self.objectives.check_picklable()
         state = self.__dict__.copy()
         for name in ("owner", "_heartbeat", "_beats"):
             state.pop(name, None)

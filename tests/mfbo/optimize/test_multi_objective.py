@@ -256,6 +256,115 @@ def test_a_pickled_optimizer_goes_on_as_the_original():
     assert copy.trials[-1].constraints == (out["mem"],)
 
 
+
+# -- constraints given as functions of the objective's return ----------------------------------
+
+CALLS: list = []
+
+
+def mem_limit(r):
+    """A constraint function at module level (picklable), counting its calls."""
+    CALLS.append(r)
+    return r["mem"] - 0.2
+
+
+def two_with_raw_memory(x, y):
+    out = two_objectives(x, y)
+    return {**out, "mem": out["mem"] + 1.2}  # x + y: met where x + y <= 0.2
+
+
+LIMIT = {"mem_limit": mem_limit}
+
+
+def test_constraint_functions_through_tell_and_the_journal(tmp_path):
+    db = str(tmp_path / "s.db")
+    kwargs = dict(directions=TWO, constraints=LIMIT, random_state=2, storage=db)
+    opt = Optimizer(SPACE, **kwargs)
+    t = opt.ask()
+    before = _events(db)
+    for value, error, match in [
+            ({"err": 1.0, "size": 2.0}, ValueError, "constraint 'mem_limit': its function"),
+            ({"err": 1.0, "size": 2.0, "mem": "big"}, ValueError, "raised TypeError"),
+            ((1.0, 2.0), ValueError, "raised TypeError"),
+    ]:
+        with pytest.raises(error, match=match):
+            opt.tell(t, value)
+        assert _events(db) == before and [p.id for p in opt.pending] == [t.id]
+    opt.tell(t, two_with_raw_memory(**t.params))
+    run(opt, two_with_raw_memory, 11)
+    told = [(t.values, t.constraints) for t in opt.trials]
+    assert all(t.constraints == (t.extra["mem"] - 0.2,) for t in opt.trials)
+    assert {t.origin for t in opt.trials[opt.n_initial:]} == {"outcomes"}
+    opt.close()
+    # resumed: the old trials are read as told, the function is not called on them
+    CALLS.clear()
+    again = Optimizer(SPACE, **kwargs)
+    assert not CALLS and [(t.values, t.constraints) for t in again.trials] == told
+    run(again, two_with_raw_memory, 2)
+    assert len(CALLS) == 2
+    again.close()
+    # read without the function: the values and the feasibility
+    from mfbo.study.study import Study
+    study = Study.open(db)
+    assert study.objectives.constraints == ("mem_limit",) and study.objectives.functions is None
+    assert [t.constraints for t in study.trials[:12]] == [c for _, c in told]
+    # and a study of keyed constraints of the same names is the same study
+    keyed = Optimizer(SPACE, directions=TWO, constraints=["mem_limit"], storage=db)
+    assert keyed.n_finished == 14
+
+
+def test_constraint_functions_in_minimize_the_decorator_workers_and_results(tmp_path):
+    res = mfbo.minimize(two_with_raw_memory, SPACE, n_calls=14, random_state=0,
+                        directions=TWO, constraints=LIMIT, progress_bar=False)
+    df = res.to_dataframe()
+    assert list(df.columns[df.columns.get_loc("size") + 1:][:2]) == ["mem_limit", "feasible"]
+    assert np.allclose(df["mem_limit"], df["mem"] - 0.2)
+    assert list(df["feasible"]) == list(df["mem_limit"] <= 0)
+    assert all(t.feasible for t in res.best_trials)
+
+    @mfbo.objective(SPACE)
+    def f(x, y):
+        return two_with_raw_memory(x, y)
+    again = f.minimize(n_calls=14, random_state=0, directions=TWO, constraints=LIMIT,
+                       progress_bar=False)
+    assert [t.constraints for t in again.trials] == [t.constraints for t in res.trials]
+    # one objective, worker processes (the function runs in this process)
+    db = str(tmp_path / "w.db")
+    one = mfbo.minimize(_one_with_memory, SPACE, n_calls=10, random_state=0,
+                        constraints=LIMIT, n_workers=2, storage=db, progress_bar=False)
+    assert sum(t.state == "complete" for t in one.trials) == 10
+    assert one.best_trial.feasible and one.best_trial.constraints[0] <= 0
+    # a function that raises: a failed trial with a warning, the loop goes on
+    with pytest.warns(UserWarning, match="constraint 'mem_limit': its function raised"):
+        bad = mfbo.minimize(lambda x, y: {"loss": x}, SPACE, n_calls=4, random_state=0,
+                            constraints=LIMIT, progress_bar=False)
+    assert [t.state for t in bad.trials] == ["failed"] * 4
+    shown = subprocess.run([sys.executable, "-m", "mfbo", "study", "show", db],
+                           capture_output=True, text=True, check=True).stdout
+    assert "constraints mem_limit <= 0" in shown
+
+
+def _one_with_memory(x, y):
+    return {"loss": (x - 1) ** 2 + (y - 1) ** 2, "mem": x + y}
+
+
+def test_a_pickled_optimizer_keeps_its_constraint_functions_or_says_why_not():
+    import pickle
+
+    opt = run(Optimizer(SPACE, directions=TWO, constraints=LIMIT, random_state=6),
+              two_with_raw_memory, 12)
+    copy = pickle.loads(pickle.dumps(opt))
+    a, b = opt.ask(), copy.ask()
+    assert a.params == b.params
+    copy.tell(b, two_with_raw_memory(**b.params))
+    opt.tell(a, two_with_raw_memory(**a.params))
+    assert copy.trials[-1].constraints == opt.trials[-1].constraints
+    local = Optimizer(SPACE, constraints={"c": lambda r: r["mem"]}, random_state=0)
+    with pytest.raises(TypeError, match="constraint 'c': its function .* cannot be pickled"):
+        pickle.dumps(local)
+    local.tell(local.ask(), _one_with_memory(0.1, 0.1))  # and it goes on
+    assert local.trials[0].constraints == (0.2,)
+
 # -- a property-based test where the journal, the outcomes and the models meet -----------------
 
 from hypothesis import HealthCheck, settings  # noqa: E402

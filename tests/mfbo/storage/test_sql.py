@@ -535,3 +535,20 @@ def test_several_objectives_and_constraints_on_the_server(url):
         Optimizer(SQUARE, storage=url, directions=TWO)
     study = Study.open(_storage(url))
     assert study.objectives.constraints == ("mem",) and study.objectives.k == 2
+
+
+def test_constraint_functions_on_the_server(url):
+    from tests.mfbo.optimize.test_multi_objective import CALLS, LIMIT, SPACE as SQUARE, TWO, \
+        two_with_raw_memory
+
+    res = mfbo.minimize(two_with_raw_memory, SQUARE, n_calls=10, random_state=0,
+                        directions=TWO, constraints=LIMIT, storage=url, n_workers=2,
+                        progress_bar=False)
+    assert sum(t.state == "complete" for t in res.trials) == 10
+    CALLS.clear()
+    again = Optimizer(SQUARE, storage=url, directions=TWO, constraints=LIMIT, random_state=0)
+    assert not CALLS  # the old trials are read as told
+    assert [t.constraints for t in again.trials] == [t.constraints for t in res.trials]
+    again.close()
+    study = Study.open(_storage(url))
+    assert study.objectives.constraints == ("mem_limit",)

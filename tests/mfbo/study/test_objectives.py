@@ -101,3 +101,60 @@ def test_check_told_refuses_a_damaged_event():
             NAMED.check_told(values, cons)
     with pytest.raises(ValueError, match="records none"):
         TWO.check_told([1, 2], [0])
+
+
+def _size_over(r):
+    return r["size"] - 2
+
+
+def test_constraints_as_named_functions_of_the_return():
+    named = Objectives.make(directions={"err": "minimize", "size": "minimize"},
+                            constraints={"small": _size_over})
+    assert named.constraints == ("small",) and named.functions == (_size_over,)
+    state, values, cons, extra, _ = named.parse({"err": 0.1, "size": 3, "note": 1})
+    assert (state, values, cons, extra) == ("complete", (0.1, 3.0), (1.0,), {"note": 1})
+    # a tuple or a number reaches the function as it was returned
+    two = Objectives.make(directions=["minimize", "minimize"],
+                          constraints={"sum": lambda r: r[0] + r[1] - 1})
+    assert two.parse((0.25, 0.5))[2] == (-0.25,)
+    one = Objectives.make(constraints={"pos": lambda r: -r})
+    assert one.parse(3.0)[1:3] == ((3.0,), (-3.0,))
+    # recorded as names: equal to the names read back, functions not compared
+    assert Objectives.from_config(named.to_config()) == named
+    assert named.to_config()["constraints"] == ["small"]
+    # not called for a failed trial; a value that is not finite is a failed trial naming it
+    called = []
+    nan = Objectives.make(constraints={"c": lambda r: called.append(r) or math.nan})
+    assert nan.parse(None)[0] == "failed" and not called
+    assert nan.parse(1.0)[4] == "constraint 'c' is nan"
+
+
+@pytest.mark.parametrize("constraints, error, match", [
+    (lambda r: [r["mem"] - 16], TypeError, r"one function.*constraints=\{'name': function"),
+    ({"mem": 16}, TypeError, r"constraints\['mem'\] must be a function"),
+    ({"mem": None}, TypeError, r"constraints\['mem'\] must be a function"),
+    ({"": _size_over}, TypeError, "non-empty strings"),
+    ({"loss": _size_over}, ValueError, "cannot name 'loss'"),
+])
+def test_bad_constraint_functions_are_refused_naming_the_argument(constraints, error, match):
+    with pytest.raises(error, match=match):
+        Objectives.make(constraints=constraints)
+
+
+def test_a_function_that_raises_or_gives_no_number_is_refused_naming_the_constraint():
+    o = Objectives.make(constraints={"mem": lambda r: r["mem"] - 16, "t": lambda r: "slow"})
+    with pytest.raises(ValueError, match=r"constraint 'mem': its function raised KeyError"):
+        o.parse({"loss": 1.0})
+    with pytest.raises(TypeError, match=r"constraint 't' \(its function's value\)"):
+        o.parse({"loss": 1.0, "mem": 3})
+
+
+def test_a_constraint_function_that_cannot_be_pickled_is_named():
+    import pickle
+
+    fine = Objectives.make(constraints={"small": _size_over})
+    fine.check_picklable()
+    assert pickle.loads(pickle.dumps(fine)).functions == (_size_over,)
+    with pytest.raises(TypeError, match="constraint 'late': its function .* cannot be pickled"):
+        Objectives.make(constraints={"small": _size_over,
+                                     "late": lambda r: 0.0}).check_picklable()
