@@ -20,10 +20,12 @@ Methods (:data:`METHODS`), every one seeded, with the settings its authors recom
 :class:`mfbo.pruners.HyperbandPruner` / ``SuccessiveHalvingPruner``, reduction factor 3 from
 one step), ``mondrian-model`` (mfbo with :class:`mfbo.pruners.MondrianPruner`),
 ``tpe-hyperband`` and ``tpe-median`` (Optuna's TPESampler with its HyperbandPruner /
-MedianPruner), ``random-hyperband`` (Optuna's RandomSampler with its HyperbandPruner), and
+MedianPruner), ``random-hyperband`` (Optuna's RandomSampler with its HyperbandPruner),
 SMAC3's ``smac-hyperband`` (HyperbandFacade: random configurations, Hyperband) and
-``smac-mf`` (MultiFidelityFacade: random forest and Hyperband, BOHB-like), both on budgets
-1..``max_budget`` (a run at budget ``b`` trains ``b`` steps from scratch, as SMAC3's runs do).
+``smac-mf`` (MultiFidelityFacade: random forest and Hyperband, BOHB-like), and ``dehb``
+(DEHB: differential evolution in Hyperband's brackets), these three on budgets
+1..``max_budget`` (a run at budget ``b`` trains ``b`` steps from scratch, as their runs do;
+:mod:`benchmarks.harness.multi_fidelity_peers`).
 
 Run: ``python -m benchmarks.harness.multi_fidelity --split test --seeds 10 --out F.jsonl``
 (then ``--report F.jsonl``).
@@ -33,16 +35,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import math
 import os
-import tempfile
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
+from benchmarks.harness import multi_fidelity_peers as peers
 from benchmarks.harness.paired import compare
 from benchmarks.harness.tables import markdown_table
 from benchmarks.problems.multi_fidelity import PROBLEMS, SUITE
@@ -112,40 +112,6 @@ def _optuna(sampler, pruner):
     return run
 
 
-def _smac(facade_name: str):
-    def run(problem, seed: int, max_cost: int) -> list:
-        import smac
-        from smac.runhistory.dataclasses import TrialValue
-
-        import mfbo
-
-        cs = mfbo.to_configspace(mfbo.Space(problem.space), seed=seed)
-        R = problem.max_budget
-
-        def target(config, seed: int = 0, budget: float = R) -> float:  # (ask and tell only)
-            raise RuntimeError("SMAC3 is driven by ask and tell here.")
-
-        with tempfile.TemporaryDirectory(prefix="mfbo-smac-") as tmp:
-            scenario = smac.Scenario(cs, deterministic=True, n_trials=10 ** 6, min_budget=1,
-                                     max_budget=R, seed=seed,
-                                     output_directory=Path(tmp) / "smac3_output")
-            facade = getattr(smac, facade_name)(scenario, target, overwrite=True,
-                                                logging_level=logging.ERROR)
-            cost, events = 0, []
-            while cost < max_cost:
-                info = facade.ask()
-                budget = min(max(int(round(info.budget)), 1), R)
-                params = {n: (int(v) if isinstance(problem.space[n], mfbo.Integer) else
-                              float(v)) for n, v in dict(info.config).items()}
-                loss = float(problem.curve_of(params)[budget - 1])
-                cost += budget
-                facade.tell(info, TrialValue(cost=loss))
-                if budget == R:
-                    events.append((cost, loss))
-        return events
-    return run
-
-
 def _hyperband(problem):
     import mfbo
     return mfbo.pruners.HyperbandPruner(1, max_resource=problem.max_budget, reduction_factor=3)
@@ -165,8 +131,9 @@ METHODS = {
     "random-hyperband": _optuna(lambda o, s: o.samplers.RandomSampler(seed=s),
                                 lambda o, p: o.pruners.HyperbandPruner(
                                     1, p.max_budget, reduction_factor=3)),
-    "smac-hyperband": _smac("HyperbandFacade"),
-    "smac-mf": _smac("MultiFidelityFacade"),
+    "smac-hyperband": peers.smac("HyperbandFacade"),
+    "smac-mf": peers.smac("MultiFidelityFacade"),
+    "dehb": peers.dehb,
 }
 
 
