@@ -1,5 +1,6 @@
-"""The ``multi-fidelity`` suite (:data:`benchmarks.problems.multi_fidelity.SUITE`): methods
-that stop bad trials early against full-fidelity search, by the cost they spend.
+"""The ``multi-fidelity`` suite (``SUITES["multi-fidelity"]`` of
+:mod:`benchmarks.problems.problems`, problems of :mod:`benchmarks.problems.multi_fidelity`):
+methods that stop bad trials early against full-fidelity search, by the cost they spend.
 
 A run of a method on a problem trains configurations step by step (each step costs 1; a full
 budget costs ``max_budget``) until it has spent ``LEVELS[-1]`` full budgets.  Its score at a
@@ -45,7 +46,8 @@ import numpy as np
 from benchmarks.harness import multi_fidelity_peers as peers
 from benchmarks.harness.paired import compare
 from benchmarks.harness.tables import markdown_table
-from benchmarks.problems.multi_fidelity import PROBLEMS, SUITE
+from benchmarks.problems.multi_fidelity import PROBLEMS
+from benchmarks.problems.problems import SUITES
 
 __all__ = ["LEVELS", "METHODS", "run_one", "score_at", "cost_to_reach", "summarise", "main"]
 
@@ -261,7 +263,7 @@ def main(argv=None) -> None:
     if args.report:
         print(summarise(_read(args.report)))
         return
-    problems = args.problems.split(",") if args.problems else SUITE.problems(args.split)
+    problems = args.problems.split(",") if args.problems else SUITES["multi-fidelity"].problems(args.split)
     methods = args.methods.split(",")
     unknown = [m for m in methods if m not in METHODS] + [p for p in problems
                                                            if p not in PROBLEMS]

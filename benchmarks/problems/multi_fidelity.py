@@ -19,9 +19,12 @@ nearest tabulated one in the unit cube, so that a benchmark of many methods and 
 look-ups (as tabular benchmarks such as HPOBench's do); the best full-budget loss of the table
 is then the known optimum.  The synthetic functions are computed at each step.
 
-The suite :data:`SUITE` splits them as ``sklearn-tune`` splits its data sets (dev:
-breast_cancer; test: digits, wine) and puts one synthetic function on each side.  Every curve
-is a deterministic function of the configuration.
+The suite's split (:data:`DEV`, :data:`TEST`; registered as ``multi-fidelity`` in
+:data:`benchmarks.problems.problems.SUITES`, whose problems these are not: ``mfbo bench`` does
+not run them, :mod:`benchmarks.harness.multi_fidelity` does) follows ``sklearn-tune``'s split
+of its data sets (dev: breast_cancer; test: digits, wine) and puts one synthetic function on
+each side; :data:`FAMILIES` pairs them (the model, or synthetic).  Every curve is a
+deterministic function of the configuration.
 """
 
 from __future__ import annotations
@@ -37,11 +40,10 @@ from typing import Callable, Iterator
 import numpy as np
 
 from benchmarks.problems.data import cache_dir
-from benchmarks.problems.problems import Suite
 from mfbo import Integer, Real
 
-__all__ = ["MultiFidelityProblem", "PROBLEMS", "SUITE", "MAX_BUDGET", "N_TABLE", "branin_mf",
-           "hartmann3_mf"]
+__all__ = ["MultiFidelityProblem", "PROBLEMS", "DEV", "TEST", "DESCRIPTION", "FAMILIES",
+           "MAX_BUDGET", "N_TABLE", "branin_mf", "hartmann3_mf"]
 
 #: the full budget of every problem (3^3: the rungs of reduction factor 3 are 1, 3, 9, 27)
 MAX_BUDGET = 27
@@ -228,10 +230,12 @@ _LIST = [
 ]
 PROBLEMS: dict[str, MultiFidelityProblem] = {p.name: p for p in _LIST}
 
-SUITE = Suite("multi-fidelity",
-              dev=("branin-mf", "sgd-breast_cancer", "mlp-breast_cancer",
-                   "boosting-breast_cancer"),
-              test=("hartmann3-mf", "sgd-digits", "mlp-digits", "boosting-wine"),
-              description="learning curves of scikit-learn models (SGD and MLP epochs, "
-                          "gradient-boosting rounds) and multi-fidelity Branin and Hartmann-3, "
-                          f"{MAX_BUDGET} steps at full budget")
+#: the suite's split
+DEV = ("branin-mf", "sgd-breast_cancer", "mlp-breast_cancer", "boosting-breast_cancer")
+TEST = ("hartmann3-mf", "sgd-digits", "mlp-digits", "boosting-wine")
+DESCRIPTION = ("learning curves of scikit-learn models (SGD and MLP epochs, gradient-boosting "
+               "rounds) and multi-fidelity Branin and Hartmann-3, "
+               f"{MAX_BUDGET} steps at full budget")
+#: problem -> its family: the model of a learning curve, or synthetic
+FAMILIES = {p.name: "mf-synthetic" if p.n_table is None else f"mf-{p.name.split('-')[0]}"
+            for p in _LIST}

@@ -34,7 +34,11 @@ and *test* (reported, never tuned on): ``sklearn-tune`` (:mod:`benchmarks.proble
 instances 1-5 dev, 6-10 test), ``tune-world`` (:mod:`benchmarks.problems.tune_world`: model
 families and space shapes beyond bayesmark's) and ``conditional``
 (:mod:`benchmarks.problems.conditional`: conditional spaces, model selection and synthetic
-trees), whose module docstrings give the split and its reasons.  Wherever problem names
+trees), whose module docstrings give the split and its reasons.  One more, ``multi-fidelity``
+(:mod:`benchmarks.problems.multi_fidelity`: learning curves, trained step by step), is listed
+for its split but run by its own command (:attr:`Suite.command`; its problems are not
+:class:`Problem`s and not in ``PROBLEMS``): naming it or one of its problems where problems
+are read is a ``ValueError`` that gives the command.  Wherever problem names
 are read (:func:`expand_problems`, ``mfbo bench --problem``), a suite name stands for all its
 problems, ``<suite>:dev`` / ``<suite>:test`` for one split; any bbob problem
 ``bbob-f<FF>-d<DD>-i<II>`` can be named, in the suite or not (:func:`get_problem`).
@@ -54,7 +58,7 @@ from typing import Callable
 
 import numpy as np
 
-from benchmarks.problems import bbob, conditional, mixed, sklearn_tune, tune_world
+from benchmarks.problems import bbob, conditional, mixed, multi_fidelity, sklearn_tune, tune_world
 from mfbo import Real, Space
 
 __all__ = ["Problem", "RandomGridProblem", "TableProblem", "ConfigProblem", "BBOBProblem",
@@ -386,12 +390,14 @@ class ConfigProblem(Problem):
 
 @dataclass(frozen=True)
 class Suite:
-    """A named set of problems, split into ``dev`` (tune on it) and ``test`` (report on it)."""
+    """A named set of problems, split into ``dev`` (tune on it) and ``test`` (report on it);
+    ``command`` runs a suite that ``mfbo bench`` does not (empty: ``mfbo bench`` runs it)."""
 
     name: str
     dev: tuple[str, ...]
     test: tuple[str, ...]
     description: str = ""
+    command: str = ""
 
     def problems(self, split: str | None = None) -> list[str]:
         """The problem names of ``split`` ("dev", "test"; ``None``: both, dev first)."""
@@ -455,9 +461,23 @@ def _register_suites() -> None:
                     "chosen with their own hyper-parameters) by 3-fold cross-validation, and "
                     "tree-structured functions, two with forbidden regions",
                     conditional.specs(), _config_problem)
+    SUITES["multi-fidelity"] = Suite(
+        "multi-fidelity", multi_fidelity.DEV, multi_fidelity.TEST,
+        multi_fidelity.DESCRIPTION + ", for methods that stop trials early, scored by the "
+        "cost they spend",
+        command="python -m benchmarks.harness.multi_fidelity --split dev|test --seeds N "
+                "--out F.jsonl (then --report F.jsonl)")
+    FAMILIES.update(multi_fidelity.FAMILIES)
 
 
 _register_suites()
+
+
+def _refuse_elsewhere(suite: Suite, name: str) -> None:
+    """``ValueError`` giving the command when ``suite`` (of the name ``name``) is run by one."""
+    if suite.command:
+        raise ValueError(f"{name!r}: mfbo bench does not run the {suite.name} suite "
+                         f"({suite.description}); run it with: {suite.command}")
 
 
 def family_of(name: str) -> str:
@@ -481,6 +501,8 @@ def get_problem(name: str) -> Problem:
     if name not in PROBLEMS and bbob.parse_name(name) is not None:
         return _bbob_problem(bbob.spec(*bbob.parse_name(name)))
     if name not in PROBLEMS:
+        if split_of(name) is not None:
+            _refuse_elsewhere(SUITES[split_of(name)[0]], name)
         if name.split(":")[0] in SUITES:
             raise ValueError(f"{name!r} is a suite, not a problem; expand it with "
                              f"expand_problems.")
@@ -504,6 +526,7 @@ def expand_problems(names) -> list[str]:
             continue
         suite, _, split = name.partition(":")
         if suite in SUITES:
+            _refuse_elsewhere(SUITES[suite], name)
             out += SUITES[suite].problems(split or None)
         else:
             get_problem(name)  # the error names what is known

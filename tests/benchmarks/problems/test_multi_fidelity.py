@@ -55,7 +55,9 @@ def test_a_tabulated_problem_reads_the_nearest_curve_and_keeps_its_table(tmp_pat
 
 
 def test_the_suite_splits_dev_from_test():
-    assert set(mf.SUITE.dev).isdisjoint(mf.SUITE.test)
-    assert set(mf.SUITE.problems()) == set(mf.PROBLEMS)
-    assert "digits" not in " ".join(mf.SUITE.dev) and "breast_cancer" not in \
-        " ".join(mf.SUITE.test)
+    assert set(mf.DEV).isdisjoint(mf.TEST)
+    assert set(mf.DEV) | set(mf.TEST) == set(mf.PROBLEMS)
+    assert "digits" not in " ".join(mf.DEV) and "breast_cancer" not in " ".join(mf.TEST)
+    # every family (a model, or synthetic) on both sides
+    assert {mf.FAMILIES[n] for n in mf.DEV} == {mf.FAMILIES[n] for n in mf.TEST} \
+        == {"mf-synthetic", "mf-sgd", "mf-mlp", "mf-boosting"}

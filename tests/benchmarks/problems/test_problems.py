@@ -141,8 +141,9 @@ def test_suites_have_disjoint_dev_and_test_splits():
                                          "mixed-pipeline-digits"}
     for suite in SUITES.values():
         assert not set(suite.dev) & set(suite.test)
-        for name in suite.problems():
-            assert name in PROBLEMS and split_of(name)[0] == suite.name
+        for name in suite.problems():  # those of a suite run by its own command are not here
+            assert (name in PROBLEMS) != bool(suite.command)
+            assert split_of(name)[0] == suite.name
     assert split_of("branin") is None and split_of("pressure-vessel") == ("mixed", "dev")
 
 
@@ -218,3 +219,25 @@ def test_suite_names_expand_to_their_problems():
     assert expand_problems(bench._problems_of(args)) == ["branin", *SUITES["mixed"].dev]
     with pytest.raises(ValueError, match="unknown suite"):
         bench._problems_of(parser.parse_args(["--suite", "branin"]))
+
+
+def test_a_suite_run_by_its_own_command_is_listed_and_refused_with_the_command(tmp_path):
+    from benchmarks.harness.cli import CommandError
+
+    suite = SUITES["multi-fidelity"]
+    assert suite.command.startswith("python -m benchmarks.harness.multi_fidelity ")
+    assert [s.command for s in SUITES.values()].count("") == len(SUITES) - 1
+    assert split_of("sgd-digits") == ("multi-fidelity", "test")
+    assert "multi-fidelity (4 dev + 4 test)" in " ".join(bench.add_arguments(
+        argparse.ArgumentParser()).format_help().split())
+    for names in ["multi-fidelity", "multi-fidelity:dev", "branin,sgd-digits"]:
+        with pytest.raises(ValueError, match="mfbo bench does not run.*run it with: python -m "
+                                             "benchmarks.harness.multi_fidelity"):
+            expand_problems(names)
+    with pytest.raises(ValueError, match="'branin-mf': mfbo bench does not run the multi-"):
+        get_problem("branin-mf")
+    parser = bench.add_arguments(argparse.ArgumentParser())
+    args = parser.parse_args(["--suite", "multi-fidelity:test", "--out",
+                              str(tmp_path / "r.jsonl")])
+    with pytest.raises(CommandError, match="run it with: python -m benchmarks.harness"):
+        bench.run_from_args(args)
