@@ -2,7 +2,8 @@
 and with black-box constraints (:mod:`benchmarks.problems.multi_objective`).
 
 Every method runs every problem of a split for ``--seeds`` seeds up to the largest budget; the
-score at each budget is that of the run's first ``budget`` evaluations: the hypervolume the
+score at each budget is that of the run's first ``budget`` evaluations (a crashed evaluation
+counts, and is infeasible): the hypervolume the
 feasible values dominate below the problem's reference point (several objectives; higher is
 better), or the best feasible value (one objective with constraints; lower is better, none
 feasible ranks last).  Each (problem, budget, seed) ranks the methods (ties share the mean
@@ -14,7 +15,9 @@ alike).
 Methods, each with its recommended settings: ``mfbo`` (``pareto_method="auto"``),
 ``mfbo-parego``, ``mfbo-hvi``, ``mfbo-flat-constraints`` (an ablation: constraint forests
 without the linear trend), ``mfbo-quick-search`` (an ablation: a cheaper outcome search, half
-the random points and ``search_patience=2``), ``random`` (mfbo's random search), ``optuna-nsga2``
+the random points and ``search_patience=2``), ``mfbo-infeasible`` and ``mfbo-ignore`` (a failed
+trial modelled as infeasible, or not fed: ``on_failure``), ``random`` (mfbo's random search),
+``optuna-nsga2``
 (``NSGAIISampler(seed, constraints_func)``), ``optuna-tpe`` (``TPESampler(seed,
 constraints_func)``, Optuna 5's multivariate default).  Optuna's ``GPSampler`` needs PyTorch,
 which is not installed here.
@@ -38,7 +41,8 @@ import numpy as np
 
 from acquisitions.pareto import hypervolume, non_dominated
 from benchmarks.harness.peers import _mfbo_space, _optuna_suggest, configspace_of
-from benchmarks.problems.multi_objective import OUTCOME_PROBLEMS, SPLITS, OutcomeProblem
+from benchmarks.problems.multi_objective import FAILED, OUTCOME_PROBLEMS, SPLITS, Crash, \
+    OutcomeProblem
 
 __all__ = ["METHODS", "run_method", "score", "summarise", "main"]
 
@@ -53,18 +57,21 @@ def _mfbo(problem: OutcomeProblem, budget: int, seed: int, **options) -> list[di
     import mfbo
 
     directions = {n: "minimize" for n in problem.objectives}
-    res = mfbo.minimize(lambda **p: problem.evaluate(p), _space(problem), n_calls=budget,
-                        random_state=seed, progress_bar=False, directions=directions,
-                        constraints=list(problem.constraints) or None, **options)
-    return [{**t.extra, **dict(zip(problem.objectives, t.values)),
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a problem that crashes may crash every time)
+        res = mfbo.minimize(lambda **p: problem.run(p), _space(problem), n_calls=budget,
+                            random_state=seed, progress_bar=False, directions=directions,
+                            constraints=list(problem.constraints) or None, **options)
+    return [FAILED if t.state == "failed" else
+            {**t.extra, **dict(zip(problem.objectives, t.values)),
              **dict(zip(problem.constraints, t.constraints or ()))}
-            for t in res.trials if t.state == "complete"]
+            for t in res.trials if t.state in ("complete", "failed")]
 
 
 def _optuna(problem: OutcomeProblem, budget: int, seed: int, kind: str) -> list[dict]:
     import optuna
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # (a crash is logged as a warning)
     outcomes: list[dict] = []
 
     def constraints(trial):
@@ -80,7 +87,11 @@ def _optuna(problem: OutcomeProblem, budget: int, seed: int, kind: str) -> list[
     dims = _space(problem).dimensions
 
     def objective(trial):
-        out = problem.evaluate({n: _optuna_suggest(trial, n, d) for n, d in dims.items()})
+        try:
+            out = problem.run({n: _optuna_suggest(trial, n, d) for n, d in dims.items()})
+        except Crash:
+            outcomes.append(FAILED)
+            raise
         outcomes.append(out)
         trial.set_user_attr("constraints", [out[c] for c in problem.constraints])
         values = [out[o] for o in problem.objectives]
@@ -88,7 +99,7 @@ def _optuna(problem: OutcomeProblem, budget: int, seed: int, kind: str) -> list[
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study.optimize(objective, n_trials=budget)
+        study.optimize(objective, n_trials=budget, catch=(Crash,))
     return outcomes
 
 
@@ -109,7 +120,7 @@ def _smac_parego(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     outcomes: list[dict] = []
 
     def target(config, seed: int = 0):
-        out = problem.evaluate(dict(config))
+        out = problem.run(dict(config))
         outcomes.append(out)
         return {o: out[o] for o in problem.objectives}
 
@@ -131,8 +142,8 @@ def _flat_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[d
 
     built = optimizer._outcome_models
 
-    def flat(recipe, n_dims, seed_, options, objectives):
-        models = built(recipe, n_dims, seed_, options, objectives)
+    def flat(recipe, n_dims, seed_, options, objectives, failures=False):
+        models = built(recipe, n_dims, seed_, options, objectives, failures)
         for m in models[objectives.k - 1:]:
             m._trend_on = False
         return models
@@ -160,6 +171,8 @@ METHODS = {
     "mfbo-hvi": lambda p, b, s: _mfbo(p, b, s, pareto_method="hvi"),
     "mfbo-parego": lambda p, b, s: _mfbo(p, b, s, pareto_method="parego"),
     "mfbo-flat-constraints": _flat_constraints,
+    "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
+    "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),
     "random": lambda p, b, s: _mfbo(p, b, s, surrogate="random"),
     "optuna-nsga2": lambda p, b, s: _optuna(p, b, s, "nsga2"),
     "optuna-tpe": lambda p, b, s: _optuna(p, b, s, "tpe"),
@@ -264,7 +277,7 @@ def summarise(records: list[dict], methods: list[str], reference: str = "mfbo") 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--split", choices=["dev", "test"], default="test")
+    ap.add_argument("--split", choices=sorted(SPLITS), default="test")
     ap.add_argument("--problem", action="append", help="a problem (default: the split's)")
     ap.add_argument("--method", action="append", choices=sorted(METHODS),
                     help="a method (default: mfbo, random, optuna-nsga2, optuna-tpe)")

@@ -22,21 +22,33 @@ one objective with constraints by the best feasible value.
   holdout; ``max_depth``, ``min_samples_leaf``, ``ccp_alpha``, ``criterion``), on scikit-learn's
   bundled ``breast_cancer`` and ``digits``.
 
+- Problems that crash: ``<problem>-crash`` evaluates as ``<problem>`` but raises (a failed
+  trial, like a run out of memory) where one of its constraints is violated, a constraint it
+  does not declare (:attr:`OutcomeProblem.crash`): ``linear-crash`` and ``disc-crash`` (one
+  objective, no declared constraint), ``linear-disc-crash`` (the linear constraint declared,
+  a crash outside the disc; optimum 0.98 at (0.3, 0.3)), ``branin-crash`` and
+  ``gramacy-crash`` (``c1`` declared, a crash where ``c2`` is violated).  Their optima are
+  those of the problems they crash from.
+
 Split: dev (what settings were chosen on) ``zdt1``, ``dtlz2-k2``, ``linear-constraint``,
 ``disc-constraint``, ``tree-cancer``; test ``zdt2``, ``zdt3``, ``dtlz2-k3``,
 ``branin-constrained``, ``gramacy-toy``, ``tree-digits``: other front shapes, more
-objectives, published constrained problems and another data set.
+objectives, published constrained problems and another data set.  The problems that crash
+have splits of their own: ``crash-dev`` (``linear-crash``, ``disc-crash``,
+``linear-disc-crash``) and ``crash-test`` (``branin-crash``, ``gramacy-crash``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-__all__ = ["OutcomeProblem", "OUTCOME_PROBLEMS", "SPLITS", "get_outcome_problem"]
+__all__ = ["OutcomeProblem", "OUTCOME_PROBLEMS", "SPLITS", "get_outcome_problem", "Crash",
+           "FAILED"]
 
 
 @dataclass(frozen=True)
@@ -57,13 +69,43 @@ class OutcomeProblem:
     optimum: float | None = None
     split: str = "dev"
     notes: dict = field(default_factory=dict, compare=False)
+    #: an outcome of ``evaluate`` that is not declared: the evaluation raises where it is
+    #: above 0 (None: it never raises)
+    crash: str | None = None
 
     @property
     def k(self) -> int:
         return len(self.objectives)
 
     def feasible(self, outcome: dict) -> bool:
-        return all(outcome[c] <= 0 for c in self.constraints)
+        """Whether an outcome meets every constraint (a failed evaluation's, ``FAILED``,
+        does not)."""
+        return not outcome.get("failed") and all(outcome[c] <= 0 for c in self.constraints)
+
+    def run(self, params: dict) -> dict:
+        """``evaluate(params)``, raising :class:`Crash` where the problem crashes."""
+        out = self.evaluate(params)
+        if self.crash is not None and out[self.crash] > 0:
+            raise Crash(f"{self.name} crashed ({self.crash} = {out[self.crash]:.3g} > 0)")
+        return out if self.crash is None else {k: v for k, v in out.items()
+                                               if k != self.crash}
+
+
+class Crash(RuntimeError):
+    """An evaluation of a problem that crashes, where it crashes."""
+
+
+#: the outcome a method records for a failed evaluation
+FAILED = {"failed": 1.0}
+
+
+def _crashing(problem: OutcomeProblem, crash: str, split: str, name: str | None = None,
+              optimum: float | None = None) -> OutcomeProblem:
+    """``problem`` with its constraint ``crash`` undeclared: a crash where it is violated."""
+    return dataclasses.replace(
+        problem, name=name or f"{problem.name.split('-')[0]}-crash", split=split, crash=crash,
+        constraints=tuple(c for c in problem.constraints if c != crash),
+        optimum=problem.optimum if optimum is None else optimum)
 
 
 def _zdt(variant: int, d: int = 4) -> Callable:
@@ -176,8 +218,26 @@ OUTCOME_PROBLEMS = {p.name: p for p in [
                    reference=(1.0, 400.0), split="test"),
 ]}
 
+
+
+def _linear_disc(p):
+    out = _corner("linear")(p)
+    return {**out, "disc": _corner("disc")(p)["c"]}
+
+
+_P = OUTCOME_PROBLEMS
+OUTCOME_PROBLEMS.update({p.name: p for p in [
+    _crashing(_P["linear-constraint"], "c", "crash-dev"),
+    _crashing(_P["disc-constraint"], "c", "crash-dev"),
+    _crashing(dataclasses.replace(_P["linear-constraint"], evaluate=_linear_disc), "disc",
+              "crash-dev", name="linear-disc-crash"),
+    _crashing(_P["branin-constrained"], "disc", "crash-test"),
+    _crashing(_P["gramacy-toy"], "c2", "crash-test"),
+]})
+
 #: the problems of each split
-SPLITS = {s: [n for n, p in OUTCOME_PROBLEMS.items() if p.split == s] for s in ("dev", "test")}
+SPLITS = {s: [n for n, p in OUTCOME_PROBLEMS.items() if p.split == s]
+          for s in ("dev", "test", "crash-dev", "crash-test")}
 
 
 def get_outcome_problem(name: str) -> OutcomeProblem:

@@ -32,7 +32,7 @@ from ..proposal.steps import AcquisitionSearch
 from ..space import Space, as_space
 from ..storage import Storage
 from ..study.objectives import Objectives
-from ..study.study import Rows, Study
+from ..study.study import ON_FAILURE, Rows, Study
 from ..study.trial import Trial, TrialPruned, extra_fields, finite, public, shorten
 from ..proposal.steps.outcomes import METHODS
 
@@ -111,9 +111,16 @@ class Optimizer:
         ``"constant_liar"`` lets a copy of the surrogate believe each pending point has the
         loss given by ``liar`` (``"min"``, ``"mean"`` or ``"max"`` of the observed losses);
         ``"thompson"`` gives each proposal its own draw (one tree of the forest).
-    on_failure : {"worst", "ignore"}, default="worst"
+    on_failure : {"worst", "ignore", "infeasible"}, default="worst"
         What the surrogate sees for a failed trial: the worst loss observed so far (so the
-        region is avoided, like SMAC's crash cost) or nothing.
+        region is avoided, like SMAC's crash cost), nothing, or (``"infeasible"``) a
+        failure: one more forest, on the same partitions, models whether a trial fails, and
+        the probability of not failing weighs every proposal as a constraint's does, while
+        the other models see a failed point as the nearest complete trial (so a crash near
+        the best region does not read as a bad loss there).  A study of one value then
+        proposes by expected improvement times that probability
+        (:class:`~mfbo.proposal.steps.OutcomeSearch`) instead of its recipe's steps.  A
+        handle's setting, not recorded with the study.
     n_random_candidates : int or None, default=None
         Random/Sobol points scored per proposal in continuous or mixed spaces before local
         search.  None: the recipe's (SMAC3's 10,000 for RF-SMAC; 2,000 for the Mondrian
@@ -162,7 +169,8 @@ class Optimizer:
         constraints must be known before the first trial.)  Each is
         modelled by a forest of its own on the same partitions, and proposals are weighted by
         the probability that every constraint is met.  A failed trial counts as violating
-        them (with ``on_failure="worst"``, as the largest violation so far).
+        them (with ``on_failure="worst"``, as the largest violation so far; with
+        ``"infeasible"``, as a failure).
     pareto_method : {"auto", "hvi", "parego"}, default="auto"
         With several objectives: the expected hypervolume improvement over the trees' joint
         draws (``"hvi"``; ``"auto"`` takes it for two objectives) or random Chebyshev
@@ -195,8 +203,12 @@ class Optimizer:
             local_search=local_search, neighbourhood=neighbourhood)
         ss = seed_sequence(random_state)
         seed = ss.spawn(1)[0]
-        outputs = None if objectives.plain else _outcome_models(
-            recipe, len(space), seed, surrogate_options, objectives)
+        if on_failure not in ON_FAILURE:
+            raise ValueError(f"on_failure must be one of {list(ON_FAILURE)}, got "
+                             f"{on_failure!r}.")
+        failures = on_failure == "infeasible"
+        outputs = None if objectives.plain and not failures else _outcome_models(
+            recipe, len(space), seed, surrogate_options, objectives, failures)
         model = recipe.build_model(len(space), seed, surrogate_options)
         cands = make_candidates(space, candidates)
         self.proposer = Proposer(space, recipe, model, ss.entropy, cands, batch_strategy, liar,
@@ -557,9 +569,11 @@ class Optimizer:
         self.study.close()
 
 
-def _outcome_models(recipe: Recipe, n_dims: int, seed, options, objectives: Objectives) -> list:
+def _outcome_models(recipe: Recipe, n_dims: int, seed, options, objectives: Objectives,
+                    failures: bool = False) -> list:
     """The models of a study's outcomes after its first objective (the other objectives',
-    then the constraints'), each built like the first from a copy of its seed (so that
+    then the constraints', then with ``failures`` whether a trial failed, modelled as a
+    constraint), each built like the first from a copy of its seed (so that
     Mondrian forests share their partitions); a constraint's model predicts its raw value
     (a Mondrian forest's or SMAC's without their output transform), whose threshold is 0;
     a Mondrian forest's with the linear trend (its leaves hold what a ridge regression
@@ -571,7 +585,7 @@ def _outcome_models(recipe: Recipe, n_dims: int, seed, options, objectives: Obje
                            "trend_window": None},
            SMACForestModel: {"log_y": False}}.get(recipe.model, {})
     models = []
-    for j in range(1, objectives.k + objectives.m):
+    for j in range(1, objectives.k + objectives.m + failures):
         extra = raw if j >= objectives.k else {}
         models.append(recipe.build_model(n_dims, copy.deepcopy(seed),
                                          {**(options or {}), **extra}))

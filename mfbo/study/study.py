@@ -104,6 +104,9 @@ def params_key(params: dict) -> bytes:
     return json.dumps(params, sort_keys=True, default=str).encode()
 
 
+#: what :attr:`Study.obs` holds for a failed trial (see :class:`Study`)
+ON_FAILURE = ("worst", "ignore", "infeasible")
+
 #: the states of a trial, in the order summaries list them
 STATES = ("complete", "pruned", "failed", "pending")
 
@@ -160,9 +163,10 @@ class Study:
         checked against it and the rows asked are no longer ``available``.  ``"recorded"``
         reads a study whose candidate set is not at hand (the journal keeps only row numbers):
         the recorded row numbers are taken as they are (see :meth:`open`).
-    on_failure : {"worst", "ignore"}, default="worst"
+    on_failure : {"worst", "ignore", "infeasible"}, default="worst"
         What :attr:`obs` holds for a failed trial: the worst loss observed so far (so that a
-        surrogate avoids the region, like SMAC's crash cost) or nothing.
+        surrogate avoids the region, like SMAC's crash cost), nothing, or a failure (see
+        :attr:`obs`).
     config : dict, optional
         Settings recorded with a new study (e.g. ``{"surrogate": "mondrian"}``); the stored
         ones are :attr:`config`.
@@ -198,7 +202,11 @@ class Study:
         than the complete trials' final values and says little of the final value it did not
         reach, and the pruner stopped it because it looked worse than the others there.  With
         ``on_failure="ignore"``
-        neither failed nor pruned trials are fed.
+        neither failed nor pruned trials are fed.  With ``on_failure="infeasible"``
+        :attr:`Rows.Y` has one more column (:attr:`n_outcomes`), whether the trial failed:
+        +1 for a failed trial, which enters with the other outcomes of the nearest complete
+        trial so far (Euclidean in the unit cube; not fed before the first complete trial),
+        and -1 for every other row (a pruned trial enters as with ``"worst"``).
     asked : Rows
         Every asked trial's unit point, in trial order.
     owner : str
@@ -209,8 +217,9 @@ class Study:
                  candidates: CandidateSet | str | None = None, on_failure: str = "worst",
                  config: dict | None = None, direction: str = "minimize",
                  objectives: Objectives | None = None):
-        if on_failure not in ("worst", "ignore"):
-            raise ValueError(f"on_failure must be 'worst' or 'ignore', got {on_failure!r}.")
+        if on_failure not in ON_FAILURE:
+            raise ValueError(f"on_failure must be one of {list(ON_FAILURE)}, got "
+                             f"{on_failure!r}.")
         if not isinstance(study_name, str) or not study_name:
             raise ValueError(f"study_name must be a non-empty string, got {study_name!r}.")
         if objectives is None:
@@ -303,8 +312,10 @@ class Study:
         D = len(self.space)
         self.trials: list[Trial] = []
         self._last_event = 0
-        plain = self.objectives.plain
-        self.obs = Rows(D, None if plain else self.objectives.k + self.objectives.m)
+        o = self.objectives
+        self.obs = Rows(D, None if self.n_outcomes == 1 and o.plain else self.n_outcomes)
+        #: the rows of :attr:`obs` that complete trials entered
+        self._complete_rows: list[int] = []
         self.obs_origins: list[str | None] = []
         self.asked = Rows(D)
         self.asked_keys: set[bytes] = set()  # row_keys of the asked points
@@ -365,6 +376,12 @@ class Study:
         return study
 
     # -- state ---------------------------------------------------------------------------------
+    @property
+    def n_outcomes(self) -> int:
+        """The columns of :attr:`obs`: each objective's loss, each constraint's value and,
+        with ``on_failure="infeasible"``, whether the trial failed."""
+        return self.objectives.k + self.objectives.m + (self.on_failure == "infeasible")
+
     @property
     def n_trials(self) -> int:
         return len(self.trials)
@@ -752,25 +769,47 @@ class Study:
             if not self._loss_repeated and loss in self._losses:
                 self._loss_repeated, self.first_repeat = True, self.obs.n
             self._losses.add(loss)
-        elif self.on_failure != "worst":
+            if self.on_failure == "infeasible":
+                row = np.append(row, -1.0)
+            self._complete_rows.append(self.obs.n)
+        elif self.on_failure == "ignore":
             return
-        elif o.plain:
+        elif self.on_failure == "infeasible" and t.state == "failed":
+            if not self._complete_rows:
+                return
+            # the outcomes of the nearest complete trial, and a failure
+            rows = np.asarray(self._complete_rows)
+            near = rows[np.argmin(((self.obs.X[rows] - t.unit) ** 2).sum(axis=1))]
+            row = self.obs.Y[near].copy()
+            row[-1] = 1.0
+        else:
+            row = self._worst_row(t)
+            if row is None:
+                return
+            if self.on_failure == "infeasible":  # (a pruned trial: not a failure)
+                row = np.append(row, -1.0)
+        self.obs.append(t.unit, row)
+        self.obs_origins.append(t.origin)
+
+    def _worst_row(self, t: Trial):
+        """What a failed or pruned trial ``t`` enters :attr:`obs` with as ``"worst"`` has it
+        (None: nothing yet to compare with): the worst loss so far of each objective (of a
+        study of one value, a pruned trial at least its last reported loss) and the largest
+        value so far of each constraint (at least its range, and above 0: a violation)."""
+        o = self.objectives
+        if o.plain:
             losses = [float(self.obs.y.max())] if self.obs.n else []
             if t.state == "pruned" and t.intermediate_values:
                 losses.append(self.sign * t.intermediate_values[t.last_step])
-            if not losses:
-                return
-            row = max(losses)
-        elif self.obs.n:
-            Y = self.obs.Y
-            row = Y.max(axis=0)
-            if o.m:
-                top, spread = Y[:, o.k:].max(axis=0), np.ptp(Y[:, o.k:], axis=0)
-                row[o.k:] = np.where(np.maximum(top, spread) > 0, np.maximum(top, spread), 1.0)
-        else:
-            return
-        self.obs.append(t.unit, row)
-        self.obs_origins.append(t.origin)
+            return max(losses) if losses else None
+        if not self.obs.n:
+            return None
+        Y = self.obs.Y[:, :o.k + o.m]
+        row = Y.max(axis=0)
+        if o.m:
+            top, spread = Y[:, o.k:].max(axis=0), np.ptp(Y[:, o.k:], axis=0)
+            row[o.k:] = np.where(np.maximum(top, spread) > 0, np.maximum(top, spread), 1.0)
+        return row
 
     def _apply(self, kind: str, p: dict) -> None:
         if not isinstance(p, Mapping):

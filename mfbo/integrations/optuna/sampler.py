@@ -255,7 +255,8 @@ class MondrianSampler(BaseSampler):
       value, which for a learning curve is better than the final value it did not reach).
       A failed trial is seen as the worst loss so far (like SMAC's crash cost).  With
       ``on_failure="ignore"`` (optuna's own samplers' convention for failures) neither is
-      seen.
+      seen.  With ``on_failure="infeasible"`` a failed trial is modelled as infeasible, as a
+      constraint of its own (:class:`mfbo.Optimizer`).
     - A running trial (of this or another process or thread) is a pending trial, so the
       proposal accounts for it by the optimizer's ``batch_strategy`` (a constant liar by
       default).  The sampler stores each proposal in the trial's system attributes (as

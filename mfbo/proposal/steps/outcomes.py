@@ -20,6 +20,9 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   ``sum_c log P(c <= 0)``, is added (the acquisition times the probability of
   feasibility; with the Chebyshev scalarisation, ``exp(-scalarised)`` times it).  Before any
   feasible trial the probability of feasibility alone is maximised.
+- With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
+  trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
+  probability of not failing.
 """
 
 from __future__ import annotations
@@ -151,8 +154,10 @@ class OutcomeSearch(AcquisitionSearch):
         lo, span = T.min(axis=0), np.ptp(T, axis=0)
         # (a range within rounding of the values is no range: normalised by 1)
         span = np.where(span > 1e-12 * np.maximum(1.0, np.abs(lo)), span, 1.0)
+        # the constraints, and whether a trial failed (Study.n_outcomes)
+        n_cons = Y.shape[1] - o.k
         zero = [float(np.asarray(models[o.k + c].to_model_scale([0.0]))[0])
-                for c in range(o.m)]
+                for c in range(n_cons)]
         method = self.chosen_method(o.k)
         kappa = proposer.recipe.acquisition.kappas[study.obs.n %
                                                     len(proposer.recipe.acquisition.kappas)]
@@ -200,7 +205,7 @@ class OutcomeSearch(AcquisitionSearch):
             else:
                 moments, trees = joint.predict(U), None
             out = objective_score(U, moments, trees) if any_feasible else np.zeros(U.shape[0])
-            if o.m:
+            if n_cons:
                 preds = moments[o.k:]
                 cm = np.column_stack([p[0] for p in preds])
                 cs = np.column_stack([p[1] for p in preds])

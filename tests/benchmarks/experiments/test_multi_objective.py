@@ -48,3 +48,12 @@ def test_smac_parego_runs_problems_of_several_objectives_only():
     assert len(outcomes) == 10 and {"f1", "f2"} <= set(outcomes[0])
     with pytest.raises(ValueError, match="several objectives without constraints"):
         run_method("smac-parego", OUTCOME_PROBLEMS["gramacy-toy"], 10, 0)
+
+
+def test_a_crash_counts_as_an_infeasible_evaluation():
+    problem = OUTCOME_PROBLEMS["linear-crash"]
+    for method in ("mfbo-infeasible", "optuna-tpe"):
+        outcomes = run_method(method, problem, 12, 0)
+        assert len(outcomes) == 12 and any(o.get("failed") for o in outcomes)
+        best = min(o["f"] for o in outcomes if not o.get("failed"))
+        assert score(problem, outcomes) == best

@@ -60,6 +60,21 @@ def test_the_tree_problems_and_the_splits():
                       "criterion": "gini"})
     assert 0 <= out["error"] < 0.2 and 1 <= out["leaves"] <= 8
     assert not set(SPLITS["dev"]) & set(SPLITS["test"])
-    assert sorted(SPLITS["dev"] + SPLITS["test"]) == sorted(OUTCOME_PROBLEMS)
+    assert sorted(sum(SPLITS.values(), [])) == sorted(OUTCOME_PROBLEMS)
     with pytest.raises(ValueError, match="name must be one of"):
         get_outcome_problem("zdt9")
+
+
+def test_the_problems_that_crash():
+    from benchmarks.problems.multi_objective import FAILED, Crash
+
+    assert SPLITS["crash-dev"] == ["linear-crash", "disc-crash", "linear-disc-crash"]
+    assert SPLITS["crash-test"] == ["branin-crash", "gramacy-crash"]
+    p = get_outcome_problem("linear-disc-crash")
+    assert (p.constraints, p.crash, p.optimum) == (("c",), "disc", 0.98)
+    assert p.run({"x": 0.3, "y": 0.3}) == {"f": pytest.approx(0.98), "c": 0.0}
+    with pytest.raises(Crash, match=r"linear-disc-crash crashed \(disc = 0.09 > 0\)"):
+        p.run({"x": 0.0, "y": 0.0})
+    g = get_outcome_problem("gramacy-crash")
+    assert g.constraints == ("c1",) and g.crash == "c2" and g.optimum == 0.5998
+    assert not g.feasible(FAILED) and get_outcome_problem("linear-crash").feasible({"f": 1})

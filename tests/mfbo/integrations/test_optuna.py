@@ -570,6 +570,23 @@ def test_pruned_and_failed_trials():
     assert rows[4] >= max(rows[n] for n in (0, 1, 2, 3))
 
 
+def test_failed_trials_modelled_as_infeasible():
+    def objective(trial):
+        x, y = trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)
+        if x + y > 0.8:
+            raise MemoryError("out of memory")
+        return (x - 1) ** 2 + (y - 1) ** 2
+    study = optuna.create_study(sampler=make(seed=0, n_startup_trials=8,
+                                             on_failure="infeasible"))
+    study.optimize(objective, n_trials=24, catch=(MemoryError,))
+    opt = study.sampler._mirror.optimizer
+    assert opt.on_failure == "infeasible" and opt.study.obs.Y.shape[1] == 2
+    failed = {t.extra.get("optuna_number") for t in opt.trials if t.state == "failed"}
+    assert failed and {t.origin for t in opt.trials[8:]} == {"outcomes"}
+    assert study.best_trial.params["x"] + study.best_trial.params["y"] <= 0.8
+    with pytest.raises(ValueError, match="on_failure must be one of"):
+        optuna.create_study(sampler=make(on_failure="crash")).optimize(objective, n_trials=1)
+
 def test_enqueued_trials_are_run_and_told():
     study = optuna.create_study(sampler=make(seed=0, n_startup_trials=2))
 

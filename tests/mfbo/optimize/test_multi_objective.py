@@ -365,6 +365,75 @@ def test_a_pickled_optimizer_keeps_its_constraint_functions_or_says_why_not():
     local.tell(local.ask(), _one_with_memory(0.1, 0.1))  # and it goes on
     assert local.trials[0].constraints == (0.2,)
 
+
+# -- failures modelled as infeasible ----------------------------------------------------------
+
+def crashing(x, y):
+    """Runs out of memory where ``x + y > 0.8``; the best that runs is 0.72 at (0.4, 0.4)."""
+    if x + y > 0.8:
+        raise MemoryError("out of memory")
+    return {"loss": (x - 1) ** 2 + (y - 1) ** 2, "c": x - 0.5}
+
+
+def _told(opt, n, f=crashing, **kw):
+    for _ in range(n):
+        t = opt.ask()
+        try:
+            v = f(**t.params)
+        except MemoryError as exc:
+            v = exc
+        opt.tell(t, v)
+    return opt
+
+
+def test_on_failure_infeasible_models_failures_as_a_constraint():
+    opt = _told(Optimizer(SPACE, on_failure="infeasible", random_state=2), 30)
+    after = opt.trials[opt.n_initial:]
+    assert {t.origin for t in after} == {"outcomes"}
+    assert len(opt.proposer.models) == 2 and opt.study.n_outcomes == 2
+    assert np.mean([t.state == "failed" for t in after]) <= 0.5
+    assert opt.best_trial.state == "complete" and opt.best_trial.value < 0.85
+    # with constraints: one model per objective, constraint and the failures
+    cons = _told(Optimizer(SPACE, on_failure="infeasible", constraints=["c"],
+                           random_state=2), 20)
+    assert len(cons.proposer.models) == 3 and cons.study.obs.Y.shape[1] == 3
+    assert cons.best_trial.feasible
+    two = _told(Optimizer(SPACE, on_failure="infeasible", directions=TWO, constraints=["mem"],
+                          random_state=2), 16, lambda x, y: crashing(x, y) and
+                two_objectives(x, y))
+    assert len(two.proposer.models) == 4
+    assert all(t.state == "complete" and t.feasible for t in two.best_trials)
+
+
+def test_on_failure_infeasible_resumes_bit_identical_and_pickles(tmp_path):
+    import pickle
+
+    kwargs = dict(on_failure="infeasible", constraints=["c"], random_state=7)
+    whole = _told(Optimizer(SPACE, **kwargs), 22)
+    db = str(tmp_path / "s.db")
+    first = _told(Optimizer(SPACE, storage=db, **kwargs), 13)
+    first.close()
+    second = _told(Optimizer(SPACE, storage=db, **kwargs), 9)
+    assert [t.params for t in second.trials] == [t.params for t in whole.trials]
+    assert any(t.state == "failed" for t in whole.trials[first.n_initial:13])
+    copy = pickle.loads(pickle.dumps(whole))
+    assert copy.on_failure == "infeasible" and copy.ask().params == whole.ask().params
+
+
+def test_on_failure_infeasible_in_minimize_the_decorator_and_workers(tmp_path):
+    res = mfbo.minimize(crashing, SPACE, n_calls=16, random_state=0, on_failure="infeasible",
+                        progress_bar=False)
+    assert res.n_failed and res.best_trial.state == "complete"
+
+    @mfbo.objective(SPACE)
+    def f(x, y):
+        return crashing(x, y)
+    again = f.minimize(n_calls=16, random_state=0, on_failure="infeasible", progress_bar=False)
+    assert [t.params for t in again.trials] == [t.params for t in res.trials]
+    par = mfbo.minimize(crashing, SPACE, n_calls=10, random_state=0, on_failure="infeasible",
+                        n_workers=2, storage=str(tmp_path / "w.db"), progress_bar=False)
+    assert sum(t.state in ("complete", "failed") for t in par.trials) == 10
+
 # -- a property-based test where the journal, the outcomes and the models meet -----------------
 
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -443,6 +443,55 @@ def test_with_on_failure_ignore_a_pruned_trial_feeds_nothing():
     assert study.obs_origins == [None] and study.n_pruned == 2
 
 
+def test_with_on_failure_infeasible_a_failure_is_a_row_of_its_nearest_complete_neighbour():
+    storage = InMemoryStorage()
+    Q = [{"x": 0.1, "y": 0.2}, {"x": -0.5, "y": 0.5}, {"x": 0.9, "y": 0.9}, {"x": 0.2, "y": 0.2},
+         {"x": -0.4, "y": 0.4}]
+    events = [("ask", _ask(0, Q[0])), ("tell", _tell(0, state="failed", error="oom")),
+              ("ask", _ask(1, Q[1])), ("tell", _tell(1, 2.0)),
+              ("ask", _ask(2, Q[2])), ("tell", _tell(2, 1.0)),
+              ("ask", _ask(3, Q[3])), ("report", _report(3, 0, 7.0)),
+              ("tell", _tell(3, state="pruned")),
+              ("ask", _ask(4, Q[4])), ("tell", _tell(4, state="failed", error="oom"))]
+    for kind, payload in events:
+        storage.append("default", kind, payload)
+    study = Study(SPACE, storage, on_failure="infeasible")
+    study.refresh()
+    assert study.n_outcomes == 2 and study.objectives.plain
+    # the first failure, before any complete trial, is not fed; the pruned trial enters as
+    # with "worst", and is no failure; the last failure takes the loss of trial 1, its
+    # nearest complete neighbour
+    np.testing.assert_array_equal(study.obs.Y, [[2.0, -1.0], [1.0, -1.0], [7.0, -1.0],
+                                                [2.0, 1.0]])
+    np.testing.assert_array_equal(study.obs.y, [2.0, 1.0, 7.0, 2.0])
+    np.testing.assert_array_equal(study.obs.X, S.to_unit([Q[1], Q[2], Q[3], Q[4]]))
+    assert study.best.id == 2
+    worst = Study(SPACE, storage)
+    worst.refresh()
+    np.testing.assert_array_equal(worst.obs.y, [2.0, 1.0, 7.0, 7.0])
+    # with constraints: the failure takes every outcome of its neighbour
+    from mfbo.study.objectives import Objectives
+    cons = InMemoryStorage()
+    study = Study(SPACE, cons, objectives=Objectives.make(constraints=["c"]),
+                  on_failure="infeasible")
+    def told(i, value):
+        return {**_tell(i, value), "values": [value], "constraints": [value - 1.5]}
+    for kind, payload in [("ask", _ask(0, Q[1])), ("tell", told(0, 2.0)),
+                          ("ask", _ask(1, Q[2])), ("tell", told(1, 1.0)),
+                          ("ask", _ask(2, Q[4])), ("tell", _tell(2, state="failed"))]:
+        cons.append("default", kind, payload)
+    study.refresh()
+    np.testing.assert_array_equal(study.obs.Y, [[2.0, 0.5, -1.0], [1.0, -0.5, -1.0],
+                                                [2.0, 0.5, 1.0]])
+
+
+def test_a_bad_on_failure_is_refused_naming_it():
+    for make in (lambda: Study(SPACE, on_failure="crash"),
+                 lambda: Optimizer(SPACE, on_failure="crash")):
+        with pytest.raises(ValueError, match=r"on_failure must be one of \['worst', 'ignore', "
+                                             r"'infeasible'\], got 'crash'"):
+            make()
+
 def test_a_first_pruned_trial_feeds_its_last_loss():
     storage = InMemoryStorage()
     study = Study(SPACE, storage)
