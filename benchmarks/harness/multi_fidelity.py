@@ -44,6 +44,7 @@ import warnings
 import numpy as np
 
 from benchmarks.harness import multi_fidelity_peers as peers
+from benchmarks.harness.multi_fidelity_bohb import ForestSampler, bohb
 from benchmarks.harness.paired import compare
 from benchmarks.harness.tables import markdown_table
 from benchmarks.problems.multi_fidelity import PROBLEMS
@@ -70,17 +71,29 @@ def _train(problem, params, cost: int, report, prune) -> tuple[int, float | None
     return cost, float(curve[-1])
 
 
-def _mfbo(pruner):
+def _mfbo(pruner, sampler=None):
+    """mfbo with ``pruner(problem)`` (None: at full fidelity); with ``sampler(problem, seed)``
+    (a :class:`~benchmarks.harness.multi_fidelity_bohb.ForestSampler`), each trial's
+    configuration is the sampler's, enqueued, and the sampler is told every value reported."""
     def run(problem, seed: int, max_cost: int) -> list:
         import mfbo
 
         opt = mfbo.Optimizer(problem.space, random_state=seed,
                              pruner=pruner(problem) if pruner else None)
+        forest = sampler(problem, seed) if sampler else None
         cost, events = 0, []
         while cost < max_cost:
-            t = opt.ask()
-            cost, full = _train(problem, t.params, cost, lambda s, v: opt.report(t, s, v),
+            if forest is not None:
+                opt.enqueue(forest.ask())
+            t, values = opt.ask(), {}
+
+            def report(step, value):
+                opt.report(t, step, value)
+                values[step] = value
+            cost, full = _train(problem, t.params, cost, report,
                                 lambda: pruner is not None and opt.should_prune(t))
+            if forest is not None:
+                forest.tell(t.params, values)
             if full is None:
                 opt.tell(t, state="pruned")
             else:
@@ -119,12 +132,21 @@ def _hyperband(problem):
     return mfbo.pruners.HyperbandPruner(1, max_resource=problem.max_budget, reduction_factor=3)
 
 
+def _successive_halving(problem):
+    import mfbo
+    return mfbo.pruners.SuccessiveHalvingPruner(1, 3)
+
+
 METHODS = {
     "mondrian": _mfbo(None),
     "mondrian-hyperband": _mfbo(_hyperband),
-    "mondrian-sh": _mfbo(lambda p: __import__("mfbo").pruners.SuccessiveHalvingPruner(1, 3)),
+    "mondrian-sh": _mfbo(_successive_halving),
     "mondrian-model": _mfbo(lambda p: __import__("mfbo").pruners.MondrianPruner(
         max_resource=p.max_budget)),
+    "mondrian-bohb": bohb(hyperband=True),
+    "mondrian-bohb-sh": bohb(hyperband=False),
+    "mondrian-sh-forest": _mfbo(_successive_halving,
+                                lambda p, s: ForestSampler(p.unit_space, p.max_budget, s)),
     "tpe-hyperband": _optuna(lambda o, s: o.samplers.TPESampler(seed=s),
                              lambda o, p: o.pruners.HyperbandPruner(
                                  1, p.max_budget, reduction_factor=3)),
@@ -263,7 +285,8 @@ def main(argv=None) -> None:
     if args.report:
         print(summarise(_read(args.report)))
         return
-    problems = args.problems.split(",") if args.problems else SUITES["multi-fidelity"].problems(args.split)
+    problems = args.problems.split(",") if args.problems \
+        else SUITES["multi-fidelity"].problems(args.split)
     methods = args.methods.split(",")
     unknown = [m for m in methods if m not in METHODS] + [p for p in problems
                                                            if p not in PROBLEMS]
