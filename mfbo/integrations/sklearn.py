@@ -19,6 +19,8 @@ from sklearn.model_selection import check_cv
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils._param_validation import Interval
 
+from acquisitions.pareto import non_dominated
+
 from ..optimize.optimizer import Optimizer, StudyExhausted
 from .._core.seeds import seed_sequence
 from ..proposal.recipes import as_recipe
@@ -349,12 +351,25 @@ class MondrianSearchCV(BaseSearchCV):
         How far behind the incumbent a candidate must be to stop, in the standard errors above
         (larger: fewer stops).  At 0, a candidate stops as soon as its mean over the folds it
         ran is below the incumbent's on the same folds, SMAC3's rule.
+    objectives : list of str or None, default=None
+        With multi-metric scoring, two or more of its scorers' names to optimise together,
+        each maximised (scikit-learn's scores are greater-is-better): the optimizer is told
+        every one's ``mean_test_<name>`` and searches their Pareto front (:class:`mfbo.
+        Optimizer`'s ``directions``; ``optimizer_kwargs`` may set ``pareto_method``), and
+        ``pareto_front_`` lists the candidates on it.  ``refit`` still chooses the one
+        candidate refitted (a scorer's name, a callable of ``cv_results_``, or False: none).
+        Not with ``racing``, which compares one score.  None: the optimizer maximises the
+        one score above.
 
     Attributes
     ----------
     cv_results_, best_estimator_, best_score_, best_params_, best_index_, scorer_, n_splits_,
     refit_time_, multimetric_
         As for ``RandomizedSearchCV``.
+    pareto_front_ : ndarray of int
+        With ``objectives``: the indices (rows of ``cv_results_``) of the candidates that no
+        other candidate scored at least as well on every objective and better on one
+        (candidates with a NaN score left out), in row order.
     """
 
     _parameter_constraints: dict = {
@@ -367,13 +382,16 @@ class MondrianSearchCV(BaseSearchCV):
         "optimizer_kwargs": [dict, None],
         "racing": ["boolean"],
         "racing_z": [Interval(numbers.Real, 0, None, closed="left")],
+        "objectives": [list, None],
     }
 
     def __init__(self, estimator, search_spaces, *, n_iter=50, scoring=None, n_jobs=None,
                  refit=True, cv=None, verbose=0, pre_dispatch="2*n_jobs", random_state=None,
                  error_score=np.nan, return_train_score=False, n_points=1,
-                 surrogate="mondrian", optimizer_kwargs=None, racing=False, racing_z=0.0):
+                 surrogate="mondrian", optimizer_kwargs=None, racing=False, racing_z=0.0,
+                 objectives=None):
         self.search_spaces = search_spaces
+        self.objectives = objectives
         self.racing = racing
         self.racing_z = racing_z
         self.n_iter = n_iter
@@ -540,15 +558,67 @@ class MondrianSearchCV(BaseSearchCV):
         results[f"rank_{key}"] = rankdata(order * span * 2 - filled, method="min").astype(
             np.int32)
 
+    def _objectives(self, multimetric: bool) -> tuple[str, ...] | None:
+        """The scorers optimised together (None: one score), checked against ``scoring``
+        where its names are known before a fit (a dict or a list of names)."""
+        objectives = self.objectives
+        if objectives is None:
+            return None
+        if not multimetric:
+            raise ValueError(f"objectives names scorers of multi-metric scoring (scoring as a "
+                             f"dict, a list of names or a callable returning a dict), got "
+                             f"scoring={self.scoring!r}.")
+        if len(objectives) < 2 or not all(isinstance(n, str) for n in objectives) or \
+                len(set(objectives)) != len(objectives):
+            raise ValueError(f"objectives must list two or more distinct scorer names, got "
+                             f"{objectives!r}.")
+        if self.racing:
+            raise ValueError("objectives cannot be used with racing=True: racing compares "
+                             "one score.")
+        if isinstance(self.scoring, (dict, list, tuple)):
+            known = list(self.scoring)
+            missing = [n for n in objectives if n not in known]
+            if missing:
+                raise ValueError(f"objectives names {missing!r}, which scoring does not: its "
+                                 f"scorers are {known!r}.")
+        return tuple(objectives)
+
+    def _scores(self, results: dict, n: int, objectives) -> list:
+        """What the optimizer is told of the last ``n`` candidates of ``results``: the score
+        it maximises, or with ``objectives`` a dict of theirs."""
+        if objectives is None:
+            return list(np.asarray(results[self._metric(results)][-n:], dtype=float))
+        missing = [o for o in objectives if f"mean_test_{o}" not in results]
+        if missing:
+            metrics = sorted(k[len("mean_test_"):] for k in results
+                             if k.startswith("mean_test_"))
+            raise ValueError(f"objectives names {missing!r}, which scoring does not: its "
+                             f"scorers are {metrics!r}.")
+        columns = {o: np.asarray(results[f"mean_test_{o}"][-n:], dtype=float)
+                   for o in objectives}
+        return [{o: float(columns[o][i]) for o in objectives} for i in range(n)]
+
+    def fit(self, X, y=None, **params):
+        """As ``RandomizedSearchCV.fit``; with ``objectives``, also sets ``pareto_front_``."""
+        super().fit(X, y, **params)
+        if self.objectives is not None:
+            scores = np.column_stack([self.cv_results_[f"mean_test_{o}"]
+                                      for o in self.objectives]).astype(float)
+            rows = np.flatnonzero(np.isfinite(scores).all(axis=1))
+            self.pareto_front_ = rows[non_dominated(-scores[rows])]
+        return self
+
     def _run_search(self, evaluate_candidates, *, callback_ctx=None):
         spaces = self._spaces()
         multimetric = isinstance(self.scoring, (dict, list, tuple))
-        if multimetric and not isinstance(self.refit, str):
+        objectives = self._objectives(multimetric or callable(self.scoring))
+        if multimetric and objectives is None and not isinstance(self.refit, str):
             raise ValueError(f"With multi-metric scoring, MondrianSearchCV optimises the metric "
                              f"that refit names: refit must be a scorer name, got "
                              f"{self.refit!r}.")
         options = dict(self.optimizer_kwargs or {})
-        for name in ("space", "random_state", "storage", "study_name", "direction"):
+        for name in ("space", "random_state", "storage", "study_name", "direction",
+                     "directions"):
             if name in options:
                 raise ValueError(f"optimizer_kwargs cannot set {name!r}; MondrianSearchCV sets "
                                  f"it.")
@@ -561,14 +631,17 @@ class MondrianSearchCV(BaseSearchCV):
         if self.racing:
             self._race = _Race(self.cv, is_classifier(self.estimator), self.n_splits_)
         try:
-            self._search(spaces, seeds, options, evaluate_candidates, search_ctx)
+            self._search(spaces, seeds, options, evaluate_candidates, search_ctx, objectives)
         finally:
             self.__dict__.pop("_race", None)
         if search_ctx is not None:
             search_ctx.call_on_fit_task_end(estimator=self)
 
-    def _search(self, spaces, seeds, options, evaluate_candidates, search_ctx) -> None:
+    def _search(self, spaces, seeds, options, evaluate_candidates, search_ctx,
+                objectives=None) -> None:
         """Run the optimizers of ``spaces`` one after the other (see :meth:`_run_search`)."""
+        direction = {"direction": "maximize"} if objectives is None else {
+            "directions": {o: "maximize" for o in objectives}}
         recorded, failure = 0, None
         for (coded, n_iter), seed in zip(spaces, seeds):
             kwargs = dict(options)
@@ -576,7 +649,7 @@ class MondrianSearchCV(BaseSearchCV):
                 kwargs["n_initial"] = as_recipe(self.surrogate).initial_design.size_within(
                     len(coded.space), n_iter)
             opt = Optimizer(coded.space, surrogate=self.surrogate, random_state=seed,
-                            direction="maximize", **kwargs)
+                            **direction, **kwargs)
             try:
                 done = 0
                 while done < n_iter:
@@ -594,8 +667,7 @@ class MondrianSearchCV(BaseSearchCV):
                             with self._subtask(search_ctx, "batch",
                                                len(candidates) * self.n_splits_) as ctx:
                                 results = self._evaluate(evaluate_candidates, candidates, ctx)
-                            scores = np.asarray(results[self._metric(results)][-len(trials):],
-                                                dtype=float)
+                            scores = self._scores(results, len(trials), objectives)
                     except ValueError as exc:
                         if not _ALL_FAILED.search(str(exc)):
                             raise

@@ -148,6 +148,57 @@ def test_multimetric_scoring_optimises_the_refit_metric(monkeypatch):
     assert search.fit(X, y).best_index_ == int(np.argmax(search.cv_results_["mean_test_b"]))
 
 
+def test_a_list_of_scorer_names_optimises_the_refit_one():
+    search = small(LogisticRegression(), {"C": Real(1e-3, 1e2, log=True)},
+                   scoring=["accuracy", "f1"], refit="f1").fit(X, y)
+    r = search.cv_results_
+    assert {"mean_test_accuracy", "mean_test_f1", "rank_test_accuracy"} <= set(r)
+    assert search.best_index_ == int(np.argmax(r["mean_test_f1"]))
+    assert not hasattr(search, "pareto_front_")
+
+
+def test_several_scorers_optimised_together(monkeypatch):
+    told = []
+    tell = mfbo.Optimizer.tell
+    monkeypatch.setattr(mfbo.Optimizer, "tell",
+                        lambda self, t, v=None, **k: (told.append(v), tell(self, t, v, **k))[1])
+    scoring = {"acc": "accuracy", "nll": "neg_log_loss", "f1": "f1"}
+    space = {"C": Real(1e-3, 1e2, log=True)}
+    search = small(LogisticRegression(), space, n_iter=10, scoring=scoring, refit="acc",
+                   objectives=["acc", "nll"]).fit(X, y)
+    r = search.cv_results_
+    # each objective's mean score, as it is (maximised); every scorer in cv_results_
+    assert told == [{"acc": a, "nll": b} for a, b in zip(r["mean_test_acc"],
+                                                          r["mean_test_nll"])]
+    assert {"mean_test_f1", "rank_test_f1"} <= set(r)
+    S = np.column_stack([r["mean_test_acc"], r["mean_test_nll"]])
+    brute = [i for i in range(len(S)) if not any(
+        np.all(S[j] >= S[i]) and np.any(S[j] > S[i]) for j in range(len(S)))]
+    assert list(search.pareto_front_) == brute
+    assert search.best_index_ == int(np.argmax(r["mean_test_acc"]))
+    # refit=False: no refit, the front all the same; a list of names
+    none = small(LogisticRegression(), space, n_iter=6, scoring=["accuracy", "f1"],
+                 refit=False, objectives=["accuracy", "f1"]).fit(X, y)
+    assert len(none.pareto_front_) >= 1 and not hasattr(none, "best_index_")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"objectives": ["acc"]}, "two or more distinct scorer names"),
+    ({"objectives": ["acc", "acc"]}, "two or more distinct scorer names"),
+    ({"objectives": ["acc", "zz"]}, r"objectives names \['zz'\], which scoring does not"),
+    ({"objectives": ["acc", "nll"], "racing": True}, "cannot be used with racing"),
+    ({"objectives": ["a", "b"], "scoring": "accuracy"}, "scorers of multi-metric scoring"),
+    ({"objectives": ["acc", "nll"], "optimizer_kwargs": {"directions": ["minimize"]}},
+     "cannot set 'directions'"),
+])
+def test_bad_objectives_are_refused_before_anything_is_fitted(kwargs, match, monkeypatch):
+    fits = []
+    monkeypatch.setattr(LogisticRegression, "fit", lambda self, *a, **k: fits.append(1))
+    options = {"scoring": {"acc": "accuracy", "nll": "neg_log_loss"}, "refit": "acc", **kwargs}
+    with pytest.raises(ValueError, match=match):
+        small(LogisticRegression(), {"C": Real(0.1, 1.0)}, **options).fit(X, y)
+    assert not fits
+
 def test_n_jobs_and_random_state_reproducibility():
     space = {"C": Real(1e-3, 1e2, log=True), "fit_intercept": [True, False]}
 
