@@ -26,7 +26,9 @@ one objective with constraints by the best feasible value.
   trial, like a run out of memory) where one of its constraints is violated, a constraint it
   does not declare (:attr:`OutcomeProblem.crash`): ``linear-crash`` and ``disc-crash`` (one
   objective, no declared constraint), ``linear-disc-crash`` (the linear constraint declared,
-  a crash outside the disc; optimum 0.98 at (0.3, 0.3)), ``branin-crash`` and
+  a crash outside the disc; optimum 0.98 at (0.3, 0.3)), ``disc-linear-crash`` (the disc
+  declared, a crash beyond the line; the same optimum), ``zdt1-crash`` (ZDT1 crashing where
+  ``x0 + 2 x1 > 0.8``, which cuts the front at ``f1 = 0.8``), ``branin-crash`` and
   ``gramacy-crash`` (``c1`` declared, a crash where ``c2`` is violated).  Their optima are
   those of the problems they crash from.
 
@@ -35,7 +37,8 @@ Split: dev (what settings were chosen on) ``zdt1``, ``dtlz2-k2``, ``linear-const
 ``branin-constrained``, ``gramacy-toy``, ``tree-digits``: other front shapes, more
 objectives, published constrained problems and another data set.  The problems that crash
 have splits of their own: ``crash-dev`` (``linear-crash``, ``disc-crash``,
-``linear-disc-crash``) and ``crash-test`` (``branin-crash``, ``gramacy-crash``).
+``linear-disc-crash``, ``disc-linear-crash``, ``zdt1-crash``) and ``crash-test``
+(``branin-crash``, ``gramacy-crash``).
 """
 
 from __future__ import annotations
@@ -225,12 +228,25 @@ def _linear_disc(p):
     return {**out, "disc": _corner("disc")(p)["c"]}
 
 
+def _disc_linear(p):
+    return {"f": _corner("disc")(p)["f"], "c": _corner("disc")(p)["c"],
+            "linear": _corner("linear")(p)["c"]}
+
+
+def _zdt1_cut(p):
+    return {**_zdt(1)(p), "cut": p["x0"] + 2 * p["x1"] - 0.8}
+
+
 _P = OUTCOME_PROBLEMS
 OUTCOME_PROBLEMS.update({p.name: p for p in [
     _crashing(_P["linear-constraint"], "c", "crash-dev"),
     _crashing(_P["disc-constraint"], "c", "crash-dev"),
     _crashing(dataclasses.replace(_P["linear-constraint"], evaluate=_linear_disc), "disc",
               "crash-dev", name="linear-disc-crash"),
+    _crashing(dataclasses.replace(_P["disc-constraint"], evaluate=_disc_linear), "linear",
+              "crash-dev", name="disc-linear-crash", optimum=0.98),
+    _crashing(dataclasses.replace(_P["zdt1"], evaluate=_zdt1_cut), "cut", "crash-dev",
+              name="zdt1-crash"),
     _crashing(_P["branin-constrained"], "disc", "crash-test"),
     _crashing(_P["gramacy-toy"], "c2", "crash-test"),
 ]})

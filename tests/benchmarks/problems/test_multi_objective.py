@@ -68,7 +68,15 @@ def test_the_tree_problems_and_the_splits():
 def test_the_problems_that_crash():
     from benchmarks.problems.multi_objective import FAILED, Crash
 
-    assert SPLITS["crash-dev"] == ["linear-crash", "disc-crash", "linear-disc-crash"]
+    assert SPLITS["crash-dev"] == ["linear-crash", "disc-crash", "linear-disc-crash",
+                                   "disc-linear-crash", "zdt1-crash"]
+    z = get_outcome_problem("zdt1-crash")
+    assert (z.objectives, z.constraints, z.reference) == (("f1", "f2"), (), (1.1, 11.0))
+    assert set(z.run({"x0": 0.8, "x1": 0.0, "x2": 0.0, "x3": 0.0})) == {"f1", "f2"}
+    with pytest.raises(Crash):
+        z.run({"x0": 0.81, "x1": 0.0, "x2": 0.0, "x3": 0.0})
+    d = get_outcome_problem("disc-linear-crash")
+    assert d.constraints == ("c",) and d.crash == "linear" and d.optimum == 0.98
     assert SPLITS["crash-test"] == ["branin-crash", "gramacy-crash"]
     p = get_outcome_problem("linear-disc-crash")
     assert (p.constraints, p.crash, p.optimum) == (("c",), "disc", 0.98)
