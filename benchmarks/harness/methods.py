@@ -90,7 +90,8 @@ from typing import Callable
 
 from benchmarks.harness.environment import versions
 from mfbo.proposal import (AcquisitionSearch, Arm, BranchEscape, CategoryStep,
-                           DensityRatioStep, LocalStep, ParzenStep, PlateauEscape, Portfolio, RandomInterleave, Recipe, get_recipe)
+                           DensityRatioStep, LocalStep, ParzenStep, PlateauEscape, Portfolio,
+                           RandomInterleave, Recipe, StallEscape, get_recipe)
 from benchmarks.harness.timing import clock, timed
 
 __all__ = ["METHODS", "Method", "MethodRun", "PeerUnavailable", "TimedObjective",
@@ -223,22 +224,18 @@ def _portfolio(without: tuple = (), discount: float = 0.9, random_prior=(1.0, 1.
                                                           discount=discount),))
 
 
-def _with_density_ratio(every: int) -> Recipe:
-    """The default Mondrian recipe with a :class:`DensityRatioStep` of ``every`` right after
-    its plateau escape."""
+def _after_plateau(step) -> Recipe:
+    """The default Mondrian recipe with ``step`` right after its plateau escape (before the
+    local and Parzen steps, so that those never pre-empt it)."""
     steps = list(_DEFAULT.steps)
     at = next(i for i, s in enumerate(steps) if isinstance(s, PlateauEscape)) + 1
-    steps.insert(at, DensityRatioStep(every=every))
+    steps.insert(at, step)
     return dataclasses.replace(_DEFAULT, steps=tuple(steps))
 
 
 def _with_branch_escape(window: int, burst: int = 1, move: str = "search") -> Recipe:
-    """The default Mondrian recipe with a :class:`BranchEscape` of ``window`` right after its
-    plateau escape (before the local and Parzen steps, so that those never pre-empt it)."""
-    steps = list(_DEFAULT.steps)
-    at = next(i for i, s in enumerate(steps) if isinstance(s, PlateauEscape)) + 1
-    steps.insert(at, BranchEscape(window=window, burst=burst, move=move))
-    return dataclasses.replace(_DEFAULT, steps=tuple(steps))
+    """The default Mondrian recipe with a :class:`BranchEscape` of ``window``."""
+    return _after_plateau(BranchEscape(window=window, burst=burst, move=move))
 
 
 def _peer(function: str) -> Callable:
@@ -313,7 +310,19 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     *(Method(f"mondrian-ratio{k}", f"mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
              f"{k} after the initial design TPE's choice, the largest ratio of the Parzen "
              f"densities of the best observations and of the others (DensityRatioStep(every={k}))",
-             _mondrian_with(_with_density_ratio(k))) for k in (4, 6)),
+             _mondrian_with(_after_plateau(DensityRatioStep(every=k)))) for k in (4, 6)),
+    *(Method(f"mondrian-stall{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
+             f"evaluations in a row that did not improve the best loss by 0.1 %, the "
+             f"acquisition's best point away from the incumbent (StallEscape(window={w}))",
+             _mondrian_with(_after_plateau(StallEscape(window=w)))) for w in (6, 10)),
+    *(Method(f"mondrian-stallcell{w}", f"mfbo: as mondrian-stall{w}, away meaning another "
+             f"categorical value or an integer a quarter of its range away where the space has "
+             f"either (StallEscape(window={w}, cells=True))",
+             _mondrian_with(_after_plateau(StallEscape(window=w, cells=True)))) for w in (6, 8)),
+    *(Method(f"mondrian-stallrandom{w}", f"mfbo: as mondrian-stall{w}, the escape a uniformly "
+             f"random point away from the incumbent (StallEscape(window={w}, move='random'))",
+             _mondrian_with(_after_plateau(StallEscape(window=w, move="random"))))
+      for w in (6, 8)),
     *(Method(f"mondrian-branchrandom{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
              f"proposals in a row with the incumbent's categorical values, a random point with "
              f"other values (BranchEscape(window={w}, move='random'))",

@@ -7,9 +7,9 @@ from .recipes import RECIPES, Recipe, as_recipe, get_recipe, register_surrogate
 from .scoring import Acquisition
 from .steps import (AcquisitionSearch, Arm, BranchEscape, CategoryStep, DensityRatioStep,
                     InitialDesign, LocalStep, ParzenStep, PerDimension, PlateauEscape, Portfolio,
-                    RandomInterleave, Step)
+                    RandomInterleave, StallEscape, Step)
 
 __all__ = ["Acquisition", "AcquisitionSearch", "Arm", "BranchEscape", "CategoryStep",
            "DensityRatioStep", "InitialDesign", "LocalStep", "Model", "ParzenStep", "PerDimension", "PlateauEscape",
-           "Portfolio", "Proposer", "RECIPES", "RandomInterleave", "Recipe", "Step", "as_recipe",
+           "Portfolio", "Proposer", "RECIPES", "RandomInterleave", "Recipe", "StallEscape", "Step", "as_recipe",
            "get_recipe", "register_surrogate"]

@@ -5,6 +5,8 @@
 - :class:`PlateauEscape`: a random proposal after a run of repeated losses;
 - :class:`BranchEscape`: the acquisition's best point of other categorical choices after a run
   of proposals that kept the incumbent's;
+- :class:`StallEscape`: the acquisition's best point away from the incumbent after a run of
+  evaluations that did not improve the best loss;
 - :class:`LocalStep`: the minimiser of a local quadratic (or isotropic, or linear) model;
 - :class:`ParzenStep`: the acquisition's best among points of a Parzen density of good ones;
 - :class:`DensityRatioStep`: TPE's choice, the best ratio of the good and other observations'
@@ -28,8 +30,9 @@ from .parzen import ParzenStep
 from .plateau import PlateauEscape
 from .portfolio import Arm, Portfolio
 from .search import AcquisitionSearch
+from .stall import StallEscape
 
 __all__ = ["AcquisitionSearch", "Arm", "BranchEscape", "CategoryStep", "Context",
            "DensityRatioStep", "EXHAUSTED", "InitialDesign", "LocalStep", "OutcomeSearch",
-           "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio", "RandomInterleave", "Step",
-           "run_steps"]
+           "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio", "RandomInterleave",
+           "StallEscape", "Step", "run_steps"]

@@ -1,0 +1,137 @@
+"""The stall escape: the run of failures it counts, the slots it takes, where its points go,
+and where it passes."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+
+from mfbo import Categorical, Integer, Optimizer, Real
+from mfbo.proposal import AcquisitionSearch, StallEscape, get_recipe
+from mfbo.proposal.steps.stall import failures_in_a_row
+
+
+@pytest.mark.parametrize("y, n_initial, tol, expected", [
+    ([3.0, 2.0, 1.0], 3, 1e-3, 0),
+    ([3.0, 2.0, 2.0, 2.0], 2, 0.0, 2),
+    ([3.0, 2.0, 1.0, 1.5, 0.5, 0.6], 2, 0.0, 1),
+    ([1.0, 1.0, 0.9995, 0.999], 1, 1e-3, 3),       # gains within 0.1 % are failures
+    ([1.0, 1.0, 0.998, 0.9979], 1, 1e-3, 1),
+    ([-1.0, -1.0005, -1.002], 1, 1e-3, 0),        # the margin is of the magnitude
+    ([5.0], 0, 1e-3, 0),
+])
+def test_failures_in_a_row(y, n_initial, tol, expected):
+    assert failures_in_a_row(np.array(y), n_initial, tol) == expected
+
+
+def test_a_run_of_failures_counted_by_brute_force():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        y = rng.integers(0, 4, size=rng.integers(1, 15)).astype(float)
+        n0 = int(rng.integers(0, y.size + 1))
+        run = 0
+        for i in range(max(n0, 1), y.size):
+            run = 0 if y[i] < y[:i].min() else run + 1
+        assert failures_in_a_row(y, n0, 0.0) == run
+
+
+SPACE = {"degree": Integer(1, 3), "kind": Categorical(["a", "b"]), "x": Real(0.0, 1.0)}
+
+
+def trap(degree, kind, x):
+    # degree 3 is a broad poor basin; degree 2 with x near 0.8 is far better
+    if degree == 2:
+        return 0.1 + 5 * (x - 0.8) ** 2 + (kind == "b")
+    return 1.0 + 0.1 * (x - 0.3) ** 2 + 0.5 * (degree == 1) + (kind == "b")
+
+
+def recipe(window=4):
+    steps = (StallEscape(window=window, n_random=300), AcquisitionSearch(n_random=300))
+    return dataclasses.replace(get_recipe("mondrian"), steps=steps, name=None)
+
+
+def run(surrogate, n, seed=0, n_initial=5):
+    opt = Optimizer(SPACE, surrogate=surrogate, random_state=seed, n_initial=n_initial)
+    for _ in range(n):
+        t = opt.ask()
+        opt.tell(t, trap(**t.params))
+    return opt
+
+
+def test_escapes_take_every_window_th_failure_and_go_away_from_the_incumbent():
+    window = 4
+    opt = run(recipe(window), 40)
+    trials = opt.trials
+    y = np.array([t.value for t in trials])
+    space = opt.space
+    escape = StallEscape(window=window)
+    escapes = [i for i, t in enumerate(trials) if t.origin == "stall"]
+    assert escapes
+    for i in range(5, len(trials)):
+        r = failures_in_a_row(y[:i], 5, escape.tol)
+        assert (trials[i].origin == "stall") == (r >= window and r % window == 0)
+    for i in escapes:
+        inc = trials[int(np.argmin(y[:i]))]
+        U = space.to_unit([trials[i].params, inc.params])
+        assert escape.away(U[:1], U[1], space.levels)[0]
+
+
+def test_escapes_between_cells_find_the_basin_the_design_missed():
+    # without escapes, 3 of these 8 runs find it
+    cells = dataclasses.replace(recipe(), steps=(
+        StallEscape(window=4, n_random=300, cells=True), AcquisitionSearch(n_random=300)))
+    found = 0
+    for seed in range(8):
+        opt = run(cells, 30, seed=seed)
+        found += min(t.value for t in opt.trials) < 0.5
+    assert found >= 6
+
+
+def test_it_passes_in_a_candidate_set_and_refuses_bad_settings():
+    cands = [{"degree": d, "kind": k, "x": x} for d in (1, 3) for k in "ab" for x in (0.1, 0.9)]
+    opt = Optimizer(SPACE, surrogate=dataclasses.replace(recipe(1), steps=(
+        StallEscape(window=1),)), random_state=0, n_initial=2, candidates=cands)
+    for _ in range(6):
+        t = opt.ask()
+        opt.tell(t, 1.0)
+    assert {t.origin for t in opt.trials[2:]} == {"random"}
+    with pytest.raises(ValueError, match=r"StallEscape\(window"):
+        StallEscape(window=0)
+    with pytest.raises(ValueError, match=r"StallEscape\(radius=...\)"):
+        StallEscape(radius=1.5)
+    with pytest.raises(ValueError, match=r"StallEscape\(tol=...\)"):
+        StallEscape(tol=-0.1)
+    with pytest.raises(ValueError, match=r"StallEscape\(move=...\)"):
+        StallEscape(move="jump")
+    with pytest.raises(TypeError, match=r"StallEscape\(cells=...\)"):
+        StallEscape(cells=1)
+
+
+@pytest.mark.parametrize("cells", [False, True])
+def test_random_escapes_go_away_from_the_incumbent(cells):
+    escape = StallEscape(window=3, move="random", cells=cells)
+    opt = run(dataclasses.replace(recipe(), steps=(escape, AcquisitionSearch(n_random=300))), 30)
+    y = np.array([t.value for t in opt.trials])
+    moves = [i for i, t in enumerate(opt.trials) if t.origin == "stall"]
+    assert moves
+    for i in moves:
+        U = opt.space.to_unit([opt.trials[i].params, opt.trials[int(np.argmin(y[:i]))].params])
+        assert escape.away(U[:1], U[1], opt.space.levels)[0]
+        if cells:
+            assert (U[0, :2] != U[1, :2]).any()
+
+
+def test_one_escape_per_batch_and_a_pickled_optimizer_proposes_as_the_original():
+    opt = run(recipe(3), 20)
+    batch = opt.ask(4)
+    assert sum(t.origin == "stall" for t in batch) <= 1
+    whole = run(recipe(3), 24, seed=2)
+    part = run(recipe(3), 13, seed=2)
+    part = pickle.loads(pickle.dumps(part))
+    for _ in range(11):
+        t = part.ask()
+        part.tell(t, trap(**t.params))
+    assert [t.params for t in part.trials] == [t.params for t in whole.trials]
