@@ -552,3 +552,17 @@ def test_constraint_functions_on_the_server(url):
     again.close()
     study = Study.open(_storage(url))
     assert study.objectives.constraints == ("mem_limit",)
+
+
+def test_failures_modelled_as_infeasible_on_the_server(url):
+    from tests.mfbo.optimize.test_multi_objective import SPACE as SQUARE, crashing
+
+    res = mfbo.minimize(crashing, SQUARE, n_calls=12, random_state=0, on_failure="infeasible",
+                        constraints=["c"], storage=url, n_workers=2, progress_bar=False)
+    assert res.n_failed and sum(t.state == "complete" for t in res.trials) + res.n_failed == 12
+    again = Optimizer(SQUARE, storage=url, constraints=["c"], on_failure="infeasible",
+                      random_state=0)
+    Y = again.study.obs.Y
+    assert Y.shape[1] == 3 and set(Y[:, 2]) <= {1.0, -1.0}
+    assert (Y[:, 2] == -1).sum() == sum(t.state == "complete" for t in again.trials)
+    assert again.ask().origin == "outcomes"
