@@ -485,12 +485,14 @@ def test_with_on_failure_infeasible_a_failure_is_a_row_of_its_nearest_complete_n
                                                 [2.0, 0.5, 1.0]])
 
 
-def test_a_bad_on_failure_is_refused_naming_it():
-    for make in (lambda: Study(SPACE, on_failure="crash"),
-                 lambda: Optimizer(SPACE, on_failure="crash")):
+def test_a_bad_on_failure_is_refused_naming_it(tmp_path):
+    db = tmp_path / "s.db"
+    for make in (lambda: Study(SPACE, str(db), on_failure="crash"),
+                 lambda: Optimizer(SPACE, storage=str(db), on_failure="crash")):
         with pytest.raises(ValueError, match=r"on_failure must be one of \['worst', 'ignore', "
                                              r"'infeasible'\], got 'crash'"):
             make()
+    assert not db.exists()  # nothing was created
 
 def test_a_first_pruned_trial_feeds_its_last_loss():
     storage = InMemoryStorage()
