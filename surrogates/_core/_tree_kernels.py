@@ -295,42 +295,34 @@ def _singleton_leaf(t, k, p, X, y, inode, fnode, box, stats, pnext, lifetime, ta
     fnode[t, k, TAU] = lifetime
 
 
-@njit(cache=True, inline="always")
-def _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
-              min_samples_split, task):
-    meta[t, ROOT] = 0
-    meta[t, NNODES] = 1
-    inode[t, 0, PARENT] = -1
-    idx = np.empty(n, np.int64)  # 0..n-1, without compiling np.arange on a fresh install
-    for q in range(n):
-        idx[q] = q
-    zero = np.int64(0)  # not the literal 0, for which _grow_block would compile a second time
-    _grow_block(t, zero, idx, zero, n, 0.0, X, y, inode, fnode, box, stats, pnext, meta, rng,
-                lifetime, min_samples_split, task)
-
-
-@njit(cache=True, nogil=True)
-def fit_tree_range(t0, t1, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
-                   min_samples_split, task):
-    """Grow trees ``t0..t1-1`` from scratch on points ``0..n-1`` (SampleMondrianTree)."""
+def _fit_tree_range(t0, t1, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
+                    min_samples_split, task):
+    """Grow trees ``t0..t1-1`` from scratch on points ``0..n-1`` (SampleMondrianTree): for each
+    tree, :func:`_grow_block` on its root.  One compiled call per tree of the kernel that
+    online growth re-samples blocks with, so a fit compiles no kernel of its own; the kernel
+    releases the GIL, so the thread pool runs trees at once."""
     for t in range(t0, t1):
-        _fit_tree(t, n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
-                  min_samples_split, task)
+        meta[t, ROOT] = 0
+        meta[t, NNODES] = 1
+        inode[t, 0, PARENT] = -1
+        idx = np.arange(n, dtype=np.int64)  # permuted in place by the tree's growth
+        _grow_block(t, 0, idx, 0, n, 0.0, X, y, inode, fnode, box, stats, pnext, meta, rng,
+                    lifetime, min_samples_split, task)
 
 
 def fit_trees(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime, min_samples_split,
               task):
     """Grow every tree from scratch on points ``0..n-1`` (SampleMondrianTree), the trees split
     over the thread pool (:func:`~surrogates._core.threads.run_split`)."""
-    run_split(fit_tree_range, inode.shape[0], n, X, y, inode, fnode, box, stats, pnext, meta,
+    run_split(_fit_tree_range, inode.shape[0], n, X, y, inode, fnode, box, stats, pnext, meta,
               rng, lifetime, min_samples_split, task)
 
 
 def fit_trees_serial(n, X, y, inode, fnode, box, stats, pnext, meta, rng, lifetime,
                      min_samples_split, task):
     """:func:`fit_trees` on the calling thread (small forests: no thread pool to wait on)."""
-    fit_tree_range(0, inode.shape[0], n, X, y, inode, fnode, box, stats, pnext, meta, rng,
-                   lifetime, min_samples_split, task)
+    _fit_tree_range(0, inode.shape[0], n, X, y, inode, fnode, box, stats, pnext, meta, rng,
+                    lifetime, min_samples_split, task)
 
 
 # --------------------------------------------------------------------------------------
@@ -385,45 +377,6 @@ def scale_rows(Xraw, lower, scale, out, limit):
             elif s < -limit:
                 s = -limit
             out[i, d] = s
-    return -1
-
-
-# what :func:`ingest` found besides all well (-1): a non-finite input or target, an input too
-# far out of the scaled range, a target too large for its scaling (to be rescaled, not an
-# error); returned as ``4 * row + kind``, one integer being cheaper to return than a pair
-INGEST_BAD_X, INGEST_BAD_Y, INGEST_FAR_X, INGEST_BIG_Y = 0, 1, 2, 3
-
-
-@njit(cache=True, nogil=True)
-def ingest(Xraw, yraw, lower, scale, x_limit, y_mult, y_limit, start, X, y, write):
-    """Check new rows, then (if ``write``) write them scaled into the buffers at ``start``:
-    ``(Xraw - lower) / scale`` and ``yraw * y_mult``.
-
-    Returns -1 when all is well; otherwise ``4 * row + kind`` for the first problem, and
-    nothing is written: a non-finite ``Xraw`` (``INGEST_BAD_X``) or ``yraw``
-    (``INGEST_BAD_Y``), a scaled input beyond ``x_limit`` (``INGEST_FAR_X``), or, only when all
-    rows are otherwise valid, a scaled target beyond ``y_limit`` (``INGEST_BIG_Y``).
-    """
-    n, D = Xraw.shape
-    big = -1
-    for i in range(n):
-        for d in range(D):
-            if not np.isfinite(Xraw[i, d]):
-                return 4 * i + INGEST_BAD_X
-        if not np.isfinite(yraw[i]):
-            return 4 * i + INGEST_BAD_Y
-        for d in range(D):
-            if not abs((Xraw[i, d] - lower[d]) / scale[d]) <= x_limit:
-                return 4 * i + INGEST_FAR_X
-        if big < 0 and not abs(yraw[i] * y_mult) <= y_limit:
-            big = i
-    if big >= 0:
-        return 4 * big + INGEST_BIG_Y
-    if write:
-        for i in range(n):
-            for d in range(D):
-                X[start + i, d] = (Xraw[i, d] - lower[d]) / scale[d]
-            y[start + i] = yraw[i] * y_mult
     return -1
 
 

@@ -13,12 +13,12 @@ import time
 
 import numpy as np
 
+from .ingest import BAD_X, BIG_Y, FAR_X, scaled_rows
 from ._rng_kernels import seed_states
-from ._tree_kernels import (HEAD, INGEST_BAD_X, INGEST_BIG_Y, INGEST_FAR_X, LEFT, NNODES, PARENT,
-                            PAUSED, RIGHT, ROOT, TASK_CLASSIFICATION, TASK_REGRESSION, TAU,
-                            _is_paused, apply_trees, extend_trees, extend_trees_parallel,
-                            fit_trees, fit_trees_serial, ingest, preorder, restat_regression,
-                            restat_regression_serial)
+from ._tree_kernels import (HEAD, LEFT, NNODES, PARENT, PAUSED, RIGHT, ROOT, TASK_CLASSIFICATION,
+                            TASK_REGRESSION, TAU, _is_paused, apply_trees, extend_trees,
+                            extend_trees_parallel, fit_trees, fit_trees_serial, preorder,
+                            restat_regression, restat_regression_serial)
 
 #: the tree kernels run on the thread pool only from this many points times trees.  Below it
 #: a fit or an update is a fraction of a millisecond on one thread, where the pool saves a
@@ -236,23 +236,19 @@ class TreeStore:
         """
         b = Xraw.shape[0]
         start = self.n_points
-        room = start + b <= self.X.shape[0] and 2 * (start + b) <= self.inode.shape[1]
-        bad = ingest(Xraw, y, lower, scale, x_limit, y_mult, y_limit, start, self.X, self.y,
-                     room)
-        if bad < 0 and not room:  # validated: now grow, then write
-            self.reserve(start + b)
-            bad = ingest(Xraw, y, lower, scale, x_limit, y_mult, y_limit, start, self.X, self.y,
-                         True)
-        if bad >= 0:
-            row, kind = divmod(bad, 4)
-            if kind == INGEST_BIG_Y:
+        Xs, ys, row, kind = scaled_rows(Xraw, y, lower, scale, x_limit, y_mult, y_limit)
+        if row >= 0:
+            if kind == BIG_Y:
                 raise TargetsTooLarge(row)
-            if kind == INGEST_FAR_X:
+            if kind == FAR_X:
                 raise ValueError(f"Input X: sample {row} lies too far outside the feature range "
                                  f"the model was fitted on (more than {x_limit:.3g} times that "
                                  f"range away); pass feature_bounds covering it, or refit.")
-            name = "X" if kind == INGEST_BAD_X else "y"
+            name = "X" if kind == BAD_X else "y"
             raise ValueError(f"Input {name} contains NaN or infinity (sample {row}).")
+        self.reserve(start + b)
+        self.X[start:start + b] = Xs
+        self.y[start:start + b] = ys
         self._check_room(start + b)
         self.n_points = start + b
         if b >= 16 or not self.use_threads():
