@@ -20,6 +20,10 @@ Methods (:data:`METHODS`), every one seeded, with the settings its authors recom
 ``mondrian`` (mfbo at full fidelity), ``mondrian-hyperband`` and ``mondrian-sh`` (mfbo with
 :class:`mfbo.pruners.HyperbandPruner` / ``SuccessiveHalvingPruner``, reduction factor 3 from
 one step), ``mondrian-model`` (mfbo with :class:`mfbo.pruners.MondrianPruner`),
+``mondrian-bohb`` (Hyperband's brackets whose new configurations an online Mondrian forest over
+(configuration, budget) proposes, BOHB's model-based sampling:
+:mod:`benchmarks.harness.multi_fidelity_bohb`) and ``mondrian-sh-forest`` (``mondrian-sh``'s
+successive halving with that forest's configurations instead of mfbo's proposals),
 ``tpe-hyperband`` and ``tpe-median`` (Optuna's TPESampler with its HyperbandPruner /
 MedianPruner), ``random-hyperband`` (Optuna's RandomSampler with its HyperbandPruner),
 SMAC3's ``smac-hyperband`` (HyperbandFacade: random configurations, Hyperband) and
@@ -143,8 +147,7 @@ METHODS = {
     "mondrian-sh": _mfbo(_successive_halving),
     "mondrian-model": _mfbo(lambda p: __import__("mfbo").pruners.MondrianPruner(
         max_resource=p.max_budget)),
-    "mondrian-bohb": bohb(hyperband=True),
-    "mondrian-bohb-sh": bohb(hyperband=False),
+    "mondrian-bohb": bohb,
     "mondrian-sh-forest": _mfbo(_successive_halving,
                                 lambda p, s: ForestSampler(p.unit_space, p.max_budget, s)),
     "tpe-hyperband": _optuna(lambda o, s: o.samplers.TPESampler(seed=s),

@@ -1,21 +1,23 @@
-"""mfbo's BOHB-style methods of the ``multi-fidelity`` suite: the brackets of Hyperband (or of
-successive halving alone) whose new configurations an online Mondrian forest over
-(configuration, budget) proposes -- the model-based sampling of BOHB (Falkner et al. 2018,
-"BOHB: robust and efficient hyperparameter optimization at scale") with mfbo's forest in place
-of BOHB's density estimates, fed every value a configuration reports, at every budget.
+"""mfbo's BOHB-style method of the ``multi-fidelity`` suite: the brackets of Hyperband whose
+new configurations an online Mondrian forest over (configuration, budget) proposes -- the
+model-based sampling of BOHB (Falkner et al. 2018, "BOHB: robust and efficient
+hyperparameter optimization at scale") with mfbo's forest in place of BOHB's density
+estimates, fed every value a configuration reports, at every budget.
 
 A bracket of reduction factor ``eta = 3`` on budgets 1..``max_budget`` (27: rungs 1, 3, 9,
 27) starts ``n`` new configurations at its lowest rung, trains each to the rung, keeps the best
 ``1/eta`` of them and trains those on (a promoted configuration continues where it stopped, as
 mfbo's pruned methods' trials do, so its cost is the steps it adds), up to ``max_budget``.
 Hyperband cycles its brackets from the most aggressive (``n = 27`` at budget 1) to the
-least (4 at full budget); successive halving repeats the most aggressive one.
+least (4 at full budget).  (:data:`benchmarks.harness.multi_fidelity.METHODS` also puts the
+sampler in mfbo's asynchronous successive halving: ``mondrian-sh-forest``.)
 
-A new configuration is random for the first ``d + 2`` configurations and with probability
-``random_fraction`` (BOHB's 1/3); otherwise it is the best, by the forest's expected
-improvement at full budget, of ``n_candidates`` (BOHB's 64) candidates: half uniform in the
-unit cube, half the best evaluated configurations (by the forest's mean at full budget)
-moved by a normal step of ``local_scale`` in each unit coordinate.  The forest's
+A new configuration is random until ``d + 2`` configurations have reported, and then with
+probability ``random_fraction`` (BOHB's 1/3); otherwise it is the best, by the forest's
+expected improvement at full budget, of ``n_candidates`` (BOHB's 64) candidates: half uniform
+in the unit cube, half drawn from the best tenth of the configurations that reported (by the
+forest's mean at full budget), each moved by a normal step of ``local_scale`` (0.1) in every
+unit coordinate.  The forest's
 expected improvement is over the best mean it gives an evaluated configuration at full
 budget, so a bracket whose configurations have reached only low budgets already informs the
 next.  The forest is :class:`mfbo.optimize.pruners.mondrian.CurveForest`'s (budget
@@ -32,13 +34,13 @@ import numpy as np
 __all__ = ["brackets", "ForestSampler", "bohb"]
 
 
-def brackets(max_budget: int, eta: int = 3, hyperband: bool = True) -> Iterator[list]:
-    """The brackets, forever: each a list of ``(configurations, budget)`` rungs, the budgets
-    ``max_budget * eta^-k`` rounded (Hyperband's ``s_max + 1`` brackets in turn, from the
-    most aggressive; without ``hyperband`` the most aggressive alone)."""
+def brackets(max_budget: int, eta: int = 3) -> Iterator[list]:
+    """Hyperband's brackets, forever: each a list of ``(configurations, budget)`` rungs, the
+    budgets ``max_budget * eta^-k`` rounded (its ``s_max + 1`` brackets in turn, from the most
+    aggressive)."""
     s_max = int(math.floor(math.log(max_budget) / math.log(eta) + 1e-9))
     while True:
-        for s in (range(s_max, -1, -1) if hyperband else [s_max]):
+        for s in range(s_max, -1, -1):
             n = int(math.ceil((s_max + 1) / (s + 1) * eta ** s))
             yield [(max(int(n * eta ** -i), 1), int(round(max_budget * eta ** (i - s))))
                    for i in range(s + 1)]
@@ -100,35 +102,32 @@ class ForestSampler:
         self.observe(len(self.units), self.space.to_unit([params])[0], values)
 
 
-def bohb(hyperband: bool = True):
-    """The run of the BOHB-style method (Hyperband's brackets, or successive halving's alone)
-    for :data:`benchmarks.harness.multi_fidelity.METHODS`: the events ``(cost, loss)`` of the
+def bohb(problem, seed: int, max_cost: int) -> list:
+    """A run of the BOHB-style method (see the module): the events ``(cost, loss)`` of the
     configurations trained to full budget."""
-    def run(problem, seed: int, max_cost: int) -> list:
-        space, R = problem.unit_space, problem.max_budget
-        sampler = ForestSampler(space, R, seed)
-        cost, events = 0, []
-        for bracket in brackets(R, 3, hyperband):
-            alive = []  # (key, unit, curve, values)
-            for i, (n, budget) in enumerate(bracket):
-                if i == 0:
-                    for _ in range(n):
-                        unit = sampler.propose()
-                        params = space.from_unit(unit[None, :])[0]
-                        alive.append((len(sampler.units), unit, problem.curve_of(params), {}))
-                        sampler.observe(alive[-1][0], unit, {})
-                else:
-                    alive = sorted(alive, key=lambda a: a[3][max(a[3])])[:n]
-                for key, unit, curve, values in alive:
-                    for step in range(len(values) + 1, budget + 1):
-                        values[step] = float(curve[step - 1])
-                        cost += 1
-                        if cost >= max_cost and step < budget:
-                            return events
-                    sampler.observe(key, unit, values)
-                    if budget == R:
-                        events.append((cost, values[R]))
-                    if cost >= max_cost:
+    space, R = problem.unit_space, problem.max_budget
+    sampler = ForestSampler(space, R, seed)
+    cost, events = 0, []
+    for bracket in brackets(R, 3):
+        alive = []  # (key, unit, curve, values)
+        for i, (n, budget) in enumerate(bracket):
+            if i == 0:
+                for _ in range(n):
+                    unit = sampler.propose()
+                    params = space.from_unit(unit[None, :])[0]
+                    alive.append((len(sampler.units), unit, problem.curve_of(params), {}))
+                    sampler.observe(alive[-1][0], unit, {})
+            else:
+                alive = sorted(alive, key=lambda a: a[3][max(a[3])])[:n]
+            for key, unit, curve, values in alive:
+                for step in range(len(values) + 1, budget + 1):
+                    values[step] = float(curve[step - 1])
+                    cost += 1
+                    if cost >= max_cost and step < budget:
                         return events
-        return events
-    return run
+                sampler.observe(key, unit, values)
+                if budget == R:
+                    events.append((cost, values[R]))
+                if cost >= max_cost:
+                    return events
+    return events  # (never reached: the brackets never end)
