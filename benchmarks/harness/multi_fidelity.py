@@ -114,7 +114,10 @@ def _optuna(sampler, pruner):
         from benchmarks.harness.peers import _optuna_suggest
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        study = optuna.create_study(sampler=sampler(optuna, seed),
+        # a fixed name: Optuna's HyperbandPruner puts a trial in a bracket by a hash of the
+        # study's name, which is random when none is given (and the run with it)
+        study = optuna.create_study(study_name=f"{problem.name}-{seed}",
+                                    sampler=sampler(optuna, seed),
                                     pruner=pruner(optuna, problem))
         cost, events = 0, []
         while cost < max_cost:

@@ -1,6 +1,7 @@
 """The multi-fidelity benchmark (benchmarks/harness/multi_fidelity.py): scores by cost level
 and the cost to reach a target read the runs' events as defined; a method's run spends the
-cost it is given and counts only configurations trained to full budget; the report ranks."""
+cost it is given, counts only configurations trained to full budget and repeats itself for a
+seed; the report ranks."""
 
 import math
 
@@ -30,6 +31,9 @@ def test_a_run_spends_its_cost_and_counts_full_budgets_only(method):
     assert costs == sorted(costs) and costs[-1] <= 4 * problem.max_budget
     for _, value in events:  # each a full-budget value of a configuration of the space
         assert value >= problem.optimum - 1e-9
+    # seeded: with Optuna's HyperbandPruner too (at this cost its brackets differ by name)
+    again = [bench.METHODS[method](problem, 0, 10 * problem.max_budget) for _ in range(2)]
+    assert again[0] == again[1]
 
 
 def test_the_report_ranks_methods_per_cost_level():
