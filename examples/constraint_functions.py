@@ -5,8 +5,9 @@ it took; the limits (4 GB, 1.5 s) are not part of the objective, so they are giv
 functions of its return: ``constraints={"name": function}``, each giving a value that must be
 ``<= 0``.  The study records the values (never the functions), so a resumed study does not
 call them on its old trials.  Runs with too large a learning rate diverge and raise;
-``on_failure="infeasible"`` models where that happens as one more constraint instead of
-telling the model that the loss was the worst one seen there.
+``on_failure="infeasible"`` (the default for a study with constraints, written out here)
+models where that happens as one more constraint instead of telling the models that the loss
+was the worst one seen there and that every limit was broken.
 
 Run: ``python examples/constraint_functions.py`` (a few seconds).
 """

@@ -15,8 +15,9 @@ alike).
 Methods, each with its recommended settings: ``mfbo`` (``pareto_method="auto"``),
 ``mfbo-parego``, ``mfbo-hvi``, ``mfbo-flat-constraints`` (an ablation: constraint forests
 without the linear trend), ``mfbo-quick-search`` (an ablation: a cheaper outcome search, half
-the random points and ``search_patience=2``), ``mfbo-infeasible`` and ``mfbo-ignore`` (a failed
-trial modelled as infeasible, or not fed: ``on_failure``), ``random`` (mfbo's random search),
+the random points and ``search_patience=2``), ``mfbo-infeasible``, ``mfbo-worst`` and
+``mfbo-ignore`` (a failed trial modelled as infeasible, as the worst outcomes so far, or not
+fed: ``on_failure``; ``mfbo``'s is ``"auto"``), ``random`` (mfbo's random search),
 ``optuna-nsga2``
 (``NSGAIISampler(seed, constraints_func)``), ``optuna-tpe`` (``TPESampler(seed,
 constraints_func)``, Optuna 5's multivariate default).  Optuna's ``GPSampler`` needs PyTorch,
@@ -172,6 +173,7 @@ METHODS = {
     "mfbo-parego": lambda p, b, s: _mfbo(p, b, s, pareto_method="parego"),
     "mfbo-flat-constraints": _flat_constraints,
     "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
+    "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),
     "random": lambda p, b, s: _mfbo(p, b, s, surrogate="random"),
     "optuna-nsga2": lambda p, b, s: _optuna(p, b, s, "nsga2"),

@@ -111,16 +111,19 @@ class Optimizer:
         ``"constant_liar"`` lets a copy of the surrogate believe each pending point has the
         loss given by ``liar`` (``"min"``, ``"mean"`` or ``"max"`` of the observed losses);
         ``"thompson"`` gives each proposal its own draw (one tree of the forest).
-    on_failure : {"worst", "ignore", "infeasible"}, default="worst"
+    on_failure : {"auto", "worst", "ignore", "infeasible"}, default="auto"
         What the surrogate sees for a failed trial: the worst loss observed so far (so the
         region is avoided, like SMAC's crash cost), nothing, or (``"infeasible"``) a
         failure: one more forest, on the same partitions, models whether a trial fails, and
         the probability of not failing weighs every proposal as a constraint's does, while
         the other models see a failed point as the nearest complete trial (so a crash near
-        the best region does not read as a bad loss there).  A study of one value then
-        proposes by expected improvement times that probability
-        (:class:`~mfbo.proposal.steps.OutcomeSearch`) instead of its recipe's steps.  A
-        handle's setting, not recorded with the study.
+        the best region does not read as a bad loss there, nor as a violation of every
+        constraint).  A study of one value then proposes by expected improvement times that
+        probability (:class:`~mfbo.proposal.steps.OutcomeSearch`) instead of its recipe's
+        steps.  ``"auto"``: ``"infeasible"`` for a study with constraints, several objectives
+        or named ones, ``"worst"`` for a study of one unnamed value without constraints (whose
+        proposals stay its recipe's).  A handle's
+        setting, not recorded with the study (:attr:`on_failure` is the one in use).
     n_random_candidates : int or None, default=None
         Random/Sobol points scored per proposal in continuous or mixed spaces before local
         search.  None: the recipe's (SMAC3's 10,000 for RF-SMAC; 2,000 for the Mondrian
@@ -169,8 +172,8 @@ class Optimizer:
         constraints must be known before the first trial.)  Each is
         modelled by a forest of its own on the same partitions, and proposals are weighted by
         the probability that every constraint is met.  A failed trial counts as violating
-        them (with ``on_failure="worst"``, as the largest violation so far; with
-        ``"infeasible"``, as a failure).
+        them (with ``on_failure="infeasible"``, the default here, as a failure; with
+        ``"worst"``, as the largest violation so far).
     pareto_method : {"auto", "hvi", "parego"}, default="auto"
         With several objectives: the expected hypervolume improvement over the trees' joint
         draws (``"hvi"``; ``"auto"`` takes it for two objectives) or random Chebyshev
@@ -185,7 +188,7 @@ class Optimizer:
 
     def __init__(self, space, surrogate="mondrian", acquisition=None, candidates=None,
                  random_state=None, n_initial=None, initial_design=None, kappa=None, xi=None,
-                 batch_strategy="constant_liar", liar="min", on_failure="worst",
+                 batch_strategy="constant_liar", liar="min", on_failure="auto",
                  n_random_candidates=None, local_search=None, surrogate_options=None,
                  storage=None, study_name="default", min_distance=0.0,
                  neighbourhood=None, direction="minimize", pruner=None, directions=None,
@@ -203,9 +206,11 @@ class Optimizer:
             local_search=local_search, neighbourhood=neighbourhood)
         ss = seed_sequence(random_state)
         seed = ss.spawn(1)[0]
-        if on_failure not in ON_FAILURE:
-            raise ValueError(f"on_failure must be one of {list(ON_FAILURE)}, got "
+        if on_failure not in ("auto", *ON_FAILURE):
+            raise ValueError(f"on_failure must be one of {['auto', *ON_FAILURE]}, got "
                              f"{on_failure!r}.")
+        if on_failure == "auto":
+            on_failure = "worst" if objectives.plain else "infeasible"
         failures = on_failure == "infeasible"
         outputs = None if objectives.plain and not failures else _outcome_models(
             recipe, len(space), seed, surrogate_options, objectives, failures)

@@ -256,7 +256,8 @@ class MondrianSampler(BaseSampler):
       A failed trial is seen as the worst loss so far (like SMAC's crash cost).  With
       ``on_failure="ignore"`` (optuna's own samplers' convention for failures) neither is
       seen.  With ``on_failure="infeasible"`` a failed trial is modelled as infeasible, as a
-      constraint of its own (:class:`mfbo.Optimizer`).
+      constraint of its own (:class:`mfbo.Optimizer`; the default, ``"auto"``, takes it for
+      studies of several objectives or with constraints, and ``"worst"`` otherwise).
     - A running trial (of this or another process or thread) is a pending trial, so the
       proposal accounts for it by the optimizer's ``batch_strategy`` (a constant liar by
       default).  The sampler stores each proposal in the trial's system attributes (as

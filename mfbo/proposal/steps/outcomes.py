@@ -22,7 +22,7 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   feasible trial the probability of feasibility alone is maximised.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
-  probability of not failing.
+  probability of not failing (left out while no trial has failed).
 """
 
 from __future__ import annotations
@@ -148,6 +148,9 @@ class OutcomeSearch(AcquisitionSearch):
         o = study.objectives
         models = proposer.models
         Y = study.obs.Y
+        if study.n_outcomes > o.k + o.m and not (Y[:, -1] > 0).any():
+            # no failure yet: the failures' model, which would weigh nothing, is left out
+            models, Y = models[:-1], Y[:, :-1]
         feasible = _feasible(Y, o.k)
         # the observed losses on each objective's model scale, and their range
         T = np.column_stack([models[j].to_model_scale(Y[:, j]) for j in range(o.k)])

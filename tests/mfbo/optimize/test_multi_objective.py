@@ -76,8 +76,8 @@ def test_bad_returns_raise_and_record_nothing(tmp_path):
 
 
 def test_a_value_that_is_not_finite_is_a_failed_trial_fed_as_the_worst():
-    opt = run(Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=1),
-              two_objectives, 6)
+    opt = run(Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=1,
+                        on_failure="worst"), two_objectives, 6)
     told = opt.tell(opt.ask(), {"err": math.nan, "size": 1.0, "mem": -1.0})
     assert told.state == "failed" and "objective 'err' is nan" in told.error
     Y = opt.study.obs.Y
@@ -247,7 +247,7 @@ def test_a_pickled_optimizer_goes_on_as_the_original():
     opt = run(Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=6),
               two_objectives, 12)
     copy = pickle.loads(pickle.dumps(opt))
-    assert copy.objectives == opt.objectives and len(copy.proposer.models) == 3
+    assert copy.objectives == opt.objectives and len(copy.proposer.models) == 4
     a, b = opt.ask(), copy.ask()
     assert a.params == b.params
     copy.tell(b, two_objectives(**b.params))
@@ -386,6 +386,20 @@ def _told(opt, n, f=crashing, **kw):
     return opt
 
 
+def test_on_failure_auto_is_infeasible_where_proposals_weigh_outcomes():
+    assert Optimizer(SPACE).on_failure == "worst"  # one value: the recipe's proposals
+    for kwargs in ({"constraints": ["c"]}, {"directions": TWO},
+                   {"directions": {"err": "minimize"}}):
+        assert Optimizer(SPACE, **kwargs).on_failure == "infeasible"
+    assert Optimizer(SPACE, constraints=["c"], on_failure="worst").on_failure == "worst"
+    # nothing failed: the same proposals as with "worst" (the failures' model left out)
+    a = run(Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=3),
+            two_objectives, 14)
+    b = run(Optimizer(SPACE, directions=TWO, constraints=["mem"], random_state=3,
+                      on_failure="worst"), two_objectives, 14)
+    assert [t.params for t in a.trials] == [t.params for t in b.trials]
+
+
 def test_on_failure_infeasible_models_failures_as_a_constraint():
     opt = _told(Optimizer(SPACE, on_failure="infeasible", random_state=2), 30)
     after = opt.trials[opt.n_initial:]
@@ -509,10 +523,14 @@ class OutcomeMachine(RuleBasedStateMachine):
                 assert (t.values, t.constraints) == want and t.extra == {"note": 1}
         done = [trials[i] for i, w in self.told.items() if w is not None]
         Y = self.opt.study.obs.Y
-        assert Y.shape[1] == 3
+        assert Y.shape[1] == 4  # (on_failure="auto": whether a trial failed, last)
         rows = {tuple(u): row for u, row in zip(self.opt.study.obs.X, Y)}
         for t in done:
-            assert list(rows[tuple(t.unit)]) == [t.values[0], -t.values[1], t.constraints[0]]
+            assert list(rows[tuple(t.unit)]) == [t.values[0], -t.values[1], t.constraints[0],
+                                                 -1.0]
+        for t in trials:
+            if t.state == "failed" and tuple(t.unit) in rows:
+                assert rows[tuple(t.unit)][-1] == 1.0
         feasible = [t for t in done if t.constraints[0] <= 0]
         front = {t.id for t in feasible if not any(
             o.values[0] <= t.values[0] and o.values[1] >= t.values[1] and

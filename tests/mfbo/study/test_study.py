@@ -489,8 +489,8 @@ def test_a_bad_on_failure_is_refused_naming_it(tmp_path):
     db = tmp_path / "s.db"
     for make in (lambda: Study(SPACE, str(db), on_failure="crash"),
                  lambda: Optimizer(SPACE, storage=str(db), on_failure="crash")):
-        with pytest.raises(ValueError, match=r"on_failure must be one of \['worst', 'ignore', "
-                                             r"'infeasible'\], got 'crash'"):
+        with pytest.raises(ValueError, match=r"on_failure must be one of \[.*'worst', "
+                                             r"'ignore', 'infeasible'\], got 'crash'"):
             make()
     assert not db.exists()  # nothing was created
 
