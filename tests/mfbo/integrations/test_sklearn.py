@@ -199,6 +199,24 @@ def test_bad_objectives_are_refused_before_anything_is_fitted(kwargs, match, mon
         small(LogisticRegression(), {"C": Real(0.1, 1.0)}, **options).fit(X, y)
     assert not fits
 
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.FitFailedWarning")
+def test_several_scorers_with_failed_fits(monkeypatch):
+    seen = []
+    close = mfbo.Optimizer.close
+    monkeypatch.setattr(mfbo.Optimizer, "close", lambda self: (seen.append(self), close(self)))
+    scoring = {"s": lambda est, X_, y_: est.score(X_, y_), "small": lambda est, X_, y_: -est.a}
+    search = small(Brittle(), {"a": Real(0.0, 1.0)}, n_iter=12, n_points=4, scoring=scoring,
+                   refit="s", objectives=["s", "small"]).fit(X, y)
+    r = search.cv_results_
+    failed = np.isnan(r["mean_test_s"])
+    assert failed.any() and not set(search.pareto_front_) & set(np.flatnonzero(failed))
+    opt, = seen
+    assert opt.on_failure == "infeasible"
+    assert sum(t.state == "failed" for t in opt.trials) == failed.sum()
+    # the front: the scores' trade-off between a = 0.4 (best s) and a = 0 (best small)
+    assert all(0.0 <= r["params"][i]["a"] <= 0.4 + 1e-12 for i in search.pareto_front_)
+
 def test_n_jobs_and_random_state_reproducibility():
     space = {"C": Real(1e-3, 1e2, log=True), "fit_intercept": [True, False]}
 
