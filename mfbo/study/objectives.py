@@ -197,7 +197,9 @@ class Objectives:
         non-finite objective or constraint value is a failed trial, its error saying which;
         a return that cannot be understood raises (a ``TypeError``/``ValueError`` naming
         what was expected) before anything is recorded: a tuple of the wrong length, a tuple
-        told to a study of one value, a dict without an objective's or a constraint's key."""
+        told to a study of one value, a dict without an objective's or a constraint's key, a
+        constraint's function that raises or gives no number (called with the return once
+        the objectives' values are finite)."""
         if self.plain:
             state, v, extra, error = parse_outcome(value)
             return state, None if v is None else (v,), None, extra, error
