@@ -23,6 +23,9 @@ Layout (``T`` trees, node capacity ``C``, point capacity ``P``, ``D`` features, 
 
 A tree with ``N`` points never has more than ``2N - 1`` nodes (every node holds data), so the
 store only needs ``C >= 2N`` and grows by doubling outside the kernels.
+
+Helpers that several kernels call at several places are compiled once and called (LLVM still
+inlines the small ones); numba's ``inline="always"`` types a helper again at every call site.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ TASK_STRUCTURE = 2  # label-free partitions (kernel features): pause only on zer
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _stats_add(stats, t, j, yv, task):
     if task == TASK_REGRESSION:
         n = stats[t, j, 0] + 1.0
@@ -115,7 +118,7 @@ def branch_off(fnode, box, t, j, tp, X, i):
     return tau, delta, eta, branch_off_probability(delta, eta)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def child_containing(inode, fnode, t, j, X, i):
     """The child of internal node ``j`` on row ``X[i]``'s side of the split (left: ``<=``)."""
     if X[i, inode[t, j, FEAT]] <= fnode[t, j, THRESH]:
@@ -151,7 +154,7 @@ def _is_paused(box, stats, t, j, min_samples_split, task):
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _link_points(inode, pnext, t, j, idx, start, end):
     inode[t, j, HEAD] = idx[start]
     for q in range(start, end - 1):
@@ -159,7 +162,7 @@ def _link_points(inode, pnext, t, j, idx, start, end):
     pnext[t, idx[end - 1]] = -1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _partition(X, idx, s, e, d, loc):
     """Reorder ``idx[s:e]`` so points with ``x_d <= loc`` come first; return where they end."""
     mid = s
@@ -343,7 +346,7 @@ def _prefetch_node(t, j, inode, fnode, box, stats, yv, task):
         prefetch(stats, t, j, 8 + 8 * np.int64(yv))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _widen_box(box, t, j, X, i):
     """Widen node ``j``'s box to hold row ``X[i]``."""
     for d in range(box.shape[3]):

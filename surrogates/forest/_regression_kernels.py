@@ -59,7 +59,7 @@ def heuristic_hyperparameters(n, mean, var, n_features, K_cap, gamma2_factor, no
     return float(mean), gamma1, gamma2, sigma2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _V(tau, g1, g2):
     if tau == np.inf:
         return g1
@@ -226,7 +226,7 @@ def _logsumexp_add(lmax, lsum, w, m, v, yi, log_T):
     return lmax, lsum + math.exp(lp - lmax)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _add_moments(s1, s2acc, w, m, v, shift):
     """``(s1, s2acc)`` with the component ``w N(m, v)`` added: the sums of the mixture's first
     and second moments about ``shift`` (about a nearby value, so no cancellation)."""
@@ -340,7 +340,7 @@ def _branch_off_query(z, p, m, v, shift, p_ns, s1, s2acc):
     p_ns[z] *= 1.0 - p
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True)
 def _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var):
     """Add query ``q``'s finished walk of one tree (its sums in slot ``z``) to the forest's."""
     m, v = _mixture_moments(shift, s1[z], s2acc[z])
