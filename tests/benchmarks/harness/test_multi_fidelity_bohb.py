@@ -21,13 +21,15 @@ def test_the_brackets_are_hyperbands():
                                                       [(5, 3), (1, 9)], [(3, 9)]]
 
 
-def _sampler(seed=0):
+def _sampler(seed=0, search="local"):
     p = PROBLEMS["branin-mf"]
-    return p, ForestSampler(p.unit_space, p.max_budget, seed, random_fraction=0.0)
+    return p, ForestSampler(p.unit_space, p.max_budget, seed, random_fraction=0.0,
+                            search=search)
 
 
-def test_the_sampler_follows_the_forest_once_it_has_seen_enough():
-    p, sampler = _sampler()
+@pytest.mark.parametrize("search", ["local", "candidates"])
+def test_the_sampler_follows_the_forest_once_it_has_seen_enough(search):
+    p, sampler = _sampler(search=search)
     for _ in range(len(p.space) + 2):  # random until d + 2 configurations were fed
         params = sampler.ask()
         sampler.tell(params, {s: float(v) for s, v in enumerate(p.curve_of(params), 1)})
@@ -35,7 +37,7 @@ def test_the_sampler_follows_the_forest_once_it_has_seen_enough():
     # the forest's choice: the best expected improvement of its candidates, in the space
     params = sampler.ask()
     assert set(params) == set(p.space) and -5 <= params["x1"] <= 10 and 0 <= params["x2"] <= 15
-    again = _sampler()[1]
+    again = _sampler(search=search)[1]
     for _ in range(len(p.space) + 2):
         q = again.ask()
         again.tell(q, {s: float(v) for s, v in enumerate(p.curve_of(q), 1)})
