@@ -20,9 +20,12 @@ Sobol points, 500, and a local search from the best five of them and from the be
 the configurations that reported, as mfbo's own proposals search), or by
 ``search="candidates"``, BOHB's way, the best of ``n_candidates`` (64) candidates, half
 uniform in the unit cube and half drawn from that best tenth, each moved by a normal step of
-``local_scale`` (0.1) in every unit coordinate (on the dev split the local search was better:
-Branin needs a configuration refined).  A bracket whose configurations have reached only low
-budgets thus already informs the next.  The forest is
+``local_scale`` (0.1) in every unit coordinate.  ``mondrian-sh-forest`` searches locally
+(on the dev split the local search refines Branin, which the candidates did not);
+:func:`bohb` takes BOHB's candidates (a bracket asks for its first rung's configurations all
+at once, of one forest, and the local search finds one point again and again).  A bracket
+whose configurations have reached only low budgets thus already informs the next.  The
+forest is
 :class:`mfbo.optimize.pruners.mondrian.CurveForest`'s (budget coordinate
 ``log(1 + step) / log(1 + max_budget)``, one ``partial_fit`` a reported value).
 """
@@ -121,7 +124,9 @@ def bohb(problem, seed: int, max_cost: int) -> list:
     """A run of the BOHB-style method (see the module): the events ``(cost, loss)`` of the
     configurations trained to full budget."""
     space, R = problem.unit_space, problem.max_budget
-    sampler = ForestSampler(space, R, seed)
+    # BOHB's candidates: a bracket's first rung asks for its configurations all at once, of
+    # one forest, where the local search would find one point again and again
+    sampler = ForestSampler(space, R, seed, search="candidates")
     cost, events = 0, []
     for bracket in brackets(R, 3):
         alive = []  # (key, unit, curve, values)
