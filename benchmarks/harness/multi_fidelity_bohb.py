@@ -21,11 +21,11 @@ the configurations that reported, as mfbo's own proposals search), or by
 ``search="candidates"``, BOHB's way, the best of ``n_candidates`` (64) candidates, half
 uniform in the unit cube and half drawn from that best tenth, each moved by a normal step of
 ``local_scale`` (0.1) in every unit coordinate.  ``mondrian-sh-forest`` searches locally
-(on the dev split the local search refines Branin, which the candidates did not);
-:func:`bohb` takes BOHB's candidates (a bracket asks for its first rung's configurations all
-at once, of one forest, and the local search finds one point again and again).  A bracket
-whose configurations have reached only low budgets thus already informs the next.  The
-forest is
+(chosen on the dev split, where it did better than the candidates; on the test split both
+lose to ``mondrian-sh``, the local search more: see benchmarks/README.md); :func:`bohb` takes
+BOHB's candidates (a bracket asks for its first rung's configurations all at once, of one
+forest, and the local search finds one point again and again).  A bracket whose
+configurations have reached only low budgets thus already informs the next.  The forest is
 :class:`mfbo.optimize.pruners.mondrian.CurveForest`'s (budget coordinate
 ``log(1 + step) / log(1 + max_budget)``, one ``partial_fit`` a reported value).
 """
