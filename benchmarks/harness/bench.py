@@ -265,7 +265,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     from benchmarks.problems.problems import PROBLEMS, SUITES, split_of
 
     single = [n for n in PROBLEMS if split_of(n) is None]
-    suites = [f"{s.name} ({len(s.dev)} dev + {len(s.test)} test)" for s in SUITES.values()]
+    suites = [f"{s.name} ({len(s.dev)} dev + {len(s.test)} test"
+              + (f"; run by its own command: {s.command.split(' --')[0]})" if s.command else ")")
+              for s in SUITES.values()]
     parser.add_argument("--problem", "--problems", dest="problem", default=None,
                         help="comma-separated problems or suites (default: branin, unless "
                              "--suite is given); a problem: " + ", ".join(single)

@@ -112,3 +112,14 @@ def test_mfbo_bench_smoke_run_writes_records_the_report_reads(tmp_path, capsys):
     assert "## Summary: sklearn-tune (dev split), 1 problem" in md
     assert "## Summary: mixed (dev split), 1 problem" in md
     assert (tmp_path / "rep" / "sklearn-kNN-iris-acc.png").stat().st_size > 5_000
+
+
+def test_the_help_names_the_command_of_a_suite_it_does_not_run():
+    import argparse
+    import re
+    wide = argparse.ArgumentParser(
+        formatter_class=lambda prog: argparse.HelpFormatter(prog, width=10_000))
+    text = re.sub(r"\s+", " ", bench.add_arguments(wide).format_help())
+    assert "multi-fidelity (4 dev + 4 test; run by its own command: python -m " \
+           "benchmarks.harness.multi_fidelity)" in text
+    assert "conditional (6 dev + 6 test)," in text
