@@ -289,6 +289,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "{'trend': True, 'trend_window': None})",
            _mfbo("mondrian", "ucb", kappa=1.0,
                  surrogate_options={"trend": True, "trend_window": None})),
+    Method("mondrian-designshift", "mfbo: online Mondrian forest, UCB kappa=1, the log "
+           "transform's shift from the median of the initial design's losses instead of all "
+           "losses' (surrogate_options={'shift_from': 'design'})",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"shift_from": "design"})),
     Method("mondrian-interleave10", "mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
            "ten a uniformly random point (RandomInterleave(0.1); the default has none)",
            _mondrian_with(_DEFAULT.with_settings(RandomInterleave, probability=0.1))),

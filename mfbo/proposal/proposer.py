@@ -110,6 +110,10 @@ class Proposer:
                 model.is_informative and not hasattr(model, "predict_per_tree"):
             raise ValueError("Thompson sampling needs a surrogate with predict_per_tree.")
         self.n_initial = recipe.initial_size(len(space))
+        for m in self.models:
+            set_initial_size = getattr(m, "set_initial_size", None)
+            if set_initial_size is not None:
+                set_initial_size(self.n_initial)
         self.candidates = candidates
         self.batch_strategy = batch_strategy
         self.liar = liar

@@ -44,6 +44,13 @@ class MondrianModel(Model):
         first divided by a power of two, so that no difference of losses overflows.  How the
         offset and the default transform were chosen: benchmarks/DEFAULTS.md, "Output
         transform, initial design, maximiser, min_distance".
+    shift_from : {"all", "design"}, default="all"
+        Whose median sets the ``"log"`` transform's ``c``: all the losses, or the initial
+        design's only (:meth:`set_initial_size`; all while it has not been told).  As a run
+        concentrates its trials near the incumbent, the median of all losses falls towards
+        the best and ``c`` with it, and the transform stretches the incumbent's
+        neighbourhood ever deeper below the rest; the design's median, a sample of the whole
+        space, does not move.
     repeat_y_transform : {"log", "smac-log", "rank", "raw", None}, default=None
         The output transform from the moment two complete trials have returned exactly the
         same loss (:meth:`on_repeated_loss`) on: exact repeats mark a plateau problem (a
@@ -101,7 +108,7 @@ class MondrianModel(Model):
                  posterior: str = "empirical", min_samples_split: int = 2, K_cap: float = 500.0,
                  y_transform: str | None = "log", noise_in_std: bool = False,
                  repeat_y_transform: str | None = None, trend: bool | str = False,
-                 trend_window: int | None = None, **kwargs):
+                 trend_window: int | None = None, shift_from: str = "all", **kwargs):
         check_transform("y_transform", y_transform)
         check_transform("repeat_y_transform", repeat_y_transform)
         if posterior not in ("empirical", "bp", "alternating"):
@@ -109,6 +116,10 @@ class MondrianModel(Model):
                              f"{posterior!r}.")
         self.y_transform = raw_as_none(y_transform)
         self.repeat_y_transform = repeat_y_transform
+        if shift_from not in ("all", "design"):
+            raise ValueError(f"shift_from must be 'all' or 'design', got {shift_from!r}.")
+        self.shift_from = shift_from
+        self._initial = None  # the initial design's size (set_initial_size)
         self.noise_in_std = bool(noise_in_std)
         if not (isinstance(trend, (bool, np.bool_)) or trend == "if-integers"):
             raise TypeError(f"trend must be True, False or 'if-integers', got {trend!r}.")
@@ -138,6 +149,11 @@ class MondrianModel(Model):
         self._tf = None
         self._retarget = False  # the transform changed: re-derive it at the next observation
 
+    def set_initial_size(self, n: int) -> None:
+        """The number of trials of the initial design (the first losses observed): with
+        ``shift_from="design"``, the ``"log"`` transform's median is theirs."""
+        self._initial = int(n)
+
     def set_levels(self, levels) -> None:
         """Leave the categorical coordinates (negative ``levels``) out of the trend, and with
         ``trend="if-integers"`` take it only if a coordinate is ordered (positive)."""
@@ -164,7 +180,8 @@ class MondrianModel(Model):
         if self.y_transform is None:
             self._tf = (None, None, y.shape[0], lo, k)
         elif self.y_transform == "log":
-            self._tf = (float(ys.min()) - log_shift(ys), 1.0, y.shape[0], lo, k)
+            rows = self._initial if getattr(self, "shift_from", "all") == "design" else None
+            self._tf = (float(ys.min()) - log_shift(ys, rows), 1.0, y.shape[0], lo, k)
         elif self.y_transform == "smac-log":
             self._tf = (*smac_log_constants(ys), y.shape[0], lo, k)
         else:

@@ -473,3 +473,31 @@ def test_a_model_without_the_hook_runs_through_repeats():
     recipe = mfbo.Recipe(model=_DuckModel, initial_design=InitialDesign(size=3))
     opt = _run(mfbo.Optimizer(SPACE, surrogate=recipe, random_state=0), _stepped, 10)
     assert opt.study.loss_repeated and opt.proposer.model.n == 10
+
+
+def test_the_log_shift_from_the_initial_designs_median():
+    from mfbo.proposal.models.targets import log_shift
+    y = np.array([4.0, 2.0, 6.0, 1.0, 1.5, 1.6, 1.7, 1.8])
+    assert log_shift(y) == pytest.approx(0.3 * (np.median(y) - 1.0))
+    assert log_shift(y, rows=3) == pytest.approx(0.3 * (4.0 - 1.0))
+    assert log_shift(y[:2], rows=3) == pytest.approx(0.3 * (3.0 - 2.0))
+    rng = np.random.default_rng(0)
+    X = rng.random((8, 2))
+    design = MondrianModel(2, 0, shift_from="design")
+    design.set_initial_size(3)
+    design.observe(X, y, 8)
+    plain = MondrianModel(2, 0)
+    plain.observe(X, y, 8)
+    assert design._tf[0] == pytest.approx(1.0 - 0.3 * 3.0)
+    assert plain._tf[0] == pytest.approx(1.0 - log_shift(y))
+    alone = MondrianModel(2, 0, shift_from="design")  # no initial size told: all losses
+    alone.observe(X, y, 8)
+    assert alone._tf[0] == plain._tf[0]
+    with pytest.raises(ValueError, match="shift_from"):
+        MondrianModel(2, 0, shift_from="first")
+
+
+def test_an_optimizer_tells_its_model_the_initial_designs_size():
+    opt = mfbo.Optimizer({"x": mfbo.Real(0, 1)}, random_state=0, n_initial=4,
+                         surrogate_options={"shift_from": "design"})
+    assert opt.model._initial == 4 and opt.model.shift_from == "design"
