@@ -47,7 +47,7 @@ def _rotl(x, k):
     return (x << k) | (x >> (_U64 - k))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def next_u64(state, t):
     """Advance stream ``t`` of ``state`` and return 64 random bits."""
     s0 = state[t, 0]
@@ -82,13 +82,13 @@ def open_unit_double(bits):
     return (np.float64(bits >> _U11) + 0.5) * _TWO53_INV
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def uniform(state, t):
     """A double uniformly distributed on [0, 1)."""
     return unit_double(next_u64(state, t))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def exponential(state, t, rate):
     """An Exponential(rate) draw (mean 1/rate); +inf when rate is 0."""
     if rate <= 0.0:

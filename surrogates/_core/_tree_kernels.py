@@ -26,6 +26,9 @@ store only needs ``C >= 2N`` and grows by doubling outside the kernels.
 
 Helpers that several kernels call at several places are compiled once and called (LLVM still
 inlines the small ones); numba's ``inline="always"`` types a helper again at every call site.
+The kernels here, in the RNG and in the regression forest are compiled without numba's
+C-callable wrapper (``no_cfunc_wrapper``): nothing calls them through a C function pointer, so
+a fresh install saves compiling one per function.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ TASK_STRUCTURE = 2  # label-free partitions (kernel features): pause only on zer
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _stats_add(stats, t, j, yv, task):
     if task == TASK_REGRESSION:
         n = stats[t, j, 0] + 1.0
@@ -118,7 +121,7 @@ def branch_off(fnode, box, t, j, tp, X, i):
     return tau, delta, eta, branch_off_probability(delta, eta)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def child_containing(inode, fnode, t, j, X, i):
     """The child of internal node ``j`` on row ``X[i]``'s side of the split (left: ``<=``)."""
     if X[i, inode[t, j, FEAT]] <= fnode[t, j, THRESH]:
@@ -126,7 +129,7 @@ def child_containing(inode, fnode, t, j, X, i):
     return inode[t, j, RIGHT]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _is_paused(box, stats, t, j, min_samples_split, task):
     """Whether block ``j`` is paused: a leaf that keeps its points and is re-sampled once this
     turns false (Lakshminarayanan, 2016, Sections 5.5.1 and 6.2).
@@ -154,7 +157,7 @@ def _is_paused(box, stats, t, j, min_samples_split, task):
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _link_points(inode, pnext, t, j, idx, start, end):
     inode[t, j, HEAD] = idx[start]
     for q in range(start, end - 1):
@@ -162,7 +165,7 @@ def _link_points(inode, pnext, t, j, idx, start, end):
     pnext[t, idx[end - 1]] = -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _partition(X, idx, s, e, d, loc):
     """Reorder ``idx[s:e]`` so points with ``x_d <= loc`` come first; return where they end."""
     mid = s
@@ -175,7 +178,7 @@ def _partition(X, idx, s, e, d, loc):
     return mid
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _grow_block(t, j, idx, start, end, tau_parent, X, y, inode, fnode, box, stats, pnext, meta,
                 rng, lifetime, min_samples_split, task):
     """SampleMondrianBlock(j, points idx[start:end]) starting at time ``tau_parent``.
@@ -346,7 +349,7 @@ def _prefetch_node(t, j, inode, fnode, box, stats, yv, task):
         prefetch(stats, t, j, 8 + 8 * np.int64(yv))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _widen_box(box, t, j, X, i):
     """Widen node ``j``'s box to hold row ``X[i]``."""
     for d in range(box.shape[3]):
@@ -364,7 +367,7 @@ def _widen_box(box, t, j, X, i):
 X_LIMIT = 2.0 ** 512
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def scale_rows(Xraw, lower, scale, out, limit):
     """``out = (Xraw - lower) / scale`` in one pass, clipped to ``[-limit, limit]``; returns
     the first row that is not finite (``out`` is then incomplete) or -1."""
@@ -383,7 +386,7 @@ def scale_rows(Xraw, lower, scale, out, limit):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def extend_tree_range(t0, t1, start, end, X, y, inode, fnode, box, stats, pnext, meta, rng,
                       lifetime, min_samples_split, task):
     """Insert points ``start..end-1`` one at a time into trees ``t0..t1-1``."""
@@ -538,7 +541,7 @@ def apply_trees(Xq, inode, fnode, meta):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def node_depths(inode, meta, t):
     """Depth (root = 0) of every node of tree ``t``; -1 for unused slots."""
     nn = meta[t, NNODES]
@@ -560,7 +563,7 @@ def node_depths(inode, meta, t):
     return depth
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def preorder(inode, meta, t):
     """Node ids of tree ``t`` in depth-first pre-order (parents before children)."""
     nn = meta[t, NNODES]
@@ -584,7 +587,7 @@ def preorder(inode, meta, t):
     return order[:c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def restat_tree_range(t0, t1, y, inode, pnext, stats, meta):
     """:func:`restat_regression` on trees ``t0..t1-1``."""
     for t in range(t0, t1):

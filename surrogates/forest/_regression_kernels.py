@@ -59,14 +59,14 @@ def heuristic_hyperparameters(n, mean, var, n_features, K_cap, gamma2_factor, no
     return float(mean), gamma1, gamma2, sigma2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _V(tau, g1, g2):
     if tau == np.inf:
         return g1
     return g1 / (1.0 + math.exp(-g2 * tau))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def bp_tree_range(t0, t1, inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
     """:func:`bp_messages` on trees ``t0..t1-1``."""
     for t in range(t0, t1):
@@ -226,7 +226,7 @@ def _logsumexp_add(lmax, lsum, w, m, v, yi, log_T):
     return lmax, lsum + math.exp(lp - lmax)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _add_moments(s1, s2acc, w, m, v, shift):
     """``(s1, s2acc)`` with the component ``w N(m, v)`` added: the sums of the mixture's first
     and second moments about ``shift`` (about a nearby value, so no cancellation)."""
@@ -291,7 +291,7 @@ def _tree_mixture(i, t, Xq, yi, want_logpdf, lmax, lsum, log_T, inode, fnode, bo
     return m, v, lmax, lsum
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _predict_point(i, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode, s2, g1,
                    g2, out_mean, out_var, out_logpdf):
     T = inode.shape[0]
@@ -340,14 +340,14 @@ def _branch_off_query(z, p, m, v, shift, p_ns, s1, s2acc):
     p_ns[z] *= 1.0 - p
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var):
     """Add query ``q``'s finished walk of one tree (its sums in slot ``z``) to the forest's."""
     m, v = _mixture_moments(shift, s1[z], s2acc[z])
     _add_tree_moments(q, m, v, c, out_mean, out_var)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def forest_moments_range(b0, b1, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
                          out_mean, out_var, block):
     """:func:`predict_forest_moments` on blocks ``b0..b1-1`` of the batch's blocks of
@@ -491,7 +491,7 @@ def predict_forest_moments_serial(Xq, inode, fnode, box, stats, bp, meta, mode, 
                          meta, mode, s2, g1, g2, out_mean, out_var, block)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def predict_point_range(i0, i1, Xq, yq, want_logpdf, inode, fnode, box, stats, bp, meta, mode,
                         s2, g1, g2, out_mean, out_var, out_logpdf):
     """:func:`predict_regression` on queries ``i0..i1-1``."""
