@@ -286,10 +286,21 @@ class MondrianModel(Model):
         Z = X if dims is None else X[:, dims]
         return np.hstack([np.ones((X.shape[0], 1)), Z - 0.5])
 
-    def _trend_at(self, X):
-        """The trend at ``X`` (0 without one)."""
+    def _trend_at(self, X, designs: dict | None = None):
+        """The trend at ``X`` (0 without one).  ``designs``: the trend's regressors at ``X``
+        by trend coordinates, read and filled here, so that several models of one space build
+        them once (the same numbers)."""
         beta = getattr(self, "_beta", None)
-        return 0.0 if beta is None else self._trend_design(X) @ beta
+        if beta is None:
+            return 0.0
+        if designs is None:
+            return self._trend_design(X) @ beta
+        dims = self._trend_dims
+        key = None if dims is None else np.asarray(dims).tobytes()
+        A = designs.get(key)
+        if A is None:
+            A = designs[key] = self._trend_design(X)
+        return A @ beta
 
     @property
     def ready(self):
@@ -312,17 +323,23 @@ class MondrianModel(Model):
         self._posterior_now()
         return self._predicting()
 
-    def from_forest(self, X, forest, with_trend: bool, m, s):
+    def from_forest(self, X, forest, with_trend: bool, m, s, noise_var: float | None = None,
+                    designs: dict | None = None):
         """:meth:`predict`'s answer at ``X`` from ``forest``'s mean ``m`` and std ``s``: the
-        std without the observation noise (unless ``noise_in_std``), the trend added."""
+        std without the observation noise (unless ``noise_in_std``), the trend added.
+        ``noise_var``: the forest's ``hyperparameters_["noise_var"]`` if the caller has it
+        (read here if None); ``designs``: as :meth:`_trend_at` takes it."""
         if not self.noise_in_std:
-            s = np.sqrt(np.maximum(s * s - forest.hyperparameters_["noise_var"], 0.0))
-        return (m + self._trend_at(X) if with_trend else m), s
+            if noise_var is None:
+                noise_var = forest.hyperparameters_["noise_var"]
+            s = np.sqrt(np.maximum(s * s - noise_var, 0.0))
+        return (m + self._trend_at(X, designs) if with_trend else m), s
 
-    def from_forest_trees(self, X, with_trend: bool, m, v):
+    def from_forest_trees(self, X, with_trend: bool, m, v, designs: dict | None = None):
         """:meth:`predict_per_tree`'s answer at ``X`` from the forest's per-tree means ``m``
-        and variances ``v``: the trend added to every tree's mean."""
-        t = self._trend_at(X) if with_trend else 0.0
+        and variances ``v``: the trend added to every tree's mean (``designs``: as
+        :meth:`_trend_at` takes it)."""
+        t = self._trend_at(X, designs) if with_trend else 0.0
         return (m + t[:, None] if np.ndim(t) else m), v
 
     def predict(self, X):

@@ -87,13 +87,16 @@ class OutcomeModels:
         except ValueError:
             return
         self._chosen = chosen
+        self._noise = {}  # each forest's noise variance, read once (the models do not change)
 
     def predict(self, U) -> list:
         """``[(mean, std), ...]``: each model's ``predict(U)``."""
         if self._shared is None:
             return [m.predict(U) for m in self.models]
         means, stds = self._shared.predict(U)
-        return [self._moments(j, U, means[j], stds[j]) for j in range(len(self.models))]
+        designs = {}  # (the trends' regressors at U, built once for all the models)
+        return [self._moments(j, U, means[j], stds[j], designs)
+                for j in range(len(self.models))]
 
     def predict_both(self, U) -> tuple[list, list]:
         """Each model's ``predict(U)`` and ``predict_per_tree(U)``: two lists of pairs."""
@@ -101,17 +104,23 @@ class OutcomeModels:
             return ([m.predict(U) for m in self.models],
                     [m.predict_per_tree(U) for m in self.models])
         means, stds, tree_means, tree_vars = self._shared.predict_all(U)
-        moments, trees = [], []
+        moments, trees, designs = [], [], {}
         for j, model in enumerate(self.models):
-            moments.append(self._moments(j, U, means[j], stds[j]))
+            moments.append(self._moments(j, U, means[j], stds[j], designs))
             trees.append(model.from_forest_trees(U, self._chosen[j][1], tree_means[j],
-                                                 tree_vars[j]))
+                                                 tree_vars[j], designs))
         return moments, trees
 
-    def _moments(self, j: int, U, m, s):
+    def _moments(self, j: int, U, m, s, designs: dict):
         """Model ``j``'s ``predict(U)`` from its forest's mean ``m`` and std ``s``."""
         forest, with_trend = self._chosen[j]
-        return self.models[j].from_forest(U, forest, with_trend, m, s)
+        model = self.models[j]
+        noise_var = None
+        if not model.noise_in_std:
+            if j not in self._noise:
+                self._noise[j] = forest.hyperparameters_["noise_var"]
+            noise_var = self._noise[j]
+        return model.from_forest(U, forest, with_trend, m, s, noise_var, designs)
 
 
 @dataclass(frozen=True)

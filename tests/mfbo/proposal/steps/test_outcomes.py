@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mfbo import Optimizer, Real
+from mfbo import Integer, Optimizer, Real
 from mfbo.proposal.steps import AcquisitionSearch, OutcomeSearch
 from mfbo.proposal.steps.outcomes import OutcomeModels
 from mfbo.proposal.steps.base import Context
@@ -75,12 +75,7 @@ def test_the_models_predicted_together_propose_what_each_predicting_alone_does(
     assert together == alone
 
 
-def test_outcome_models_predict_as_each_model():
-    opt = _opt(directions=["minimize", "minimize"], constraints=["c"])
-    models = opt.proposer.models
-    joint = OutcomeModels(models)
-    assert joint._shared is not None
-    U = np.random.default_rng(0).random((300, 2))
+def _assert_predicts_as_each_model(joint, models, U):
     moments, trees = joint.predict_both(U)
     for model, (m, s), (tm, tv), (m2, s2) in zip(models, moments, trees, joint.predict(U)):
         want_m, want_s = model.predict(U)
@@ -88,6 +83,30 @@ def test_outcome_models_predict_as_each_model():
         for got, want in [(m, want_m), (s, want_s), (m2, want_m), (s2, want_s), (tm, want_tm),
                           (tv, want_tv)]:
             np.testing.assert_array_equal(got, want)
+
+
+def test_outcome_models_predict_as_each_model():
+    opt = _opt(directions=["minimize", "minimize"], constraints=["c"])
+    models = opt.proposer.models
+    joint = OutcomeModels(models)
+    assert joint._shared is not None
+    U = np.random.default_rng(0).random((300, 2))
+    _assert_predicts_as_each_model(joint, models, U)
+
+
+def test_outcome_models_with_trends_predict_as_each_model():
+    opt = Optimizer({"x": Real(0, 1), "n": Integer(1, 9)}, random_state=0,
+                    directions=["minimize", "minimize"], constraints=["c"])
+    for _ in range(16):
+        t = opt.ask()
+        x, n = t.params["x"], t.params["n"]
+        opt.tell(t, {"loss": (x * n, (1 - x) ** 2 + n), "c": x - 0.5})
+    models = opt.proposer.models
+    joint = OutcomeModels(models)
+    assert joint._shared is not None
+    assert all(getattr(model, "_beta", None) is not None for model in models)
+    U = np.random.default_rng(1).random((200, 2))
+    _assert_predicts_as_each_model(joint, models, U)
 
 
 def test_models_that_do_not_share_partitions_are_each_predicted_alone():
