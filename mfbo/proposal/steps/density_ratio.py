@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import ndtr
 
 from acquisitions import snap
 
@@ -96,6 +95,8 @@ class ParzenDensity:
         mu = np.append(v, 0.5)
         sd = np.append(w, 1.0)
         z = (u[:, None] - mu[None, :]) / sd[None, :]
+        from scipy.special import ndtr  # (not at import: ``import mfbo`` stays light)
+
         mass = ndtr((1.0 - mu) / sd) - ndtr(-mu / sd)
         log_c = -0.5 * z * z - 0.5 * np.log(2 * np.pi) - np.log(sd) - np.log(mass)
         top = log_c.max(axis=1)
