@@ -97,10 +97,14 @@ class Proposer:
         self.model = model
         #: every outcome's model: ``model`` first (the study's first objective), then ``outputs``
         self.models = [model, *(outputs or [])]
-        for m in self.models:
-            set_levels = getattr(m, "set_levels", None)  # (a factory's model need not have it)
+        self.n_initial = recipe.initial_size(len(space))
+        for m in self.models:  # (a factory's model need not have these hooks)
+            set_levels = getattr(m, "set_levels", None)
             if set_levels is not None:
                 set_levels(space.levels)
+            set_initial_size = getattr(m, "set_initial_size", None)
+            if set_initial_size is not None:
+                set_initial_size(self.n_initial)
         #: the policy after the initial design
         self.steps = recipe.steps if not outputs else outcome_steps(recipe, pareto_method)
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
@@ -109,11 +113,6 @@ class Proposer:
         if (self.acquisition.thompson or batch_strategy == "thompson") and \
                 model.is_informative and not hasattr(model, "predict_per_tree"):
             raise ValueError("Thompson sampling needs a surrogate with predict_per_tree.")
-        self.n_initial = recipe.initial_size(len(space))
-        for m in self.models:
-            set_initial_size = getattr(m, "set_initial_size", None)
-            if set_initial_size is not None:
-                set_initial_size(self.n_initial)
         self.candidates = candidates
         self.batch_strategy = batch_strategy
         self.liar = liar

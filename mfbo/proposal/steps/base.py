@@ -14,7 +14,7 @@ from typing import ClassVar, Optional, Tuple
 
 import numpy as np
 
-from acquisitions import row_keys
+from acquisitions import maximize_random_local, row_keys
 
 __all__ = ["Step", "Context", "Point", "EXHAUSTED", "run_steps"]
 
@@ -118,6 +118,25 @@ class Context:
             out[bad] = -np.inf
             return out
         return wrapped
+
+    def best_where(self, inside, n_random: int, starts=None) -> Point:
+        """The acquisition's best new point among those whose canonical form ``inside``
+        (a function of unit rows) accepts: ``n_random`` random points and local searches
+        from them and from ``starts``, every other point scored ``-inf``; a random point if
+        none is accepted."""
+        space, study, score = self.space, self.study, self.score()
+
+        def restricted(U):
+            out = np.asarray(score(U), dtype=float).copy()
+            out[~inside(space.canonical(U))] = -np.inf
+            return out
+
+        pts = np.asarray(maximize_random_local(
+            restricted, space.levels, n=10, rng=self.rng, n_random=n_random, starts=starts,
+            n_local=10, patience=3, min_improvement=1e-3, exclude=study.asked_keys,
+            far_from=study.asked.X, neighbourhood="joint", joint_dims=6))
+        keep = inside(space.canonical(pts))
+        return self.first_new(pts[keep]) if keep.any() else self.random_point()
 
     def first_new(self, points) -> Point:
         """The first of ``points`` that is new, else a random point (or EXHAUSTED)."""

@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import level_index, maximize_random_local
+from acquisitions import level_index
 
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
@@ -107,7 +107,7 @@ class BranchEscape(Step):
     def propose(self, ctx: Context) -> Point | None:
         levels = ctx.space.levels
         cat = np.flatnonzero(levels < 0)
-        study, space = ctx.study, ctx.space
+        study = ctx.study
         if ctx.candidates is not None or cat.size == 0 or study.obs.n == 0:
             return None
         X, y = study.obs.X, study.obs.y
@@ -130,11 +130,6 @@ class BranchEscape(Step):
                 return np.all(codes == target, axis=-1)
             return ~np.all(codes == best, axis=-1)
 
-        def restricted(U):
-            out = np.asarray(score(U), dtype=float).copy()
-            out[~inside(space.canonical(U))] = -np.inf
-            return out
-
         # local searches start from the best observation of every branch searched, and from
         # the incumbent with those branches' categorical values (the parameters active in
         # both keep the incumbent's values)
@@ -150,13 +145,7 @@ class BranchEscape(Step):
             outside = (moved < 0.0) | (moved > 1.0)
             moved[outside] = heads[outside]
             starts = np.clip(np.vstack([heads, moved]), 0.0, 1.0)
-        pts = maximize_random_local(
-            restricted, levels, n=10, rng=ctx.rng, n_random=self.n_random, starts=starts,
-            n_local=10, patience=3, min_improvement=1e-3, exclude=study.asked_keys,
-            far_from=study.asked.X, neighbourhood="joint", joint_dims=6)
-        pts = np.asarray(pts)
-        keep = inside(space.canonical(pts))
-        return ctx.first_new(pts[keep]) if keep.any() else ctx.random_point()
+        return ctx.best_where(inside, self.n_random, starts)
 
     def neighbour(self, ctx: Context, cat: np.ndarray, score, inc: np.ndarray) -> Point | None:
         """The acquisition's best categorical one-exchange neighbour of the best observation

@@ -19,8 +19,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import maximize_random_local
-
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 
@@ -122,20 +120,8 @@ class StallEscape(Step):
             C = space.canonical(space.sample(64, ctx.rng))
             keep = self.away(C, inc, levels) & space.allowed(C)
             return ctx.first_new(C[keep]) if keep.any() else ctx.random_point()
-        score = ctx.score()
-
-        def restricted(U):
-            out = np.asarray(score(U), dtype=float).copy()
-            out[~self.away(space.canonical(U), inc, levels)] = -np.inf
-            return out
-
         out = np.flatnonzero(self.away(X, inc, levels))
         starts = X[out[np.argsort(y[out], kind="stable")][:10]] if out.size else None
         if starts is not None:
             starts = np.clip(starts, 0.0, 1.0)
-        pts = np.asarray(maximize_random_local(
-            restricted, levels, n=10, rng=ctx.rng, n_random=self.n_random, starts=starts,
-            n_local=10, patience=3, min_improvement=1e-3, exclude=study.asked_keys,
-            far_from=study.asked.X, neighbourhood="joint", joint_dims=6))
-        keep = self.away(space.canonical(pts), inc, levels)
-        return ctx.first_new(pts[keep]) if keep.any() else ctx.random_point()
+        return ctx.best_where(lambda U: self.away(U, inc, levels), self.n_random, starts)
