@@ -314,7 +314,12 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     *(Method(f"mondrian-ratio{k}", f"mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
              f"{k} after the initial design TPE's choice, the largest ratio of the Parzen "
              f"densities of the best observations and of the others (DensityRatioStep(every={k}))",
-             _mondrian_with(_after_plateau(DensityRatioStep(every=k)))) for k in (4, 6)),
+             _mondrian_with(_after_plateau(DensityRatioStep(every=k)))) for k in (2, 3, 4, 6)),
+    *(Method(f"mondrian-condratio{k}", f"mfbo: as mondrian-ratio{k} in a space with conditional "
+             f"parameters, the default elsewhere (DensityRatioStep(every={k}, "
+             f"only_conditional=True))",
+             _mondrian_with(_after_plateau(DensityRatioStep(every=k, only_conditional=True))))
+      for k in (2, 3, 4, 6)),
     *(Method(f"mondrian-stall{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
              f"evaluations in a row that did not improve the best loss by 0.1 %, the "
              f"acquisition's best point away from the incumbent (StallEscape(window={w}))",

@@ -25,7 +25,13 @@ from ..._core.arguments import check_int
 from .base import Context, Point, Step
 from .parzen import _bandwidths, n_good, truncated_normal
 
-__all__ = ["DensityRatioStep", "ParzenDensity"]
+__all__ = ["DensityRatioStep", "ParzenDensity", "has_conditions"]
+
+
+def has_conditions(space) -> bool:
+    """Whether some parameter of ``space`` has a condition (is inactive in some
+    configurations); forbidden configurations alone do not count."""
+    return any(dim.when is not None for dim in space.dimensions.values())
 
 
 class ParzenDensity:
@@ -116,19 +122,28 @@ class DensityRatioStep(Step):
     every : int, default=4
     n_candidates : int, default=24
         Optuna's number of candidates per TPE proposal.
+    only_conditional : bool, default=False
+        Whether the step passes in a space no parameter of which has a condition (where every
+        parameter is always active), so that there the recipe proposes as without it.
     """
 
     origin: ClassVar[str] = "density-ratio"
 
     every: int = 4
     n_candidates: int = 24
+    only_conditional: bool = False
 
     def __post_init__(self):
         check_int(self.every, "DensityRatioStep(every=...)", minimum=0)
         check_int(self.n_candidates, "DensityRatioStep(n_candidates=...)")
+        if not isinstance(self.only_conditional, bool):
+            raise TypeError(f"DensityRatioStep(only_conditional=...) must be a bool, got "
+                            f"{self.only_conditional!r}.")
 
     def propose(self, ctx: Context) -> Point | None:
         if ctx.candidates is not None or not ctx.due(self.every):
+            return None
+        if self.only_conditional and not has_conditions(ctx.space):
             return None
         X, y = ctx.study.obs.X, ctx.study.obs.y
         if y.size < 2:

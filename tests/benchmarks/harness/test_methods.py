@@ -97,3 +97,16 @@ def test_the_noconvparzen_method_is_the_default_without_parzen_steps_when_conver
     runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
                       progress=False)[0] for m in ("mondrian", "mondrian-noconvparzen")]
     assert runs[0]["values"] == runs[1]["values"]
+
+
+def test_the_condratio_methods_are_the_ratio_methods_only_in_conditional_spaces(tmp_path):
+    from mfbo.proposal import DensityRatioStep
+
+    for k in (2, 3, 4, 6):
+        plain = methods.optimizer_settings(f"mondrian-ratio{k}")["surrogate"]
+        cond = methods.optimizer_settings(f"mondrian-condratio{k}")["surrogate"]
+        assert cond == plain.with_step(DensityRatioStep(every=k, only_conditional=True))
+    # Branin has no conditional parameter: the default's run, evaluation for evaluation
+    runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-condratio2")]
+    assert runs[0]["values"] == runs[1]["values"]

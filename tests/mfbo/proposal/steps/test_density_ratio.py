@@ -144,3 +144,48 @@ def test_runs_are_reproducible():
             opt.tell(t, loss(**t.params))
         return [t.params for t in opt.trials]
     assert trace(4) == trace(4)
+
+
+def test_has_conditions_counts_conditional_parameters_not_forbidden_configurations():
+    from mfbo import Space
+    from mfbo.space import Greater
+    from mfbo.proposal.steps.density_ratio import has_conditions
+
+    assert has_conditions(Space(SPACE))
+    flat = {"kind": Categorical(["a", "b"]), "x": Real(0.0, 1.0)}
+    assert not has_conditions(Space(flat))
+    assert not has_conditions(Space(flat, forbidden=[Greater("x", 0.9)]))
+
+
+def after_plateau(step):
+    from mfbo.proposal import PlateauEscape
+
+    steps = list(get_recipe("mondrian").steps)
+    at = next(i for i, s in enumerate(steps) if isinstance(s, PlateauEscape)) + 1
+    return dataclasses.replace(get_recipe("mondrian"),
+                               steps=(*steps[:at], step, *steps[at:]))
+
+
+def run(space, surrogate, f, n=24):
+    opt = Optimizer(space, surrogate=surrogate, random_state=5, n_initial=6)
+    for _ in range(n):
+        t = opt.ask()
+        opt.tell(t, f(**t.params))
+    return [(t.params, t.origin) for t in opt.trials]
+
+
+def test_only_conditional_passes_where_no_parameter_has_a_condition():
+    flat = {"kind": Categorical(["a", "b", "c"]), "x": Real(0.0, 1.0), "n": Integer(1, 10)}
+    only = after_plateau(DensityRatioStep(every=2, only_conditional=True))
+    default = run(flat, get_recipe("mondrian"), loss)
+    assert run(flat, only, loss) == default
+    assert "density-ratio" in {o for _, o in run(flat, after_plateau(
+        DensityRatioStep(every=2)), loss)}
+
+
+def test_only_conditional_proposes_as_the_plain_step_in_a_conditional_space():
+    only = run(SPACE, after_plateau(DensityRatioStep(every=2, only_conditional=True)), loss)
+    assert only == run(SPACE, after_plateau(DensityRatioStep(every=2)), loss)
+    assert "density-ratio" in {o for _, o in only}
+    with pytest.raises(TypeError, match=r"DensityRatioStep\(only_conditional=...\)"):
+        DensityRatioStep(only_conditional=1)
