@@ -42,5 +42,17 @@ def test_every_public_name_is_still_importable(python_run):
 def test_the_first_fit_loads_what_it_needs(python_run):
     # the slow modules are deferred, not gone: a model made and asked loads them
     loaded = _loaded_after(python_run, "import mfbo; mfbo.Optimizer({'x': (0.0, 1.0)}).ask()")
-    assert "numba" in loaded and "sklearn" in loaded and "scipy.stats" in loaded
-    assert "matplotlib" not in loaded  # (pandas may come: scikit-learn imports it when present)
+    assert "numba" in loaded and "scipy.stats" in loaded
+    # the forest speaks scikit-learn's estimator protocol without importing scikit-learn
+    assert "sklearn" not in loaded and "pandas" not in loaded and "matplotlib" not in loaded
+
+
+def test_a_forest_fitted_on_arrays_loads_neither_scikit_learn_nor_scipy(python_run):
+    loaded = _loaded_after(python_run, """
+        import numpy as np
+        from surrogates import MondrianForestRegressor
+        X = np.random.default_rng(0).uniform(size=(50, 2))
+        m = MondrianForestRegressor(n_estimators=2, random_state=0).fit(X, X.sum(axis=1))
+        m.partial_fit(X[:2], X[:2, 0])
+        m.predict(X, return_std=True)""")
+    assert loaded == "['numba']"

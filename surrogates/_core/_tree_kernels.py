@@ -40,6 +40,7 @@ from numba import njit, prange
 
 from ._prefetch_kernels import prefetch
 from ._rng_kernels import exponential, uniform
+from .compile_ahead import ready
 from .threads import parallel_kernel, run_split
 
 LEFT, RIGHT, PARENT, FEAT, HEAD, PAUSED = 0, 1, 2, 3, 4, 5
@@ -508,6 +509,7 @@ def extend_trees(start, end, X, y, inode, fnode, box, stats, pnext, meta, rng, l
                  min_samples_split, task):
     """Insert points ``start..end-1`` one at a time into every tree, on the calling thread
     (small batches)."""
+    ready(extend_tree_range)
     extend_tree_range(0, inode.shape[0], start, end, X, y, inode, fnode, box, stats, pnext,
                       meta, rng, lifetime, min_samples_split, task)
 
@@ -516,6 +518,7 @@ def extend_trees_parallel(start, end, X, y, inode, fnode, box, stats, pnext, met
                           lifetime, min_samples_split, task):
     """Same as :func:`extend_trees` with the trees split over the thread pool (large
     batches)."""
+    ready(extend_tree_range)
     run_split(extend_tree_range, inode.shape[0], start, end, X, y, inode, fnode, box, stats,
               pnext, meta, rng, lifetime, min_samples_split, task)
 
@@ -626,9 +629,11 @@ def restat_regression(y, inode, pnext, stats, meta):
     Leaves accumulate their points (Welford); internal nodes merge their children (Chan et
     al.'s pairwise update), children before parents.  The partition is untouched.
     """
+    ready(restat_tree_range)
     run_split(restat_tree_range, inode.shape[0], y, inode, pnext, stats, meta)
 
 
 def restat_regression_serial(y, inode, pnext, stats, meta):
     """:func:`restat_regression` on the calling thread (small forests)."""
+    ready(restat_tree_range)
     restat_tree_range(0, inode.shape[0], y, inode, pnext, stats, meta)

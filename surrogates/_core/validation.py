@@ -11,11 +11,10 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.exceptions import DataConversionWarning
-# scikit-learn's own reading of column names (pandas and other data frames), so that names are
-# accepted and compared exactly as its estimators do; public API offers it only bundled with
-# setting attributes on the estimator, which a rejected call must not do
-from sklearn.utils.validation import _get_feature_names, check_array
+
+# scikit-learn is imported only for input that is not already a float64 array (its conversion
+# of other input, and its reading of data frames' column names) and for its warning class:
+# fitting and predicting on arrays imports none of it (about two seconds)
 
 _FITTED = object()  # check_X default: compare with the estimator's ``feature_names_in_``
 _MISSING = object()
@@ -27,6 +26,11 @@ def feature_names(X) -> np.ndarray | None:
     non-string names raise ``TypeError``."""
     if isinstance(X, np.ndarray):
         return None
+    # scikit-learn's own reading of column names (pandas and other data frames), so that names
+    # are accepted and compared exactly as its estimators do; its public API offers it only
+    # bundled with setting attributes on the estimator, which a rejected call must not do
+    from sklearn.utils.validation import _get_feature_names
+
     return _get_feature_names(X)
 
 
@@ -100,6 +104,8 @@ def check_X(X, name: str = "X", n_features: int | None = None, estimator=None,
         if check_finite and not np.isfinite(X).all():
             raise ValueError(f"Input {name} contains NaN or infinity.")
     else:
+        from sklearn.utils.validation import check_array
+
         try:
             X = check_array(X, dtype=np.float64, input_name=name, estimator=estimator)
         except (TypeError, ValueError) as exc:
@@ -125,6 +131,8 @@ def check_target(y, n_samples: int, name: str = "y") -> np.ndarray:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"Input {name} must be numeric: {exc}") from None
         if y.ndim == 2 and y.shape[1] == 1:
+            from sklearn.exceptions import DataConversionWarning
+
             warnings.warn(f"A column-vector {name} was passed when a 1d array was expected. "
                           f"Please change the shape of {name} to (n_samples,).",
                           DataConversionWarning, stacklevel=3)

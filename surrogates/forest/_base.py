@@ -4,10 +4,10 @@ store, batch and online fitting, and introspection.  Subclasses supply the label
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
 
 from .._core._tree_kernels import NNODES, ROOT, X_LIMIT, node_depths, scale_rows
+from .._core.compile_ahead import start as start_compiling_ahead
+from .._core.estimator import BaseEstimator, not_fitted_error
 from .._core.tree import TreeStore
 from .._core.validation import (check_bounds, check_choice, check_int, check_positive,
                           check_unchanged, check_X, feature_names, seed_sequence,
@@ -24,8 +24,9 @@ def check_fitted(estimator) -> None:
     """scikit-learn's ``check_is_fitted(estimator, "_store")`` without its per-call tag
     machinery (called on every prediction)."""
     if "_store" not in estimator.__dict__:
-        raise NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet. Call "
-                             f"'fit' with appropriate arguments before using this estimator.")
+        raise not_fitted_error(f"This {type(estimator).__name__} instance is not fitted yet. "
+                               f"Call 'fit' with appropriate arguments before using this "
+                               f"estimator.")
 
 class BaseMondrianForest(BaseEstimator):
     """Base class; not for direct use.
@@ -124,6 +125,12 @@ class BaseMondrianForest(BaseEstimator):
     def _relevance(self, X, y, kind):
         raise NotImplementedError
 
+    def _kernels_needed_later(self) -> list:
+        """``(kernel, signature)`` pairs this model calls after its first fit, in the order it
+        first calls them: compiled meanwhile in a second process on a fresh install
+        (:mod:`surrogates._core.compile_ahead`)."""
+        return []
+
     def _scale(self, X: np.ndarray) -> np.ndarray:
         return (self._premultiply(X) - self.feature_lower_) / self.feature_scale_
 
@@ -202,6 +209,7 @@ class BaseMondrianForest(BaseEstimator):
         store = TreeStore(self.n_estimators, X.shape[1], self._n_stats(), self.lifetime,
                           self.min_samples_split, self._task, seed_sequence(self.random_state),
                           capacity=max(16, X.shape[0]))
+        start_compiling_ahead(self._kernels_needed_later())
         store.fit(Xs, yy)
         self._store = store
         self._fit_params = {k: getattr(self, k) for k in STRUCTURE_PARAMS}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from ._regression_kernels import (N_BP, bp_messages, bp_messages_serial,
                                   heuristic_hyperparameters)
@@ -43,6 +42,8 @@ def marginal_likelihood_hyperparameters(store, bp, n, mean, var, n_features, K_c
     values = [negative_log_ml(u) for u in grid]
     k = int(np.argmin(values))
     a, b = grid[max(k - 1, 0)], grid[min(k + 1, GRID_POINTS - 1)]
+    from scipy.optimize import minimize_scalar
+
     found = minimize_scalar(negative_log_ml, bounds=(a, b), method="bounded",
                             options={"xatol": XATOL})
     best = found.x if found.fun <= values[k] else grid[k]

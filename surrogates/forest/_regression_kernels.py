@@ -27,6 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .._core.compile_ahead import ready
 from .._core.threads import run_split
 from .._core._tree_kernels import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
                                    branch_off, branch_off_probability_outside, child_containing,
@@ -144,12 +145,14 @@ def bp_messages(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
     ``logml[t]`` receives the log marginal likelihood of all labels under tree ``t``: the
     normalising constants collected by the upward pass.
     """
+    ready(bp_tree_range)
     run_split(bp_tree_range, inode.shape[0], inode, fnode, stats, meta, bp, mu_h, g1, g2, s2,
               logml)
 
 
 def bp_messages_serial(inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml):
     """:func:`bp_messages` on the calling thread (small forests)."""
+    ready(bp_tree_range)
     bp_tree_range(0, inode.shape[0], inode, fnode, stats, meta, bp, mu_h, g1, g2, s2, logml)
 
 
@@ -479,6 +482,7 @@ def predict_forest_moments(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1,
     output arrays: blocks of ``block`` queries split over the thread pool, each block meeting
     every node of a tree once (:func:`forest_moments_range`).  The numbers do not depend on
     ``block``."""
+    ready(forest_moments_range)
     run_split(forest_moments_range, _n_blocks(Xq.shape[0], block), Xq, inode, fnode, box,
               stats, bp, meta, mode, s2, g1, g2, out_mean, out_var, block)
 
@@ -487,6 +491,7 @@ def predict_forest_moments_serial(Xq, inode, fnode, box, stats, bp, meta, mode, 
                                   out_mean, out_var, block):
     """:func:`predict_forest_moments` on the calling thread (small batches: no thread-pool
     wait)."""
+    ready(forest_moments_range)
     forest_moments_range(0, _n_blocks(Xq.shape[0], block), Xq, inode, fnode, box, stats, bp,
                          meta, mode, s2, g1, g2, out_mean, out_var, block)
 

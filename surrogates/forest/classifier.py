@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
 from ._classification_kernels import (WALK_DTYPE, build_cache, predict_proba_cached,
                                       predict_proba_trees)
 from ._base import BaseMondrianForest
+from .._core.estimator import ClassifierMixin
 from .._core._tree_kernels import NNODES, TASK_CLASSIFICATION
 from .._core.tree import fresh_array
 from .._core.validation import check_choice, check_positive

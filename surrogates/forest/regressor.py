@@ -7,17 +7,19 @@ import math
 
 import numba
 import numpy as np
-from scipy.special import ndtri
-from sklearn.base import RegressorMixin
 
 from ._base import BaseMondrianForest, check_fitted
 from ._regression_kernels import (MODE_BP_E, MODE_BP_F, MODE_BP_R, MODE_EMPIRICAL, N_BP,
-                                  NODE_BLOCK, heuristic_hyperparameters,
+                                  NODE_BLOCK, bp_tree_range, forest_moments_range,
+                                  heuristic_hyperparameters,
                                   predict_forest_moments, predict_forest_moments_serial,
                                   predict_regression, predict_regression_serial)
 from ._noise import bp_buffer, marginal_likelihood_hyperparameters, run_bp
 from .._core.scaling import Y_LIMIT, target_exponent, unscale
-from .._core._tree_kernels import ROOT, TASK_REGRESSION, X_LIMIT
+from .._core.compile_ahead import array, start as start_compiling_ahead
+from .._core.estimator import RegressorMixin
+from .._core._tree_kernels import (ROOT, TASK_REGRESSION, X_LIMIT, extend_tree_range,
+                                   restat_tree_range)
 from .._core.tree import TargetsTooLarge, _SmallBatchKernel
 from .._core.validation import check_choice, check_positive, check_target
 
@@ -35,6 +37,20 @@ PARALLEL_FROM = 256
 
 #: ``noise_var`` value that asks for the marginal-likelihood choice
 NOISE_ML = "ml"
+
+
+def _later_signatures() -> dict:
+    """The argument types with which a regressor calls the kernels it needs after its first
+    fit (the store's arrays are C-contiguous: int64 nodes, float64 boxes and statistics)."""
+    i8, f8 = numba.types.int64, numba.types.float64
+    I2, I3 = array(i8, 2), array(i8, 3)
+    F1, F2, F3, F4 = (array(f8, d) for d in (1, 2, 3, 4))
+    return {
+        bp_tree_range: (i8, i8, I3, F3, F3, I2, F3, f8, f8, f8, f8, F1),
+        forest_moments_range: (i8, i8, F2, I3, F3, F4, F3, F3, I2, i8, f8, f8, f8, F1, F1, i8),
+        extend_tree_range: (i8, i8, i8, i8, F2, F1, I3, F3, F4, F3, I2, I2,
+                            array(numba.types.uint64, 2), f8, f8, i8),
+        restat_tree_range: (i8, i8, F1, I3, I2, F3, I2)}
 
 
 def _check_noise_var(value):
@@ -205,6 +221,23 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         if kind == "f_score":
             return f_regression(X, y)[0]
         return mutual_info_regression(X, y, random_state=0)
+
+    def compile_kernels_ahead(self):
+        """Start compiling the kernels that predictions and online updates need, in a second
+        process, where numba has not cached them yet (a fresh install; see
+        :mod:`surrogates._core.compile_ahead`).  ``fit`` starts this itself; a caller that
+        knows a fit will come can start it earlier, so that the compilation overlaps its own
+        work.  Returns ``self``; changes nothing else."""
+        self._mode()
+        start_compiling_ahead(self._kernels_needed_later())
+        return self
+
+    def _kernels_needed_later(self):
+        sigs = _later_signatures()
+        kernels = [forest_moments_range, extend_tree_range, restat_tree_range]
+        if self._mode() != MODE_EMPIRICAL:
+            kernels.insert(0, bp_tree_range)
+        return [(k, sigs[k]) for k in kernels]
 
     def _after_update(self):
         self._bp_key = None
@@ -428,5 +461,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         if not (0.0 < float(coverage) < 1.0):
             raise ValueError(f"coverage must be in (0, 1), got {coverage}.")
         mean, std = self.predict(X, return_std=True)
+        from scipy.special import ndtri
+
         z = ndtri(0.5 + 0.5 * float(coverage))
         return mean - z * std, mean + z * std

@@ -137,6 +137,9 @@ class MondrianModel(Model):
             posterior="empirical" if posterior == "alternating" else posterior,
             K_cap=K_cap, feature_bounds=[[0.0, 1.0]] * n_dims, random_state=random_state,
             **kwargs)
+        # on a fresh install the prediction and update kernels compile in a second process
+        # while this one imports the rest and evaluates the initial design
+        self.forest.compile_kernels_ahead()
         # with trend_window: the forest without the trend (built at the first observation if
         # the trend is on), each observation's absolute errors of the two forests' means
         # (with the trend, without), and whether the trend's forest is the one predicting

@@ -1,0 +1,148 @@
+"""Compiling kernels ahead in a second process, while this one compiles the kernels it needs
+first.
+
+On a fresh install (an empty numba cache) a model's first fit, prediction and update each
+compile their kernels in turn, one core working and the other idle.  :func:`start` hands the
+kernels needed later to a second Python process, which compiles them with the signatures
+given; numba writes each to its on-disk cache.  Before a kernel's first call here,
+:func:`ready` waits until the second process has written it, and numba then loads it from the
+cache instead of compiling it: the first fit and prediction take about the longer of the two
+compilations instead of their sum.  The compiled code is the same, so every number is too.
+
+A kernel is sent ahead only where numba would otherwise compile it here: its signature is
+neither compiled in this process nor in the on-disk cache, numba caches to a directory that
+both processes see, and the machine has a second core.  Where anything goes wrong (no second
+core, no interpreter to start, a failed process), numba compiles here as it would without this
+module.  ``SURROGATES_COMPILE_AHEAD=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+from numba import types
+
+__all__ = ["array", "ready", "start"]
+
+#: the second process: reads (sys.path, [(module, name, signature), ...]) from its standard
+#: input, compiles each kernel in turn and prints "module:name" after each
+_CHILD = """\
+import importlib, pickle, sys
+path, jobs = pickle.load(sys.stdin.buffer)
+sys.path[:] = path
+for module, name, sig in jobs:
+    try:
+        getattr(importlib.import_module(module), name).compile(sig)
+    except Exception:
+        pass
+    print(module + ":" + name, flush=True)
+"""
+
+_lock = threading.Lock()
+_pending: dict = {}  # "module:name" -> the process compiling it
+_sent: set = set()   # every "module:name" handed to a process (each is sent once)
+_owner = [None]      # the process id that started the second process
+
+
+def array(dtype, ndim: int):
+    """numba's type of a C-contiguous, writable array of ``dtype`` with ``ndim`` axes."""
+    return types.Array(dtype, ndim, "C")
+
+
+def _key(kernel) -> str:
+    return f"{kernel.py_func.__module__}:{kernel.py_func.__name__}"
+
+
+def _enabled() -> bool:
+    if os.environ.get("SURROGATES_COMPILE_AHEAD", "1") == "0" or not sys.executable:
+        return False
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on every platform)
+        cores = os.cpu_count() or 1
+    return cores >= 2
+
+
+def _would_compile(kernel, sig) -> bool:
+    """Whether the first call of ``kernel`` with ``sig`` would compile it here: compiled
+    neither in this process nor in a cache on disk that a second process writes too."""
+    from numba.core.caching import NullCache
+
+    from .cache import ProcessCacheLocator
+
+    if tuple(sig) in kernel.overloads:
+        return False
+    cache = kernel._cache
+    if isinstance(cache, NullCache) or isinstance(cache._impl.locator, ProcessCacheLocator):
+        return False  # no cache, or one private to this process
+    key = cache._index_key(tuple(sig), kernel.targetctx.codegen())
+    return key not in cache._cache_file._load_index()
+
+
+def start(jobs) -> None:
+    """Compile ``jobs``, ``(kernel, signature)`` pairs in the order they will be needed, in a
+    second process, those of them that numba would otherwise compile here."""
+    if not _enabled():
+        return
+    with _lock:
+        try:
+            todo = [(k, tuple(s)) for k, s in jobs
+                    if _key(k) not in _sent and _would_compile(k, s)]
+        except Exception:  # noqa: BLE001 - numba's cache internals differ: compile here
+            return
+        if not todo:
+            return
+        payload = pickle.dumps((list(sys.path), [(k.py_func.__module__, k.py_func.__name__,
+                                                  s) for k, s in todo]))
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            proc.stdin.write(payload)
+            proc.stdin.close()
+        except Exception:  # noqa: BLE001 - no second process: compile here
+            return
+        if not _sent:
+            atexit.register(_stop)
+        _owner[0] = os.getpid()
+        for k, _ in todo:
+            _sent.add(_key(k))
+            _pending[_key(k)] = proc
+
+
+def ready(*kernels) -> None:
+    """Wait until the second process has compiled each of ``kernels`` it was given (at once
+    for any other kernel)."""
+    if not _pending:
+        return
+    with _lock:
+        if os.getpid() != _owner[0]:  # a forked copy: the pipe is its parent's
+            _pending.clear()
+            return
+        for kernel in kernels:
+            key = _key(kernel)
+            proc = _pending.get(key)
+            while proc is not None and key in _pending:
+                line = proc.stdout.readline().decode(errors="replace").strip()
+                if not line:  # the process ended: whatever it did not compile compiles here
+                    for k in [k for k, p in _pending.items() if p is proc]:
+                        del _pending[k]
+                    proc.wait()
+                    break
+                _pending.pop(line, None)
+                if proc not in _pending.values():
+                    proc.poll()  # (reaps it once it has exited)
+
+
+def _stop() -> None:
+    """At exit, end a second process still compiling kernels this one never needed."""
+    if os.getpid() != _owner[0]:
+        return
+    for proc in set(_pending.values()):
+        proc.kill()
+        proc.wait()
+    _pending.clear()
