@@ -11,6 +11,10 @@ reports the CPU seconds of its process (all threads): compilation runs on one th
 machine whose cores other processes share this moves far less with the load than the wall
 clock does.
 
+On an empty cache a forest hands its prediction and update kernels to a second process
+(:mod:`surrogates._core.compile_ahead`); what that process compiles is not in the measured
+process's compile seconds or CPU seconds, and shows as the loads from the cache of a cold run.
+
     python -m benchmarks.harness.first_minute          # the full tables (about two minutes)
     python -m benchmarks.harness.first_minute --quick  # imports once, runs on the usual cache
     python -m benchmarks.harness.first_minute --json out.json
