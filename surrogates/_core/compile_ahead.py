@@ -13,7 +13,8 @@ A kernel is sent ahead only where numba would otherwise compile it here: its sig
 neither compiled in this process nor in the on-disk cache, numba caches to a directory that
 both processes see, and the machine has a second core.  Where anything goes wrong (no second
 core, no interpreter to start, a failed process), numba compiles here as it would without this
-module.  ``SURROGATES_COMPILE_AHEAD=0`` turns it off.
+module.  The second process is a copy of this one (``fork``) where this process runs a single
+thread on Linux, else a new interpreter.  ``SURROGATES_COMPILE_AHEAD=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -84,6 +86,72 @@ def _would_compile(kernel, sig) -> bool:
     return key not in cache._cache_file._load_index()
 
 
+class _Forked:
+    """A forked copy of this process compiling kernels, with the parts of ``Popen`` used
+    here."""
+
+    def __init__(self, pid: int, stdout):
+        self.pid = pid
+        self.stdout = stdout
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self):
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+    def kill(self):
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _can_fork() -> bool:
+    """Whether a copy of this process can compile: fork is available and this process runs
+    one thread (a copy of a process with others could inherit a lock they hold); the copy
+    starts with numba imported and its compiler set up, about a second sooner than a new
+    interpreter."""
+    return hasattr(os, "fork") and sys.platform.startswith("linux") \
+        and threading.active_count() == 1
+
+
+def _fork(todo) -> _Forked:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: compile, report each, and leave without running exit handlers
+        try:
+            os.close(r)
+            for kernel, sig in todo:
+                try:
+                    kernel.compile(sig)
+                except Exception:  # noqa: BLE001 - the first process compiles it then
+                    pass
+                os.write(w, (_key(kernel) + "\n").encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    return _Forked(pid, os.fdopen(r, "rb"))
+
+
+def _spawn(todo) -> subprocess.Popen:
+    payload = pickle.dumps((list(sys.path), [(k.py_func.__module__, k.py_func.__name__, s)
+                                             for k, s in todo]))
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc.stdin.write(payload)
+    proc.stdin.close()
+    return proc
+
+
 def start(jobs) -> None:
     """Compile ``jobs``, ``(kernel, signature)`` pairs in the order they will be needed, in a
     second process, those of them that numba would otherwise compile here."""
@@ -97,13 +165,8 @@ def start(jobs) -> None:
             return
         if not todo:
             return
-        payload = pickle.dumps((list(sys.path), [(k.py_func.__module__, k.py_func.__name__,
-                                                  s) for k, s in todo]))
         try:
-            proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-            proc.stdin.write(payload)
-            proc.stdin.close()
+            proc = _fork(todo) if _can_fork() else _spawn(todo)
         except Exception:  # noqa: BLE001 - no second process: compile here
             return
         if not _sent:

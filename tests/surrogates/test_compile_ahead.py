@@ -4,6 +4,7 @@ call the kernels with, a fresh install loads them from the cache the second proc
 
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -58,10 +59,12 @@ def test_a_bad_posterior_is_refused_before_anything_starts():
 
 
 _COLD = """
-    import json, sys
+    import json, os, sys
     import numpy as np
     from surrogates import MondrianForestRegressor
     from surrogates._core import compile_ahead
+    if os.environ.get("SECOND") == "interpreter":
+        compile_ahead._can_fork = lambda: False
     from surrogates.forest._regression_kernels import forest_moments_range
     from surrogates._core._tree_kernels import extend_tree_range
     rng = np.random.default_rng(0)
@@ -82,22 +85,40 @@ _COLD = """
 
 
 def test_a_fresh_install_loads_what_the_second_process_compiled(python_run, tmp_path):
-    # one process on an empty cache with the second process, one without: same numbers
+    # processes on an empty cache with the second process (a copy of the first, or a new
+    # interpreter) and without it: the same numbers
     runs = {}
-    for ahead in ("1", "0"):
-        cache = tmp_path / f"cache{ahead}"
+    for ahead, second in (("1", "fork"), ("1", "interpreter"), ("0", "")):
+        cache = tmp_path / f"cache{ahead}{second}"
         cache.mkdir()
         proc = python_run(_COLD, 600, NUMBA_CACHE_DIR=str(cache),
-                          SURROGATES_COMPILE_AHEAD=ahead)
+                          SURROGATES_COMPILE_AHEAD=ahead, SECOND=second)
         assert proc.returncode == 0, proc.stderr[-2000:]
-        runs[ahead] = json.loads(proc.stdout.strip().splitlines()[-1])
-    for key in ("mean", "std", "mean2"):
-        assert runs["1"][key] == runs["0"][key]
-    assert runs["0"]["sent"] == [] and runs["0"]["loaded"] == [0, 0]
+        runs[second] = json.loads(proc.stdout.strip().splitlines()[-1])
+    for second in ("fork", "interpreter"):
+        for key in ("mean", "std", "mean2"):
+            assert runs[second][key] == runs[""][key]
+    assert runs[""]["sent"] == [] and runs[""]["loaded"] == [0, 0]
     if _cores() < 2:
         pytest.skip("one core: nothing is compiled ahead (checked: same numbers)")
-    assert runs["1"]["sent"] == sorted(f"{k.py_func.__module__}:{k.py_func.__name__}" for k in
-                                       (forest_moments_range, extend_tree_range,
-                                        restat_tree_range))
-    # the prediction and update kernels came from the cache the second process wrote
-    assert runs["1"]["loaded"] == [1, 1] and runs["1"]["compiled"] == [0, 0]
+    for second in ("fork", "interpreter"):
+        assert runs[second]["sent"] == sorted(f"{k.py_func.__module__}:{k.py_func.__name__}"
+                                              for k in (forest_moments_range, extend_tree_range,
+                                                        restat_tree_range))
+        # the prediction and update kernels came from the cache the second process wrote
+        assert runs[second]["loaded"] == [1, 1] and runs[second]["compiled"] == [0, 0]
+
+
+def test_a_process_with_several_threads_starts_a_new_interpreter():
+    import threading
+
+    assert compile_ahead._can_fork() == (hasattr(os, "fork") and threading.active_count() == 1
+                                         and sys.platform.startswith("linux"))
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert not compile_ahead._can_fork()
+    finally:
+        stop.set()
+        t.join()
