@@ -8,6 +8,8 @@ dominate inside the box bounded above by a reference point.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 __all__ = ["non_dominated", "hypervolume", "hypervolume_improvement", "HypervolumeImprovement",
@@ -70,8 +72,8 @@ def hypervolume(Y: np.ndarray, ref) -> float:
 
 def hypervolume_improvement(front: np.ndarray, ref, P: np.ndarray) -> np.ndarray:
     """The hypervolume each row of ``P`` (n × k losses) would add to ``front`` (the
-    losses of the points so far) below ``ref``.  Two losses: exact and vectorised over
-    ``P`` (O(n × front)); more: exact, one point at a time."""
+    losses of the points so far) below ``ref``.  Two and three losses: exact and vectorised
+    over ``P`` (O(n × front)); more: exact, one point at a time."""
     return HypervolumeImprovement(front, ref)(P)
 
 
@@ -86,6 +88,9 @@ class HypervolumeImprovement:
         if F.shape[0]:
             F = F[non_dominated(F)]
         self.ref, self.front = ref, F
+        if ref.size == 3:
+            self.boxes = _open_boxes_3d(F, ref)
+            return
         if ref.size != 2:
             self.base = hypervolume(F, ref)
             return
@@ -101,6 +106,8 @@ class HypervolumeImprovement:
 
     def __call__(self, P: np.ndarray) -> np.ndarray:
         P = np.atleast_2d(np.asarray(P, dtype=float))
+        if self.ref.size == 3:
+            return _boxes_improvement(self.boxes, P)
         if self.ref.size != 2:
             return np.array([hypervolume(np.vstack([self.front, p]), self.ref) - self.base
                              for p in P])
@@ -108,6 +115,69 @@ class HypervolumeImprovement:
         width = np.clip(self.xs[None, :] - left, 0.0, None)
         height = np.clip(self.heights[None, :] - P[:, 1:2], 0.0, None)
         return (width * height).sum(axis=1)
+
+
+def _open_boxes_3d(F: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Disjoint boxes whose union is the region below ``ref`` (3 losses) that no row of ``F``
+    (points strictly inside ``ref``) dominates: rows ``(x_lo, x_hi, y_hi, z_lo, z_hi)``,
+    each box ``[x_lo, x_hi) x (-inf, y_hi) x [z_lo, z_hi)`` (lower ends may be ``-inf``);
+    at most ``2 len(F) + 1`` of them.
+
+    A sweep up the third loss: the points below the current level, seen in their first two
+    losses, bound a staircase of strips ``[xs[i], xs[i + 1]) x (-inf, ys[i])``; a new point
+    ``(x, y)`` lowers the strips it covers to ``y`` from ``x`` on, which closes their parts
+    right of ``x`` (boxes up to this level) and opens one strip at this level."""
+    rx, ry, rz = (float(v) for v in ref)
+    xs, ys, z0 = [-np.inf], [ry], [-np.inf]  # the open strips, by their left ends
+    boxes = []
+    order = np.lexsort((F[:, 1], F[:, 0], F[:, 2])) if F.shape[0] else []
+    for x, y, z in F[order].tolist() if F.shape[0] else []:
+        i = bisect.bisect_right(xs, x) - 1  # the strip holding x: xs[i] <= x
+        if ys[i] <= y:  # the staircase already covers the point (in its first two losses)
+            continue
+        j = i + 1
+        while j < len(xs) and ys[j] >= y:  # the strips the point covers entirely
+            j += 1
+        for s in range(i, j):  # each covered part, from its first level up to this one
+            if z > z0[s]:
+                boxes.append((max(xs[s], x), xs[s + 1] if s + 1 < len(xs) else rx, ys[s],
+                              z0[s], z))
+        keep = i + (xs[i] < x)  # strip i goes on left of x (its bounds the same)
+        xs[keep:j] = [x]
+        ys[keep:j] = [y]
+        z0[keep:j] = [z]
+    for s in range(len(xs)):
+        if rz > z0[s]:
+            boxes.append((xs[s], xs[s + 1] if s + 1 < len(xs) else rx, ys[s], z0[s], rz))
+    B = np.array(boxes, dtype=float).reshape(-1, 5)
+    return B[(B[:, 1] > B[:, 0]) & (B[:, 4] > B[:, 3])]
+
+
+#: points per block of the box sums (a block's temporaries hold this many floats per box)
+_BOX_BLOCK = 4096
+
+
+def _boxes_improvement(B: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """The volume of the part of the boxes ``B`` (:func:`_open_boxes_3d`) that each row of
+    ``P`` (n × 3) dominates: ``sum_b |[p, inf) ∩ b|``."""
+    out = np.zeros(P.shape[0])
+    if B.shape[0] == 0:
+        return out
+    x_lo, x_hi, y_hi, z_lo, z_hi = (c[None, :] for c in B.T)
+    for a in range(0, P.shape[0], _BOX_BLOCK):
+        Q = P[a:a + _BOX_BLOCK]
+        w = np.maximum(x_lo, Q[:, 0:1])
+        np.subtract(x_hi, w, out=w)
+        np.maximum(w, 0.0, out=w)
+        h = np.subtract(y_hi, Q[:, 1:2])
+        np.maximum(h, 0.0, out=h)
+        w *= h
+        np.maximum(z_lo, Q[:, 2:3], out=h)
+        np.subtract(z_hi, h, out=h)
+        np.maximum(h, 0.0, out=h)
+        w *= h
+        out[a:a + _BOX_BLOCK] = w.sum(axis=1)
+    return out
 
 
 def chebyshev(Z: np.ndarray, weights, rho: float = 0.05) -> np.ndarray:

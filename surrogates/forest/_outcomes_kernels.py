@@ -25,6 +25,19 @@ from ._regression_kernels import (_MIN_PATH_WEIGHT, AL, CAV_M, CAV_V, MODE_BP_E,
                                   _leaf_moments, _mixture_moments, truncated_exp_mean)
 
 
+@njit(cache=True, nogil=True)
+def same_nodes(a, b, nodes):
+    """Whether the first ``nodes[t]`` rows of tree ``t`` of ``a`` and ``b`` (``(trees,
+    capacity, width)`` arrays of integers: float arrays viewed as their bits) are equal for
+    every tree: equal bits are equal values (and NaN where NaN)."""
+    for t in range(nodes.shape[0]):
+        for j in range(nodes[t]):
+            for c in range(a.shape[2]):
+                if a[t, j, c] != b[t, j, c]:
+                    return False
+    return True
+
+
 @njit(cache=True, inline="always")
 def _sigmoid_denominator(tau, g2):
     """``1 + exp(-g2 tau)``, the denominator of the prior variance ``V(tau)`` of

@@ -17,16 +17,37 @@ import numpy as np
 
 from .._core._tree_kernels import NNODES
 from .._core.threads import run_split
-from ._outcomes_kernels import predict_shared_range
+from .._core.tree import _SmallBatchKernel
+from ._outcomes_kernels import predict_shared_range, same_nodes
 from ._regression_kernels import MODE_BP_E, MODE_EMPIRICAL, N_BP, NODE_BLOCK
 from .regressor import MondrianForestRegressor
 
 __all__ = ["SharedPartitions", "share_partitions"]
 
 
-#: batches of at least this many points are split over the threads (below, the pool costs more
-#: than it saves)
+#: batches of at least this many points may be split over the threads (below, the pool costs
+#: more than it saves); from ``THREADS_ALWAYS`` on they are, and in between each batch runs
+#: serially or threaded, whichever has been faster (:class:`_SharedBatchKernel`)
 THREADS_FROM = 256
+THREADS_ALWAYS = 2048
+
+
+class _SharedBatchKernel(_SmallBatchKernel):
+    """The serial or the threaded shared-partitions kernel for mid-sized batches (the
+    acquisition's local-search rounds): a threaded call can wait on cores that other
+    processes hold, so each is timed and the faster one used; the numbers are the same."""
+
+    _warm = [False, False]
+
+
+def _serial(n_blocks, *args):
+    """:func:`predict_shared_range` of every block on the calling thread."""
+    predict_shared_range(0, n_blocks, *args)
+
+
+def _threaded(n_blocks, *args):
+    """:func:`predict_shared_range` with the blocks split over the threads."""
+    run_split(predict_shared_range, n_blocks, *args)
 
 
 def share_partitions(forests) -> bool:
@@ -55,10 +76,24 @@ def share_partitions(forests) -> bool:
                 not np.array_equal(mult, mult0):
             return False
         for attr in ("inode", "fnode", "box"):
-            if not np.array_equal(getattr(s, attr)[:, :top][used],
-                                  getattr(s0, attr)[:, :top][used], equal_nan=True):
+            a, b = getattr(s, attr), getattr(s0, attr)
+            if _same_bits(a, b, nodes):
+                continue
+            if not np.array_equal(a[:, :top][used], b[:, :top][used], equal_nan=True):
                 return False
     return True
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray, nodes: np.ndarray) -> bool:
+    """Whether the used nodes (``nodes[t]`` of tree ``t``) of two node arrays of the same
+    kind are equal bit for bit (then they are equal in value too; False may still be equal
+    values, e.g. 0.0 and -0.0), compared in place."""
+    if a.dtype != b.dtype or a.dtype.itemsize != 8 or a.shape[2:] != b.shape[2:] \
+            or not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return False
+    T = a.shape[0]
+    return bool(same_nodes(a.view(np.int64).reshape(T, a.shape[1], -1),
+                           b.view(np.int64).reshape(T, b.shape[1], -1), nodes))
 
 
 class SharedPartitions:
@@ -118,7 +153,13 @@ class SharedPartitions:
         args = (Xs, s.inode, s.fnode, s.box, s.meta, self._stats, self._bp, self._modes,
                 self._s2, self._g1, self._g2, self._hoist, mean, var, per_tree, tree_mean,
                 tree_var, block)
-        run_split(predict_shared_range, -(-n // block), *args)
+        n_blocks = -(-n // block)
+        if threads == 1:
+            _serial(n_blocks, *args)
+        elif n >= THREADS_ALWAYS:
+            _threaded(n_blocks, *args)
+        else:
+            _SharedBatchKernel.run(s, "_shared_batches", _serial, _threaded, n, n_blocks, *args)
         return mean, var, tree_mean, tree_var
 
     def predict(self, X):

@@ -119,3 +119,58 @@ def test_one_front_s_improvement_function_is_the_improvement(k):
     base = hypervolume(front, ref)
     np.testing.assert_allclose(improvement(P[:5]), [hypervolume(np.vstack([front, p]), ref) -
                                                     base for p in P[:5]], atol=1e-12)
+
+
+def _per_point_improvement(front, ref, P):
+    """Each row's improvement as the difference of two exact hypervolumes."""
+    base = hypervolume(front, ref)
+    return np.array([hypervolume(np.vstack([front, p]), ref) - base for p in P])
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("n_front", [0, 1, 5, 40])
+def test_three_losses_improvement_is_the_difference_of_hypervolumes(seed, n_front):
+    rng = np.random.default_rng(100 + seed)
+    ref = np.array([1.1, 1.0, 1.2])
+    # a front on a grid (ties in every loss), some points repeated, some on the reference
+    F = np.round(rng.random((n_front, 3)) * 8) / 8 if seed % 2 else rng.random((n_front, 3))
+    if n_front:
+        F = np.vstack([F, F[:2], np.minimum(F[:1] + [0.0, 0.0, 1.0], ref)])
+    P = np.round(rng.random((300, 3)) * 10) / 8 if seed % 2 else rng.random((300, 3)) * 1.3
+    P = np.vstack([P, F, F + [0.0, 0.0, 0.01], F - [0.01, 0.0, 0.0], ref, ref - 0.5,
+                   [[-5.0, 0.5, 0.5], [0.5, 0.5, 1.2]]])
+    got = HypervolumeImprovement(F, ref)(P)
+    np.testing.assert_allclose(got, _per_point_improvement(F, ref, P), rtol=1e-10,
+                               atol=1e-12)
+    assert np.all(got >= 0)
+    # points the front (or the reference) bounds add exactly nothing
+    inside = F[np.all(F < ref, axis=1)]
+    if inside.shape[0]:
+        assert np.all(HypervolumeImprovement(F, ref)(inside) == 0.0)
+    assert np.all(HypervolumeImprovement(F, ref)(P[np.any(P >= ref, axis=1)]) == 0.0)
+
+
+def test_three_losses_improvement_matches_monte_carlo():
+    rng = np.random.default_rng(7)
+    front, ref = rng.random((25, 3)), np.ones(3)
+    P = rng.random((6, 3)) * 0.8
+    got = HypervolumeImprovement(front, ref)(P)
+    S = rng.random((400_000, 3))
+    free = ~np.zeros(len(S), dtype=bool)
+    for f in front[non_dominated(front)]:
+        free &= ~np.all(S >= f, axis=1)
+    for p, g in zip(P, got):
+        mc = np.mean(free & np.all(S >= p, axis=1))
+        assert g == pytest.approx(mc, abs=4e-3)
+
+
+def test_three_losses_improvements_of_many_points_are_each_point_s_own():
+    rng = np.random.default_rng(4)
+    front = rng.random((60, 3))
+    ref = np.full(3, 1.1)
+    P = rng.random((9000, 3)) * 1.3 - 0.1
+    improvement = HypervolumeImprovement(front, ref)
+    whole = improvement(P)
+    for a in range(0, 9000, 1700):
+        np.testing.assert_array_equal(improvement(P[a:a + 1700]), whole[a:a + 1700])
+    np.testing.assert_array_equal([improvement(p)[0] for p in P[:30]], whole[:30])

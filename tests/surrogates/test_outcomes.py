@@ -68,3 +68,39 @@ def test_forests_of_other_seeds_or_inputs_do_not_share():
     assert not share_partitions([])
     with pytest.raises(ValueError, match="same partitions"):
         SharedPartitions([a, other])
+
+
+def test_partitions_are_compared_in_the_nodes_used_by_value():
+    from surrogates._core._tree_kernels import NNODES
+
+    a, b = _forests(k=2)
+    s = b._store
+    nodes = s.meta[:, NNODES]
+    # a node slot no tree uses may differ; a used node's box, split or child may not
+    s.box[0, nodes[0]:] = 123.0
+    assert share_partitions([a, b])
+    # equal values in other bits (a zero's sign) are equal: the value comparison decides
+    old = s.box[0, 0, 0, 0]
+    a._store.box[0, 0, 0, 0], s.box[0, 0, 0, 0] = 0.0, -0.0
+    assert share_partitions([a, b])
+    a._store.box[0, 0, 0, 0] = s.box[0, 0, 0, 0] = old
+    for attr, index in [("box", (1, nodes[1] - 1, 0, 0)), ("fnode", (0, 0, 0)),
+                        ("inode", (2, 0, 0))]:
+        arr = getattr(s, attr)
+        old = arr[index]
+        arr[index] = old + 1
+        assert not share_partitions([a, b])
+        arr[index] = old
+        assert share_partitions([a, b])
+
+
+def test_mid_sized_batches_serial_or_threaded_give_the_same_numbers():
+    forests = _forests(k=3)
+    shared = SharedPartitions(forests)
+    Q = np.random.default_rng(2).random((900, 3))
+    first = shared.predict_all(Q)
+    for _ in range(6):  # the chooser tries both kernels, then keeps the faster
+        again = shared.predict_all(Q)
+        for got, want in zip(again, first):
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
