@@ -18,6 +18,7 @@ process's compile seconds or CPU seconds, and shows as the loads from the cache 
     python -m benchmarks.harness.first_minute          # the full tables (about two minutes)
     python -m benchmarks.harness.first_minute --quick  # imports once, runs on the usual cache
     python -m benchmarks.harness.first_minute --json out.json
+    python -m benchmarks.harness.first_minute --fresh-clone   # each run in a new clone
 """
 
 from __future__ import annotations
@@ -118,9 +119,10 @@ RUNS = {
 }
 
 
-def _child(code: str, env: dict | None = None) -> str:
-    """The standard output of ``python -c code`` in a fresh process at the project's root."""
-    done = subprocess.run([sys.executable, "-c", code], cwd=_ROOT, env=env, text=True,
+def _child(code: str, env: dict | None = None, root: Path = _ROOT) -> str:
+    """The standard output of ``python -c code`` in a fresh process at the project's root
+    (``root``: another checkout, whose packages it then imports)."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, text=True,
                           capture_output=True, timeout=900)
     if done.returncode:
         raise RuntimeError(f"the measuring process failed:\n{done.stderr[-2000:]}")
@@ -134,11 +136,11 @@ def measure_import(module: str, repeats: int = 5) -> list[float]:
     return [float(_child(code).split()[-1]) for _ in range(repeats)]
 
 
-def measure_run(run: str, cache_dir: str | None) -> dict:
+def measure_run(run: str, cache_dir: str | None, root: Path = _ROOT) -> dict:
     """One fresh process of ``RUNS[run]`` with ``NUMBA_CACHE_DIR=cache_dir`` (None: numba's
-    usual cache beside the sources): import and call seconds, the call's CPU seconds, total
-    compile seconds, and per compiled function its type specialisations, loads from the cache
-    and compile seconds."""
+    usual cache beside the sources), in the checkout at ``root``: import and call seconds, the
+    call's CPU seconds, total compile seconds, and per compiled function its type
+    specialisations, loads from the cache and compile seconds."""
     _, imports, call = RUNS[run]
     env = dict(os.environ)
     env.pop("NUMBA_DISABLE_JIT", None)
@@ -146,7 +148,7 @@ def measure_run(run: str, cache_dir: str | None) -> dict:
         env.pop("NUMBA_CACHE_DIR", None)
     else:
         env["NUMBA_CACHE_DIR"] = cache_dir
-    out = _child(_RUN.format(imports=imports, call=call), env)
+    out = _child(_RUN.format(imports=imports, call=call), env, root)
     return json.loads(out[out.rindex("RESULT") + len("RESULT"):])
 
 
@@ -201,6 +203,11 @@ def main(argv: list[str] | None = None) -> dict:
                              "numba's usual cache (no cold runs)")
     parser.add_argument("--repeats", type=int, default=None,
                         help="fresh processes per import (default 5, 1 with --quick)")
+    parser.add_argument("--fresh-clone", action="store_true",
+                        help="run each first call in a new clone of this checkout's last "
+                             "commit (no compiled Python files, numba's cache beside the "
+                             "clone's sources, as after a fresh clone and install), then "
+                             "again there (warm)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 5)
@@ -210,10 +217,19 @@ def main(argv: list[str] | None = None) -> dict:
         if args.quick:
             results["runs"][key] = {"usual": measure_run(key, None)}
             continue
+        if args.fresh_clone:
+            with tempfile.TemporaryDirectory(prefix="first-minute-") as tmp:
+                clone = Path(tmp) / "clone"
+                subprocess.run(["git", "clone", "-q", str(_ROOT), str(clone)], check=True,
+                               capture_output=True, timeout=600)
+                results["runs"][key] = {"fresh clone": measure_run(key, None, clone),
+                                        "warm": measure_run(key, None, clone)}
+            continue
         with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache:
             results["runs"][key] = {"cold": measure_run(key, cache),
                                     "warm": measure_run(key, cache)}
-    results["cache"] = "usual-cache" if args.quick else "cold"
+    results["cache"] = ("usual-cache" if args.quick else
+                        "fresh-clone" if args.fresh_clone else "cold")
     report = tables(results)
     print(report)
     if args.json:

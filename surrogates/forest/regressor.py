@@ -18,8 +18,7 @@ from ._noise import bp_buffer, marginal_likelihood_hyperparameters, run_bp
 from .._core.scaling import Y_LIMIT, target_exponent, unscale
 from .._core.compile_ahead import array, start as start_compiling_ahead
 from .._core.estimator import RegressorMixin
-from .._core._tree_kernels import (ROOT, TASK_REGRESSION, X_LIMIT, extend_tree_range,
-                                   restat_tree_range)
+from .._core._tree_kernels import ROOT, TASK_REGRESSION, X_LIMIT, extend_tree_range
 from .._core.tree import TargetsTooLarge, _SmallBatchKernel
 from .._core.validation import check_choice, check_positive, check_target
 
@@ -49,8 +48,7 @@ def _later_signatures() -> dict:
         bp_tree_range: (i8, i8, I3, F3, F3, I2, F3, f8, f8, f8, f8, F1),
         forest_moments_range: (i8, i8, F2, I3, F3, F4, F3, F3, I2, i8, f8, f8, f8, F1, F1, i8),
         extend_tree_range: (i8, i8, i8, i8, F2, F1, I3, F3, F4, F3, I2, I2,
-                            array(numba.types.uint64, 2), f8, f8, i8),
-        restat_tree_range: (i8, i8, F1, I3, I2, F3, I2)}
+                            array(numba.types.uint64, 2), f8, f8, i8)}
 
 
 def _check_noise_var(value):
@@ -233,8 +231,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         return self
 
     def _kernels_needed_later(self):
+        # (the re-count kernel is short: compiled here while the second process finishes)
         sigs = _later_signatures()
-        kernels = [forest_moments_range, extend_tree_range, restat_tree_range]
+        kernels = [forest_moments_range, extend_tree_range]
         if self._mode() != MODE_EMPIRICAL:
             kernels.insert(0, bp_tree_range)
         return [(k, sigs[k]) for k in kernels]

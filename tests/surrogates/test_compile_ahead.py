@@ -12,7 +12,7 @@ import pytest
 
 from surrogates import MondrianForestRegressor
 from surrogates._core import compile_ahead
-from surrogates._core._tree_kernels import extend_tree_range, restat_tree_range
+from surrogates._core._tree_kernels import extend_tree_range
 from surrogates.forest._regression_kernels import bp_tree_range, forest_moments_range
 from surrogates.forest.regressor import _later_signatures
 
@@ -36,7 +36,7 @@ def test_the_signatures_sent_are_those_the_regressor_calls_the_kernels_with():
     for kernel, sig in _later_signatures().items():
         assert tuple(sig) in [tuple(s) for s in kernel.signatures], kernel.py_func.__name__
     jobs = [k for k, _ in MondrianForestRegressor()._kernels_needed_later()]
-    assert jobs == [forest_moments_range, extend_tree_range, restat_tree_range]
+    assert jobs == [forest_moments_range, extend_tree_range]
     jobs = [k for k, _ in MondrianForestRegressor(posterior="bp")._kernels_needed_later()]
     assert jobs[0] is bp_tree_range
 
@@ -103,8 +103,7 @@ def test_a_fresh_install_loads_what_the_second_process_compiled(python_run, tmp_
         pytest.skip("one core: nothing is compiled ahead (checked: same numbers)")
     for second in ("fork", "interpreter"):
         assert runs[second]["sent"] == sorted(f"{k.py_func.__module__}:{k.py_func.__name__}"
-                                              for k in (forest_moments_range, extend_tree_range,
-                                                        restat_tree_range))
+                                              for k in (forest_moments_range, extend_tree_range))
         # the prediction and update kernels came from the cache the second process wrote
         assert runs[second]["loaded"] == [1, 1] and runs[second]["compiled"] == [0, 0]
 

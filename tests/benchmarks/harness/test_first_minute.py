@@ -22,3 +22,17 @@ def test_first_minute_quick_prints_its_three_tables(tmp_path, capsys):
         assert set(run["usual"]) == {"import_s", "call_s", "call_cpu_s", "compile_s",
                                      "functions"}
         assert 0.0 < run["usual"]["call_cpu_s"]
+
+
+def test_a_run_in_a_fresh_clone_compiles_there(tmp_path):
+    import subprocess
+
+    from benchmarks.harness import first_minute
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(first_minute._ROOT), str(clone)], check=True)
+    cold = first_minute.measure_run("forest", None, clone)
+    assert cold["compile_s"] > 0 and any(f["compile_s"] > 0 for f in cold["functions"].values())
+    assert list(clone.glob("surrogates/**/__pycache__/*.nbi"))  # numba's cache in the clone
+    warm = first_minute.measure_run("forest", None, clone)
+    assert warm["compile_s"] == 0
