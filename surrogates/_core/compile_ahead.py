@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
+import select
 import signal
 import subprocess
 import sys
@@ -49,6 +50,7 @@ _lock = threading.Lock()
 _pending: dict = {}  # "module:name" -> the process compiling it
 _sent: set = set()   # every "module:name" handed to a process (each is sent once)
 _owner = [None]      # the process id that started the second process
+_meanwhile: list = []  # (kernel, signature) compiled here while waiting for the other process
 
 
 def array(dtype, ndim: int):
@@ -139,22 +141,24 @@ def _fork(todo) -> _Forked:
         finally:
             os._exit(0)
     os.close(w)
-    return _Forked(pid, os.fdopen(r, "rb"))
+    return _Forked(pid, os.fdopen(r, "rb", buffering=0))  # (unbuffered: see _has_output)
 
 
 def _spawn(todo) -> subprocess.Popen:
     payload = pickle.dumps((list(sys.path), [(k.py_func.__module__, k.py_func.__name__, s)
                                              for k, s in todo]))
     proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
     proc.stdin.write(payload)
     proc.stdin.close()
     return proc
 
 
-def start(jobs) -> None:
+def start(jobs, meanwhile=()) -> None:
     """Compile ``jobs``, ``(kernel, signature)`` pairs in the order they will be needed, in a
-    second process, those of them that numba would otherwise compile here."""
+    second process, those of them that numba would otherwise compile here; ``meanwhile``
+    (short kernels needed soon after them) are compiled here while :func:`ready` would
+    otherwise wait."""
     if not _enabled():
         return
     with _lock:
@@ -175,6 +179,8 @@ def start(jobs) -> None:
         for k, _ in todo:
             _sent.add(_key(k))
             _pending[_key(k)] = proc
+        _meanwhile.extend((k, tuple(s)) for k, s in meanwhile if _key(k) not in _sent)
+        _sent.update(_key(k) for k, _ in meanwhile)
 
 
 def ready(*kernels) -> None:
@@ -185,11 +191,19 @@ def ready(*kernels) -> None:
     with _lock:
         if os.getpid() != _owner[0]:  # a forked copy: the pipe is its parent's
             _pending.clear()
+            _meanwhile.clear()
             return
         for kernel in kernels:
             key = _key(kernel)
             proc = _pending.get(key)
             while proc is not None and key in _pending:
+                if _meanwhile and not _has_output(proc):
+                    k, sig = _meanwhile.pop(0)
+                    try:
+                        k.compile(sig)
+                    except Exception:  # noqa: BLE001 - compiled at its first call then
+                        pass
+                    continue
                 line = proc.stdout.readline().decode(errors="replace").strip()
                 if not line:  # the process ended: whatever it did not compile compiles here
                     for k in [k for k, p in _pending.items() if p is proc]:
@@ -201,6 +215,14 @@ def ready(*kernels) -> None:
                     proc.poll()  # (reaps it once it has exited)
 
 
+def _has_output(proc) -> bool:
+    """Whether the other process has reported something not yet read."""
+    try:
+        return bool(select.select([proc.stdout], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+
+
 def _stop() -> None:
     """At exit, end a second process still compiling kernels this one never needed."""
     if os.getpid() != _owner[0]:
@@ -209,3 +231,4 @@ def _stop() -> None:
         proc.kill()
         proc.wait()
     _pending.clear()
+    _meanwhile.clear()

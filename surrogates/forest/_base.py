@@ -125,11 +125,12 @@ class BaseMondrianForest(BaseEstimator):
     def _relevance(self, X, y, kind):
         raise NotImplementedError
 
-    def _kernels_needed_later(self) -> list:
+    def _kernels_needed_later(self) -> tuple:
         """``(kernel, signature)`` pairs this model calls after its first fit, in the order it
-        first calls them: compiled meanwhile in a second process on a fresh install
+        first calls them, to be compiled in a second process on a fresh install, and short
+        ones to be compiled here while waiting for it
         (:mod:`surrogates._core.compile_ahead`)."""
-        return []
+        return [], []
 
     def _scale(self, X: np.ndarray) -> np.ndarray:
         return (self._premultiply(X) - self.feature_lower_) / self.feature_scale_
@@ -209,7 +210,7 @@ class BaseMondrianForest(BaseEstimator):
         store = TreeStore(self.n_estimators, X.shape[1], self._n_stats(), self.lifetime,
                           self.min_samples_split, self._task, seed_sequence(self.random_state),
                           capacity=max(16, X.shape[0]))
-        start_compiling_ahead(self._kernels_needed_later())
+        start_compiling_ahead(*self._kernels_needed_later())
         store.fit(Xs, yy)
         self._store = store
         self._fit_params = {k: getattr(self, k) for k in STRUCTURE_PARAMS}

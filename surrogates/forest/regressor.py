@@ -18,7 +18,8 @@ from ._noise import bp_buffer, marginal_likelihood_hyperparameters, run_bp
 from .._core.scaling import Y_LIMIT, target_exponent, unscale
 from .._core.compile_ahead import array, start as start_compiling_ahead
 from .._core.estimator import RegressorMixin
-from .._core._tree_kernels import ROOT, TASK_REGRESSION, X_LIMIT, extend_tree_range
+from .._core._tree_kernels import (ROOT, TASK_REGRESSION, X_LIMIT, extend_tree_range,
+                                   restat_tree_range)
 from .._core.tree import TargetsTooLarge, _SmallBatchKernel
 from .._core.validation import check_choice, check_positive, check_target
 
@@ -48,7 +49,8 @@ def _later_signatures() -> dict:
         bp_tree_range: (i8, i8, I3, F3, F3, I2, F3, f8, f8, f8, f8, F1),
         forest_moments_range: (i8, i8, F2, I3, F3, F4, F3, F3, I2, i8, f8, f8, f8, F1, F1, i8),
         extend_tree_range: (i8, i8, i8, i8, F2, F1, I3, F3, F4, F3, I2, I2,
-                            array(numba.types.uint64, 2), f8, f8, i8)}
+                            array(numba.types.uint64, 2), f8, f8, i8),
+        restat_tree_range: (i8, i8, F1, I3, I2, F3, I2)}
 
 
 def _check_noise_var(value):
@@ -227,16 +229,17 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         knows a fit will come can start it earlier, so that the compilation overlaps its own
         work.  Returns ``self``; changes nothing else."""
         self._mode()
-        start_compiling_ahead(self._kernels_needed_later())
+        start_compiling_ahead(*self._kernels_needed_later())
         return self
 
     def _kernels_needed_later(self):
-        # (the re-count kernel is short: compiled here while the second process finishes)
+        # (the short re-count kernel, needed after refits of the targets, is compiled here
+        # while waiting for the second process)
         sigs = _later_signatures()
         kernels = [forest_moments_range, extend_tree_range]
         if self._mode() != MODE_EMPIRICAL:
             kernels.insert(0, bp_tree_range)
-        return [(k, sigs[k]) for k in kernels]
+        return [(k, sigs[k]) for k in kernels], [(restat_tree_range, sigs[restat_tree_range])]
 
     def _after_update(self):
         self._bp_key = None

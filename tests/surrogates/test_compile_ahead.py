@@ -12,7 +12,7 @@ import pytest
 
 from surrogates import MondrianForestRegressor
 from surrogates._core import compile_ahead
-from surrogates._core._tree_kernels import extend_tree_range
+from surrogates._core._tree_kernels import extend_tree_range, restat_tree_range
 from surrogates.forest._regression_kernels import bp_tree_range, forest_moments_range
 from surrogates.forest.regressor import _later_signatures
 
@@ -35,10 +35,11 @@ def test_the_signatures_sent_are_those_the_regressor_calls_the_kernels_with():
     m.set_params(posterior="bp").predict(X)
     for kernel, sig in _later_signatures().items():
         assert tuple(sig) in [tuple(s) for s in kernel.signatures], kernel.py_func.__name__
-    jobs = [k for k, _ in MondrianForestRegressor()._kernels_needed_later()]
-    assert jobs == [forest_moments_range, extend_tree_range]
-    jobs = [k for k, _ in MondrianForestRegressor(posterior="bp")._kernels_needed_later()]
-    assert jobs[0] is bp_tree_range
+    jobs, meanwhile = MondrianForestRegressor()._kernels_needed_later()
+    assert [k for k, _ in jobs] == [forest_moments_range, extend_tree_range]
+    assert [k for k, _ in meanwhile] == [restat_tree_range]
+    jobs, _ = MondrianForestRegressor(posterior="bp")._kernels_needed_later()
+    assert jobs[0][0] is bp_tree_range
 
 
 def test_nothing_is_sent_that_is_compiled_here_and_ready_does_not_wait():
@@ -66,7 +67,7 @@ _COLD = """
     if os.environ.get("SECOND") == "interpreter":
         compile_ahead._can_fork = lambda: False
     from surrogates.forest._regression_kernels import forest_moments_range
-    from surrogates._core._tree_kernels import extend_tree_range
+    from surrogates._core._tree_kernels import extend_tree_range, restat_tree_range
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(200, 3))
     y = np.sin(3 * X).sum(axis=1)
