@@ -7,7 +7,8 @@ kernels needed later to a second Python process, which compiles them with the si
 given; numba writes each to its on-disk cache.  Before a kernel's first call here,
 :func:`ready` waits until the second process has written it, and numba then loads it from the
 cache instead of compiling it: the first fit and prediction take about the longer of the two
-compilations instead of their sum.  The compiled code is the same, so every number is too.
+compilations instead of their sum.  Short kernels needed soon after are compiled here while
+this process would otherwise wait.  The compiled code is the same, so every number is too.
 
 A kernel is sent ahead only where numba would otherwise compile it here: its signature is
 neither compiled in this process nor in the on-disk cache, numba caches to a directory that
