@@ -27,6 +27,8 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
 
 from __future__ import annotations
 
+import dataclasses
+import numbers
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -36,8 +38,9 @@ from acquisitions import log_expected_improvement
 from acquisitions.pareto import (HypervolumeImprovement, chebyshev, log_probability_feasible,
                                  non_dominated)
 
+from ..._core.arguments import check_int
 from ..models import MondrianModel
-from .base import Context
+from .base import Context, Point
 from .search import AcquisitionSearch
 
 __all__ = ["OutcomeSearch", "OutcomeModels", "METHODS"]
@@ -126,7 +129,9 @@ class OutcomeModels:
 @dataclass(frozen=True)
 class OutcomeSearch(AcquisitionSearch):
     """:class:`~mfbo.proposal.steps.AcquisitionSearch` of the acquisition over several
-    outcomes (this module's description); the search settings are the same.
+    outcomes (this module's description); the search settings are the same, but for the
+    share of the random points scored and the stop of all local searches (``random_share``,
+    ``stop_after``).
 
     Parameters
     ----------
@@ -134,17 +139,40 @@ class OutcomeSearch(AcquisitionSearch):
         With several objectives: the expected hypervolume improvement or random Chebyshev
         scalarisations; ``"auto"``: ``"hvi"`` for two objectives, ``"parego"`` for more
         (whose exact hypervolume improvements cost more than a proposal should).
+    random_share : float, default=0.5
+        The share of ``n_random`` (at least one point) this search scores: every proposal
+        of a study of several outcomes runs this search, where a single objective's policy
+        runs its search one proposal in a few and takes cheap local steps in between.
+    stop_after : int, default=2
+        ``search_patience`` where it is 0: all local searches stop once the best point any
+        of them has found has not risen for this many rounds (0: each stops by ``patience``
+        alone).
     """
 
     origin: ClassVar[str] = "outcomes"
 
     method: str = "auto"
+    random_share: float = 0.5
+    stop_after: int = 2
 
     def __post_init__(self):
         super().__post_init__()
         if self.method not in METHODS:
             raise ValueError(f"OutcomeSearch(method=...) must be one of {list(METHODS)}, got "
                              f"{self.method!r}.")
+        r = self.random_share
+        if isinstance(r, bool) or not isinstance(r, numbers.Real) or not 0 < r <= 1:
+            raise ValueError(f"OutcomeSearch(random_share=...) must be a number in (0, 1], "
+                             f"got {r!r}.")
+        check_int(self.stop_after, "OutcomeSearch(stop_after=...)", minimum=0)
+
+    def propose(self, ctx: Context) -> Point | None:
+        """:meth:`AcquisitionSearch.propose` with ``random_share`` of the random points and
+        ``stop_after`` for a ``search_patience`` of 0."""
+        search = dataclasses.replace(self, n_random=max(1, round(self.n_random *
+                                                               self.random_share)),
+                                     search_patience=self.search_patience or self.stop_after)
+        return AcquisitionSearch.propose(search, ctx)
 
     def chosen_method(self, k: int) -> str:
         if k == 1:

@@ -19,6 +19,30 @@ def test_settings_and_methods():
         OutcomeSearch(method="nsga")
     with pytest.raises(ValueError, match="n_random"):
         OutcomeSearch(n_random=-1)
+    for bad in (0, 1.5, True, "half"):
+        with pytest.raises(ValueError, match=r"random_share=\.\.\.\) must be a number"):
+            OutcomeSearch(random_share=bad)
+    with pytest.raises(ValueError, match="stop_after"):
+        OutcomeSearch(stop_after=-1)
+
+
+def test_the_search_scores_its_share_of_the_random_points(monkeypatch):
+    import mfbo.proposal.steps.search as search
+
+    seen = []
+
+    def spy(score, levels, **kwargs):
+        seen.append((kwargs["n_random"], kwargs["search_patience"]))
+        return np.random.default_rng(0).random((10, len(levels)))
+
+    monkeypatch.setattr(search, "maximize_random_local", spy)
+    opt = _opt(directions=["minimize", "minimize"], constraints=["c"])
+    for step, want in [(OutcomeSearch(n_random=2000), (1000, 2)),
+                       (OutcomeSearch(n_random=3, random_share=0.1, search_patience=4), (1, 4)),
+                       (OutcomeSearch(n_random=7, stop_after=0), (4, 0))]:
+        ctx = Context(opt.proposer, opt.study, opt.study.n_trials, np.random.default_rng(0))
+        step.propose(ctx)
+        assert seen[-1] == want
 
 
 def _opt(**kwargs):
