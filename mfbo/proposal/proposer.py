@@ -42,7 +42,8 @@ def _load_proposal_modules() -> None:
 def outcome_steps(recipe: Recipe, method: str = "auto") -> tuple:
     """The policy of a study of several objectives or with constraints: the recipe's random
     interleaving, then :class:`~mfbo.proposal.steps.OutcomeSearch` with the settings of the
-    recipe's acquisition search (the other steps read one loss)."""
+    recipe's acquisition search, of whose random points it scores half (the other steps read
+    one loss)."""
     steps = [s for s in recipe.steps if isinstance(s, RandomInterleave)]
     search = recipe.step(AcquisitionSearch)
     settings = {} if search is None else {
