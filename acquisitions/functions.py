@@ -56,10 +56,14 @@ def _log_h(z):
     zs = z[~big]
     # z Phi(z) + phi(z) = phi(z) (1 - |z| Phi(z)/phi(z)) = phi(z) (1 - |z| R(|z|)), with Mills'
     # ratio R; log1p of the (small, positive) bracket via the asymptotic-safe form below.
-    log_phi = -0.5 * zs * zs - 0.5 * np.log(2.0 * np.pi)
-    # Phi(z)/phi(z) for z << 0 via exp(log_ndtr - log_phi)
-    ratio = np.exp(log_ndtr(zs) - log_phi)
-    out[~big] = log_phi + np.log(np.maximum(1.0 + zs * ratio, 1e-300))
+    # Phi(z)/phi(z) for z << 0 via exp(log_ndtr - log_phi).  Where z * z overflows (|z| beyond
+    # about 1.3e154: a mean far above the best with a tiny spread) log_phi is -inf, and so is
+    # the limit of log h, which the formula would give as inf - inf = NaN
+    with np.errstate(over="ignore", invalid="ignore"):
+        log_phi = -0.5 * zs * zs - 0.5 * np.log(2.0 * np.pi)
+        ratio = np.exp(log_ndtr(zs) - log_phi)
+        value = log_phi + np.log(np.maximum(1.0 + zs * ratio, 1e-300))
+    out[~big] = np.where(np.isneginf(log_phi), -np.inf, value)
     return out
 
 

@@ -31,6 +31,20 @@ def test_log_ei_equals_log_of_ei_and_stays_finite_where_ei_underflows():
     assert far[0] == pytest.approx(-0.5 * z * z - 0.5 * np.log(2 * np.pi) - 2 * np.log(-z), abs=1e-3)
 
 
+def test_log_ei_is_minus_inf_where_z_squared_overflows_and_nan_only_for_nan(recwarn):
+    # a mean far above the best with a tiny spread: z about -1e200, where z * z overflows
+    m = np.array([1e200, 1e160, 1e10, np.nan])
+    s = np.array([1e-300, 1e-5, 1.0, 1.0])
+    out = log_expected_improvement(m, s, 0.0)
+    assert out[0] == -np.inf and out[1] == -np.inf
+    assert np.isfinite(out[2]) and np.isnan(out[3])
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    # and the values below the overflow are those of the formula, unchanged
+    z = -1e150
+    assert log_expected_improvement(np.array([-z]), np.array([1.0]), 0.0)[0] == pytest.approx(
+        -0.5 * z * z - 0.5 * np.log(2 * np.pi) - 2 * np.log(-z), rel=1e-12)
+
+
 def test_lognormal_ei_matches_monte_carlo():
     rng = np.random.default_rng(1)
     m, s, best = -0.4, 0.5, -0.2
