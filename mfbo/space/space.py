@@ -89,6 +89,12 @@ class Space:
         if self.forbidden:
             self._check_some_allowed()
 
+    @property
+    def conditional(self) -> bool:
+        """Whether some parameter has a condition (is inactive in some configurations);
+        forbidden configurations alone do not count."""
+        return bool(self._conditional)
+
     def __len__(self):
         return len(self.names)
 

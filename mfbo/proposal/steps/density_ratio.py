@@ -25,13 +25,7 @@ from ..._core.arguments import check_int
 from .base import Context, Point, Step
 from .parzen import _bandwidths, n_good, truncated_normal
 
-__all__ = ["DensityRatioStep", "ParzenDensity", "has_conditions"]
-
-
-def has_conditions(space) -> bool:
-    """Whether some parameter of ``space`` has a condition (is inactive in some
-    configurations); forbidden configurations alone do not count."""
-    return any(dim.when is not None for dim in space.dimensions.values())
+__all__ = ["DensityRatioStep", "ParzenDensity"]
 
 
 class ParzenDensity:
@@ -143,7 +137,7 @@ class DensityRatioStep(Step):
     def propose(self, ctx: Context) -> Point | None:
         if ctx.candidates is not None or not ctx.due(self.every):
             return None
-        if self.only_conditional and not has_conditions(ctx.space):
+        if self.only_conditional and not ctx.space.conditional:
             return None
         X, y = ctx.study.obs.X, ctx.study.obs.y
         if y.size < 2:

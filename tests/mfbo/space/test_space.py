@@ -54,3 +54,13 @@ def test_bad_params(bad, exc, match):
 def test_bad_spaces(spec, match):
     with pytest.raises((ValueError, TypeError), match=match):
         Space(spec())
+
+
+def test_conditional_counts_conditional_parameters_not_forbidden_configurations():
+    from mfbo.space import Greater
+
+    cond = {"kind": Categorical(["a", "b"]), "x": Real(0.0, 1.0, when={"kind": "a"})}
+    assert Space(cond).conditional
+    flat = {"kind": Categorical(["a", "b"]), "x": Real(0.0, 1.0)}
+    assert not Space(flat).conditional
+    assert not Space(flat, forbidden=[Greater("x", 0.9)]).conditional

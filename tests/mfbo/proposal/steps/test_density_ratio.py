@@ -146,17 +146,6 @@ def test_runs_are_reproducible():
     assert trace(4) == trace(4)
 
 
-def test_has_conditions_counts_conditional_parameters_not_forbidden_configurations():
-    from mfbo import Space
-    from mfbo.space import Greater
-    from mfbo.proposal.steps.density_ratio import has_conditions
-
-    assert has_conditions(Space(SPACE))
-    flat = {"kind": Categorical(["a", "b"]), "x": Real(0.0, 1.0)}
-    assert not has_conditions(Space(flat))
-    assert not has_conditions(Space(flat, forbidden=[Greater("x", 0.9)]))
-
-
 def after_plateau(step):
     from mfbo.proposal import PlateauEscape
 
