@@ -31,20 +31,18 @@ import threading
 
 from numba import types
 
-__all__ = ["array", "ready", "start"]
+__all__ = ["array", "compile_all", "ready", "start"]
 
-#: the second process: reads (sys.path, [(module, name, signature), ...]) from its standard
-#: input, compiles each kernel in turn and prints "module:name" after each
-_CHILD = """\
+#: the second process when it is a new interpreter: reads (sys.path, [(module, name,
+#: signature), ...]) from its standard input and runs :func:`compile_all`, printing each
+#: "module:name" it has done
+_CHILD = f"""\
 import importlib, pickle, sys
 path, jobs = pickle.load(sys.stdin.buffer)
 sys.path[:] = path
-for module, name, sig in jobs:
-    try:
-        getattr(importlib.import_module(module), name).compile(sig)
-    except Exception:
-        pass
-    print(module + ":" + name, flush=True)
+from {__name__} import compile_all
+compile_all([(getattr(importlib.import_module(m), n), s) for m, n, s in jobs],
+            lambda key: print(key, flush=True))
 """
 
 _lock = threading.Lock()
@@ -87,6 +85,23 @@ def _would_compile(kernel, sig) -> bool:
         return False  # no cache, or one private to this process
     key = cache._index_key(tuple(sig), kernel.targetctx.codegen())
     return key not in cache._cache_file._load_index()
+
+
+def _compile(kernel, sig) -> None:
+    """Compile ``kernel`` for ``sig``; if that fails, the kernel's first call compiles it
+    (and raises) as without this module."""
+    try:
+        kernel.compile(sig)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def compile_all(todo, report) -> None:
+    """The second process's work: compile each ``(kernel, signature)`` of ``todo`` in turn and
+    ``report`` its "module:name" when done."""
+    for kernel, sig in todo:
+        _compile(kernel, sig)
+        report(_key(kernel))
 
 
 class _Forked:
@@ -133,12 +148,7 @@ def _fork(todo) -> _Forked:
     if pid == 0:  # the copy: compile, report each, and leave without running exit handlers
         try:
             os.close(r)
-            for kernel, sig in todo:
-                try:
-                    kernel.compile(sig)
-                except Exception:  # noqa: BLE001 - the first process compiles it then
-                    pass
-                os.write(w, (_key(kernel) + "\n").encode())
+            compile_all(todo, lambda key: os.write(w, (key + "\n").encode()))
         finally:
             os._exit(0)
     os.close(w)
@@ -199,11 +209,7 @@ def ready(*kernels) -> None:
             proc = _pending.get(key)
             while proc is not None and key in _pending:
                 if _meanwhile and not _has_output(proc):
-                    k, sig = _meanwhile.pop(0)
-                    try:
-                        k.compile(sig)
-                    except Exception:  # noqa: BLE001 - compiled at its first call then
-                        pass
+                    _compile(*_meanwhile.pop(0))
                     continue
                 line = proc.stdout.readline().decode(errors="replace").strip()
                 if not line:  # the process ended: whatever it did not compile compiles here

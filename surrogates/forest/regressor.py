@@ -228,8 +228,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         :mod:`surrogates._core.compile_ahead`).  ``fit`` starts this itself; a caller that
         knows a fit will come can start it earlier, so that the compilation overlaps its own
         work.  Returns ``self``; changes nothing else."""
-        self._mode()
-        start_compiling_ahead(*self._kernels_needed_later())
+        start_compiling_ahead(*self._kernels_needed_later())  # (checks the posterior first)
         return self
 
     def _kernels_needed_later(self):
