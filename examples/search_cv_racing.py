@@ -1,6 +1,6 @@
 """Cross-validation racing in ``MondrianSearchCV``: each candidate is cross-validated fold by
-fold, and one whose first folds are clearly worse than the best candidate's on the same folds
-is stopped (as SMAC3's intensification and irace's racing do).
+fold, and one whose first folds are worse than the best candidate's on the same folds (or, over
+two folds or more, no better) is stopped, as SMAC3's intensification and irace's racing do.
 
 Run: ``python examples/search_cv_racing.py`` (a few seconds).  ``cv_results_`` keeps every
 candidate: NaN for the folds a stopped one did not run, ``n_splits_run`` for how many it ran,

@@ -242,13 +242,18 @@ class _Race:
     def behind(self, c: int, k: int, z: float) -> bool:
         """Whether candidate ``c`` is clearly worse than the incumbent on folds ``0..k``: its
         mean paired difference on them below ``-z`` standard errors, the standard error being
-        the incumbent's standard deviation over its folds divided by ``sqrt(k + 1)``."""
+        the incumbent's standard deviation over its folds divided by ``sqrt(k + 1)``; from the
+        second fold on (``k >= 1``) also a difference just at that bound (at ``z=0``, a tie):
+        a candidate must be strictly better than the incumbent to replace it."""
         if self.incumbent is None:
             return False
         inc = self.scores[self.incumbent]
         d = float(np.mean(self.scores[c][:k + 1] - inc[:k + 1]))
         spread = float(np.std(inc, ddof=1)) if self.n_splits > 1 else 0.0
-        return d < -z * spread / math.sqrt(k + 1) or (spread == 0.0 and d < 0.0)
+        bound = -z * spread / math.sqrt(k + 1) if spread > 0.0 else 0.0
+        # a tie up to rounding: fold differences that cancel leave ~1e-16 of the scores
+        tie = 1e-12 * max(1.0, float(np.max(np.abs(inc))))
+        return d < bound or (k >= 1 and d <= bound + tie)
 
     def update_incumbent(self, batch: list[int]) -> None:
         for c in batch:
@@ -339,18 +344,21 @@ class MondrianSearchCV(BaseSearchCV):
         same folds, as SMAC3's intensification and irace's racing do: after fold ``k`` a
         candidate stops when its mean paired difference to the incumbent over folds ``0..k``
         is below ``-racing_z`` times the incumbent's standard deviation over its folds
-        divided by ``sqrt(k + 1)``.  The folds are drawn once, so every candidate meets the
-        same ones.  ``cv_results_`` keeps every candidate: ``split<k>_test_<metric>`` is NaN
-        for a fold that did not run, ``n_splits_run`` counts the folds that did, the means and
-        standard deviations are over those folds, and the ranks put the candidates that ran
-        every fold first, so ``best_params_`` and the refit estimator are those of the best
-        candidate every fold scored.  The optimizer is told a stopped candidate's mean over the
-        folds it ran, as SMAC3's run history averages a configuration's costs over the
-        instances it ran.
+        divided by ``sqrt(k + 1)``, or from the second fold on is not above it: at
+        ``racing_z=0`` a candidate tied with the incumbent on its first two or more folds
+        stops, since only a strictly better one replaces the incumbent (SMAC3 rejects a
+        challenger that is not strictly better on the shared instances).  The folds are drawn
+        once, so every candidate meets the same ones.  ``cv_results_`` keeps every candidate:
+        ``split<k>_test_<metric>`` is NaN for a fold that did not run, ``n_splits_run`` counts
+        the folds that did, the means and standard deviations are over those folds, and the
+        ranks put the candidates that ran every fold first, so ``best_params_`` and the refit
+        estimator are those of the best candidate every fold scored.  The optimizer is told a
+        stopped candidate's mean over the folds it ran, as SMAC3's run history averages a
+        configuration's costs over the instances it ran.
     racing_z : float, default=0.0
         How far behind the incumbent a candidate must be to stop, in the standard errors above
         (larger: fewer stops).  At 0, a candidate stops as soon as its mean over the folds it
-        ran is below the incumbent's on the same folds, SMAC3's rule.
+        ran is below the incumbent's on the same folds, or equal to it over two folds or more.
     objectives : list of str or None, default=None
         With multi-metric scoring, two or more of its scorers' names to optimise together,
         each maximised (scikit-learn's scores are greater-is-better): the optimizer is told

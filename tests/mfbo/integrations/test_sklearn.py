@@ -401,6 +401,36 @@ def test_a_candidate_stops_when_clearly_behind_the_incumbent():
     assert not alone.behind(first, 0, 1.0)
 
 
+def test_a_candidate_tied_with_the_incumbent_stops_from_the_second_fold():
+    from mfbo.integrations.sklearn import _Race
+    race = _Race(None, True, 4)
+    inc, tied, cancelled, ahead = race.add([{}, {}, {}, {}])
+    race.scores[inc][:] = [0.9, 0.8, 0.9, 0.8]
+    race.update_incumbent([inc])
+    race.scores[tied][:2] = [0.9, 0.8]
+    race.scores[cancelled][:2] = [0.95, 0.75]  # the same mean, up to rounding
+    race.scores[ahead][:2] = [0.9, 0.81]
+    assert not race.behind(tied, 0, 0.0)  # one fold: a tie goes on
+    assert race.behind(tied, 1, 0.0) and race.behind(cancelled, 1, 0.0)
+    assert not race.behind(ahead, 1, 0.0)
+    assert not race.behind(tied, 1, 1.0)  # a tie is not behind by a standard error
+    # a tie could not replace the incumbent had it run every fold
+    race.scores[tied][2:] = [0.9, 0.8]
+    race.update_incumbent([tied])
+    assert race.incumbent == inc
+
+
+def test_racing_stops_candidates_that_score_as_the_incumbent():
+    # every candidate predicts the majority class: each fold's accuracy is the same for all
+    search = small(Brittle(limit=2.0), {"a": Real(0.0, 1.0)}, n_iter=6, cv=4, racing=True,
+                   scoring="accuracy").fit(X, y)
+    r = search.cv_results_
+    assert r["n_splits_run"].tolist() == [4, 2, 2, 2, 2, 2]
+    splits = np.column_stack([r[f"split{k}_test_score"] for k in range(4)])
+    assert np.isnan(splits[1:, 2:]).all() and (splits[1:, :2] == splits[0, :2]).all()
+    assert search.best_index_ == 0
+
+
 def test_racing_with_several_metrics_and_batches_races_the_refit_metric():
     search = small(LogisticRegression(), RACED, n_iter=9, cv=4, racing=True, n_points=3,
                    scoring={"acc": "accuracy", "ll": "neg_log_loss"}, refit="ll").fit(X, y)
