@@ -37,6 +37,7 @@ import math
 
 import numpy as np
 from numba import njit, prange
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ._prefetch_kernels import prefetch
 from ._rng_kernels import exponential, uniform
@@ -91,6 +92,37 @@ def box_distance(box, t, j, X, i):
         v = X[i, d]
         eta += max(box[t, j, 0, d] - v, 0.0) + max(v - box[t, j, 1, d], 0.0)
     return eta
+
+
+@njit(cache=True, inline="always")
+def box_distance_over(box, t, j, X, i, bits):
+    """:func:`box_distance` summed over the dimensions whose bits are set in ``bits`` only, in
+    the same (ascending) order: the same number where every other dimension's term is zero."""
+    eta = 0.0
+    one = np.uint64(1)
+    while bits:
+        d = trailing_zeros(bits)
+        v = X[i, d]
+        eta += max(box[t, j, 0, d] - v, 0.0) + max(v - box[t, j, 1, d], 0.0)
+        bits &= bits - one
+    return eta
+
+
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+def box_floor_bits(box, meta, floor, out):
+    """``out[t, j]``: the dimensions (bit ``d`` for dimension ``d`` < 64) in which a row at
+    ``floor`` is outside node ``j``'s box, for every node in use.  A row whose other
+    coordinates sit at ``floor`` is at the distance :func:`box_distance_over` sums over these
+    dimensions and its own off-floor ones."""
+    D = box.shape[3]
+    for t in range(box.shape[0]):
+        for j in range(meta[t, NNODES]):
+            bits = np.uint64(0)
+            for d in range(D):
+                c = floor[d]
+                if not (box[t, j, 0, d] <= c <= box[t, j, 1, d]):
+                    bits |= np.uint64(1) << np.uint64(d)
+            out[t, j] = bits
 
 
 @njit(cache=True, inline="always")

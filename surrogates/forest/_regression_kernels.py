@@ -30,8 +30,8 @@ from numba import njit
 from .._core.compile_ahead import ready
 from .._core.threads import run_split
 from .._core._tree_kernels import (FEAT, LEFT, PARENT, RIGHT, ROOT, TAU, THRESH, box_distance,
-                                   branch_off, branch_off_probability_outside, child_containing,
-                                   preorder)
+                                   box_distance_over, branch_off,
+                                   branch_off_probability_outside, child_containing, preorder)
 
 MODE_EMPIRICAL, MODE_BP_E, MODE_BP_R, MODE_BP_F = 0, 1, 2, 3
 # columns of the per-node BP array
@@ -352,9 +352,16 @@ def _finish_query(q, z, shift, s1, s2acc, c, out_mean, out_var):
 
 @njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def forest_moments_range(b0, b1, Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
-                         out_mean, out_var, block):
+                         out_mean, out_var, block, xbits, nbits):
     """:func:`predict_forest_moments` on blocks ``b0..b1-1`` of the batch's blocks of
     ``block`` queries.
+
+    With ``xbits`` (one per query) and ``nbits`` (one per node, :func:`box_floor_bits`) the
+    L1 distance to a box sums only the dimensions set in either: those where the query is off
+    the floor and those where the box leaves the floor out (where most of a query's
+    coordinates sit on the floor, the inactive coordinates of a conditional space, that is
+    most of the work).  The other terms are exactly zero, so the numbers are the same; an
+    empty ``xbits`` sums every dimension.
 
     Each block visits each tree's nodes once (depth first) with all the block's queries that
     reach the node, instead of walking each query down each tree: the same numbers, in the
@@ -377,6 +384,7 @@ def forest_moments_range(b0, b1, Xq, inode, fnode, box, stats, bp, meta, mode, s
     outside = np.empty(B, np.int64)
     stack = np.empty((depth_cap, 3), np.int64)
     stack_tp = np.empty(depth_cap, np.float64)
+    over_bits = xbits.shape[0] > 0
     for b in range(b0, b1):
         lo_q = b * B
         hi_q = min(n, lo_q + B)
@@ -407,8 +415,14 @@ def forest_moments_range(b0, b1, Xq, inode, fnode, box, stats, bp, meta, mode, s
                 tp = stack_tp[sp]
                 tau = fnode[t, j, TAU]
                 delta = tau - tp
-                for k in range(lo, hi):
-                    eta[k] = box_distance(box, t, j, Xq, perm[k])
+                if over_bits:
+                    node_bits = nbits[t, j]
+                    for k in range(lo, hi):
+                        q = perm[k]
+                        eta[k] = box_distance_over(box, t, j, Xq, q, xbits[q] | node_bits)
+                else:
+                    for k in range(lo, hi):
+                        eta[k] = box_distance(box, t, j, Xq, perm[k])
                 n_out = 0
                 for k in range(lo, hi):
                     outside[n_out] = k
@@ -476,24 +490,24 @@ def _n_blocks(n, block):
 
 
 def predict_forest_moments(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2, out_mean,
-                           out_var, block):
+                           out_var, block, xbits, nbits):
     """The forest predictive's mean and variance (the equal-weight mixture of the trees'
     mixtures: ``E = mean_t E_t``, ``Var = mean_t (Var_t + E_t^2) - E^2``) without per-tree
     output arrays: blocks of ``block`` queries split over the thread pool, each block meeting
     every node of a tree once (:func:`forest_moments_range`).  The numbers do not depend on
-    ``block``."""
+    ``block``; ``xbits``, ``nbits``: see :func:`forest_moments_range`."""
     ready(forest_moments_range)
     run_split(forest_moments_range, _n_blocks(Xq.shape[0], block), Xq, inode, fnode, box,
-              stats, bp, meta, mode, s2, g1, g2, out_mean, out_var, block)
+              stats, bp, meta, mode, s2, g1, g2, out_mean, out_var, block, xbits, nbits)
 
 
 def predict_forest_moments_serial(Xq, inode, fnode, box, stats, bp, meta, mode, s2, g1, g2,
-                                  out_mean, out_var, block):
+                                  out_mean, out_var, block, xbits, nbits):
     """:func:`predict_forest_moments` on the calling thread (small batches: no thread-pool
     wait)."""
     ready(forest_moments_range)
     forest_moments_range(0, _n_blocks(Xq.shape[0], block), Xq, inode, fnode, box, stats, bp,
-                         meta, mode, s2, g1, g2, out_mean, out_var, block)
+                         meta, mode, s2, g1, g2, out_mean, out_var, block, xbits, nbits)
 
 
 @njit(cache=True, nogil=True, no_cfunc_wrapper=True)

@@ -18,8 +18,8 @@ from ._noise import bp_buffer, marginal_likelihood_hyperparameters, run_bp
 from .._core.scaling import Y_LIMIT, target_exponent, unscale
 from .._core.compile_ahead import array, start as start_compiling_ahead
 from .._core.estimator import RegressorMixin
-from .._core._tree_kernels import (ROOT, TASK_REGRESSION, X_LIMIT, extend_tree_range,
-                                   restat_tree_range)
+from .._core._tree_kernels import (ROOT, TASK_REGRESSION, X_LIMIT, box_floor_bits,
+                                   extend_tree_range, restat_tree_range)
 from .._core.tree import TargetsTooLarge, _SmallBatchKernel
 from .._core.validation import check_choice, check_positive, check_target
 
@@ -35,6 +35,12 @@ from .._core.validation import check_choice, check_positive, check_target
 SERIAL_BELOW = 2048
 PARALLEL_FROM = 256
 
+#: a batch whose coordinates sit on the floor (the smallest training value of their dimension:
+#: the inactive coordinates of a conditional space) at least this often has its box distances
+#: summed over the off-floor dimensions only (``forest_moments_range``; the same numbers)
+FLOOR_SHARE = 0.25
+_NO_BITS = (np.empty(0, np.uint64), np.empty((0, 0), np.uint64))
+
 #: ``noise_var`` value that asks for the marginal-likelihood choice
 NOISE_ML = "ml"
 
@@ -47,7 +53,8 @@ def _later_signatures() -> dict:
     F1, F2, F3, F4 = (array(f8, d) for d in (1, 2, 3, 4))
     return {
         bp_tree_range: (i8, i8, I3, F3, F3, I2, F3, f8, f8, f8, f8, F1),
-        forest_moments_range: (i8, i8, F2, I3, F3, F4, F3, F3, I2, i8, f8, f8, f8, F1, F1, i8),
+        forest_moments_range: (i8, i8, F2, I3, F3, F4, F3, F3, I2, i8, f8, f8, f8, F1, F1, i8,
+                               array(numba.types.uint64, 1), array(numba.types.uint64, 2)),
         extend_tree_range: (i8, i8, i8, i8, F2, F1, I3, F3, F4, F3, I2, I2,
                             array(numba.types.uint64, 2), f8, f8, i8),
         restat_tree_range: (i8, i8, F1, I3, I2, F3, I2)}
@@ -63,6 +70,29 @@ def _check_noise_var(value):
                              f"{value!r}.")
         return value
     return check_positive(value, "noise_var")
+
+
+def floor_bits(store, Xs, cache: list) -> tuple[np.ndarray, np.ndarray]:
+    """``(xbits, nbits)`` for ``forest_moments_range``: bit ``d`` of ``xbits[i]`` where query
+    ``i`` is off the floor in dimension ``d``, and of ``nbits[t, j]`` where node ``j``'s box
+    leaves the floor out; empty arrays (every dimension summed) where that would not save
+    work: more than 64 dimensions, or fewer than ``FLOOR_SHARE`` of the coordinates on the
+    floor.  ``cache`` (a list, emptied to forget) keeps ``nbits`` while the trees are
+    unchanged: the boxes only change where points are added."""
+    D = Xs.shape[1]
+    if D > 64 or Xs.shape[0] == 0:
+        return _NO_BITS
+    floor = store.box[0, store.meta[0, ROOT], 0]
+    off = Xs != floor
+    if off.mean() > 1.0 - FLOOR_SHARE:
+        return _NO_BITS
+    xbits = (off.astype(np.uint64) << np.arange(D, dtype=np.uint64)).sum(axis=1,
+                                                                           dtype=np.uint64)
+    if not cache or cache[0] is not store or cache[1] != store.n_points:
+        nbits = np.empty(store.inode.shape[:2], np.uint64)
+        box_floor_bits(store.box, store.meta, np.ascontiguousarray(floor), nbits)
+        cache[:] = [store, store.n_points, nbits]
+    return xbits, cache[2]
 
 
 class _PredictBatchKernel(_SmallBatchKernel):
@@ -285,6 +315,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def __getstate__(self):
         state = super().__getstate__()
         state.pop("_bp", None)  # derived from the trees; recomputed on demand
+        state.pop("_floor_bits", None)
         state["_bp_key"] = None
         state["_ml_key"] = None
         return state
@@ -417,15 +448,16 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         mean = np.empty(n)
         var = np.empty(n)
         args = (Xs, s.inode, s.fnode, s.box, s.stats, bp, s.meta, mode, s2, g1, g2, mean, var)
+        bits = floor_bits(s, Xs, self.__dict__.setdefault("_floor_bits", []))
         if n < PARALLEL_FROM:
-            predict_forest_moments_serial(*args, NODE_BLOCK)
+            predict_forest_moments_serial(*args, NODE_BLOCK, *bits)
         else:
             block = min(NODE_BLOCK, -(-n // numba.get_num_threads()))  # a block per thread
             if n >= SERIAL_BELOW:
-                predict_forest_moments(*args, block)
+                predict_forest_moments(*args, block, *bits)
             else:  # mid-sized batches (acquisition local search): whichever has been faster
                 _PredictBatchKernel.run(s, "_predict_batches", predict_forest_moments_serial,
-                                        predict_forest_moments, n, *args, block)
+                                        predict_forest_moments, n, *args, block, *bits)
         if not return_std:
             return self._unscale(mean)
         return self._unscale(mean), self._unscale(np.sqrt(var))
