@@ -113,8 +113,10 @@ class Context:
         def wrapped(U):
             C = space.canonical(U)
             out = np.asarray(raw(C), dtype=float).copy()
+            bad = ~space.allowed(C)
             keys = row_keys(C)
-            bad = ~space.allowed(C) | np.array([k in asked for k in keys], dtype=bool)
+            if not asked.isdisjoint(keys):  # (most batches hold no point already asked)
+                bad |= np.array([k in asked for k in keys], dtype=bool)
             out[bad] = -np.inf
             return out
         return wrapped
