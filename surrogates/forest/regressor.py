@@ -86,8 +86,9 @@ def floor_bits(store, Xs, cache: list) -> tuple[np.ndarray, np.ndarray]:
     off = Xs != floor
     if off.mean() > 1.0 - FLOOR_SHARE:
         return _NO_BITS
-    xbits = (off.astype(np.uint64) << np.arange(D, dtype=np.uint64)).sum(axis=1,
-                                                                           dtype=np.uint64)
+    packed = np.zeros((Xs.shape[0], 8), np.uint8)  # bit d of a row's 64: dimension d
+    packed[:, :(D + 7) // 8] = np.packbits(off, axis=1, bitorder="little")
+    xbits = packed.view("<u8").ravel().astype(np.uint64, copy=False)
     if not cache or cache[0] is not store or cache[1] != store.n_points:
         nbits = np.empty(store.inode.shape[:2], np.uint64)
         box_floor_bits(store.box, store.meta, np.ascontiguousarray(floor), nbits)
