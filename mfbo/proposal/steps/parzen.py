@@ -74,8 +74,10 @@ def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
         (uniform for a categorical coordinate, a normal of mean 0.5 and standard deviation 1
         truncated to [0, 1] otherwise), else at one of the ``m`` good observations' values,
         taken exactly for a categorical coordinate and with a truncated normal kernel
-        (:func:`_bandwidths`) otherwise.  Ordinal coordinates are left between their level
-        centres, for the caller to snap.
+        (:func:`_bandwidths`) otherwise.  ``m`` counts the good observations whose coordinate
+        is in [0, 1]: in a conditional space a parameter's density is made of the good
+        observations where it is active (as TPE's), and is the prior where none is.  Ordinal
+        coordinates are left between their level centres, for the caller to snap.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -83,19 +85,22 @@ def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[0] != y.shape[0] or X.shape[1] != levels.size:
         raise ValueError(f"X must be a non-empty (m, {levels.size}) matrix with one loss per "
                          f"row, got X of shape {X.shape} and {y.shape[0]} losses.")
-    m = n_good(y.shape[0])
-    good = X[np.argsort(y, kind="stable")[:m]]
+    good = X[np.argsort(y, kind="stable")[:n_good(y.shape[0])]]
     out = np.empty((n, levels.size))
     for d in range(levels.size):
         g = good[:, d]
+        inside = (g >= 0.0) & (g <= 1.0)
+        if not inside.all():  # a conditional space's inactive coordinates lie outside
+            g = g[inside]
+        m = g.size
         comp = rng.integers(0, m + 1, size=n)  # component m: the prior
         prior = comp == m
         k = np.minimum(comp, m - 1)  # the good point of each draw (any, for the prior's)
         if levels[d] < 0:
-            out[:, d] = np.where(prior, rng.random(n), g[k])
+            out[:, d] = np.where(prior, rng.random(n), g[k]) if m else rng.random(n)
             continue
-        mu = np.where(prior, 0.5, g[k])
-        sd = np.where(prior, 1.0, _bandwidths(g)[k])
+        mu = np.where(prior, 0.5, g[k]) if m else np.full(n, 0.5)
+        sd = np.where(prior, 1.0, _bandwidths(g)[k]) if m else np.ones(n)
         out[:, d] = truncated_normal(mu, sd, rng)
     return out
 
@@ -104,11 +109,13 @@ def truncated_normal(mu: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -
     """One draw of each normal of means ``mu`` and standard deviations ``sd`` restricted to
     [0, 1]: redrawn up to :data:`_REDRAWS` times while outside, then clipped."""
     v = mu + sd * rng.standard_normal(mu.size)
+    bad = np.flatnonzero((v < 0.0) | (v > 1.0))
     for _ in range(_REDRAWS):
-        bad = np.flatnonzero((v < 0.0) | (v > 1.0))
         if bad.size == 0:
             break
-        v[bad] = mu[bad] + sd[bad] * rng.standard_normal(bad.size)
+        w = mu[bad] + sd[bad] * rng.standard_normal(bad.size)
+        v[bad] = w
+        bad = bad[(w < 0.0) | (w > 1.0)]  # those still outside, in the same order
     return np.clip(v, 0.0, 1.0)
 
 

@@ -80,6 +80,41 @@ def test_coordinates_are_drawn_independently_and_categories_exactly():
     assert share[0.875] == pytest.approx(1 / 12, abs=0.01)
 
 
+def test_a_parameter_s_density_is_made_of_the_good_points_where_it_is_active():
+    # a conditional space's encoding (an inactive coordinate lies outside the cube): of the
+    # best four of 16 points, the second coordinate is inactive in two and active (0.8, 0.9)
+    # in two; the third is inactive in all four
+    inactive = mfbo.Space.inactive_unit
+    good = [[0.2, inactive, inactive], [0.3, inactive, inactive], [0.7, 0.8, inactive],
+            [0.6, 0.9, inactive]]
+    rest = np.random.default_rng(1).random((12, 3))
+    X = np.concatenate([good, rest])
+    y = np.arange(16.0)
+    assert n_good(16) == 4
+    draws = good_region_sample(X, y, [0, 0, 0], 40_000, np.random.default_rng(0))
+    assert draws.min() >= 0 and draws.max() <= 1
+    # the second coordinate: kernels at 0.8 and 0.9 (widths max(0.8, 0.1) and 0.1, at least
+    # 1/3 with two points) and the prior, a third each; the inactive good points add
+    # nothing (they made a spike at the cube's edge, 0.0, where they were drawn from)
+    parts = [(0.8, 0.8), (0.9, 1 / 3), (0.5, 1.0)]
+
+    def cdf(x):
+        return sum(_truncated_normal_cdf(x, mu, sd) for mu, sd in parts) / 3
+    assert stats.kstest(draws[:, 1], cdf).pvalue > 1e-3
+    assert np.mean(draws[:, 1] == 0.0) == 0.0
+    # the third: inactive in every good point, so the prior alone
+    assert stats.kstest(draws[:, 2], lambda x: _truncated_normal_cdf(x, 0.5, 1.0)).pvalue > 1e-3
+
+
+def test_a_categorical_parameter_inactive_in_every_good_point_is_uniform():
+    inactive = mfbo.Space.inactive_unit
+    X = np.array([[inactive, 0.1], [inactive, 0.2], [0.125, 0.9], [0.875, 0.8]])
+    cat = snap(good_region_sample(X, np.arange(4.0), [-4, 0], 20_000,
+                                  np.random.default_rng(2)), [-4, 0])[:, 0]
+    for v in (0.125, 0.375, 0.625, 0.875):
+        assert np.mean(cat == v) == pytest.approx(0.25, abs=0.015)
+
+
 def test_the_sample_is_reproducible_and_leaves_its_input_alone():
     X = np.random.default_rng(0).random((10, 3))
     y = np.arange(10.0)[::-1].copy()
