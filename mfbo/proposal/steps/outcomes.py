@@ -16,10 +16,16 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   above): random scalarisations of UCB, which in expectation cover the whole front.
 - One objective with constraints: expected improvement over the best feasible loss
   (log-EI), or nothing before a feasible trial.
-- Constraints, in every case: the log of the probability that every constraint is met,
-  ``sum_c log P(c <= 0)``, is added (the acquisition times the probability of
-  feasibility; with the Chebyshev scalarisation, ``exp(-scalarised)`` times it).  Before any
-  feasible trial the probability of feasibility alone is maximised.
+- Constraints, in every case: the log of the probability that every constraint is met is
+  added (the acquisition times the probability of feasibility; with the Chebyshev
+  scalarisation, ``exp(-scalarised)`` times it).  Before any feasible trial the probability
+  of feasibility alone is maximised.  With ``feasibility="moments"`` it is
+  ``sum_c log P(c <= 0)`` under a normal distribution of each constraint with its forest's
+  mean and std; with ``"trees"`` it is the probability under the forests' own mixture: the
+  mean over the trees (joint draws) of each tree's normal probability that every constraint
+  is met.  The two differ where the trees disagree: one tree far from the others widens the
+  matched normal distribution, which then gives a point that every tree finds violated a
+  chance of being feasible.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
   probability of not failing (left out while no trial has failed).
@@ -43,9 +49,12 @@ from ..models import MondrianModel
 from .base import Context, Point
 from .search import AcquisitionSearch
 
-__all__ = ["OutcomeSearch", "OutcomeModels", "METHODS"]
+__all__ = ["OutcomeSearch", "OutcomeModels", "METHODS", "FEASIBILITY"]
 
 METHODS = ("auto", "hvi", "parego")
+
+#: how :class:`OutcomeSearch` computes the probability of feasibility
+FEASIBILITY = ("moments", "trees")
 
 #: the reference point of the hypervolume, in normalised units (1: the worst observed)
 REFERENCE = 1.1
@@ -126,6 +135,23 @@ class OutcomeModels:
         return model.from_forest(U, forest, with_trend, m, s, noise_var, designs)
 
 
+def log_probability_feasible_trees(trees, threshold) -> np.ndarray:
+    """``log P(every c <= threshold)`` per point under the mixture of the trees' normal
+    predictions: ``trees`` holds each constraint's per-tree means and variances (each n ×
+    trees, tree ``t`` of every constraint one joint draw), ``threshold`` one value per
+    constraint; the log of the mean over the trees of each tree's probability that every
+    constraint is met."""
+    from scipy.special import logsumexp
+
+    means = np.stack([np.asarray(m, dtype=float) for m, _ in trees], axis=-1)  # n, trees, c
+    stds = np.sqrt(np.maximum(np.stack([np.asarray(v, dtype=float) for _, v in trees],
+                                       axis=-1), 0.0))
+    n, n_trees, c = means.shape
+    per_tree = log_probability_feasible(means.reshape(-1, c), stds.reshape(-1, c),
+                                        np.asarray(threshold, dtype=float))
+    return logsumexp(per_tree.reshape(n, n_trees), axis=1) - np.log(n_trees)
+
+
 @dataclass(frozen=True)
 class OutcomeSearch(AcquisitionSearch):
     """:class:`~mfbo.proposal.steps.AcquisitionSearch` of the acquisition over several
@@ -147,6 +173,10 @@ class OutcomeSearch(AcquisitionSearch):
         ``search_patience`` where it is 0: all local searches stop once the best point any
         of them has found has not risen for this many rounds (0: each stops by ``patience``
         alone).
+    feasibility : {"moments", "trees"}, default="moments"
+        How the probability that the constraints are met is computed (this module's
+        description): a normal distribution per constraint matched to its forest's moments,
+        or the mixture of the trees' normal distributions.
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -154,12 +184,16 @@ class OutcomeSearch(AcquisitionSearch):
     method: str = "auto"
     random_share: float = 0.5
     stop_after: int = 2
+    feasibility: str = "moments"
 
     def __post_init__(self):
         super().__post_init__()
         if self.method not in METHODS:
             raise ValueError(f"OutcomeSearch(method=...) must be one of {list(METHODS)}, got "
                              f"{self.method!r}.")
+        if self.feasibility not in FEASIBILITY:
+            raise ValueError(f"OutcomeSearch(feasibility=...) must be one of "
+                             f"{list(FEASIBILITY)}, got {self.feasibility!r}.")
         r = self.random_share
         if isinstance(r, bool) or not isinstance(r, numbers.Real) or not 0 < r <= 1:
             raise ValueError(f"OutcomeSearch(random_share=...) must be a number in (0, 1], "
@@ -217,6 +251,7 @@ class OutcomeSearch(AcquisitionSearch):
 
         joint = OutcomeModels(models)
         objective_trees = method == "hvi" and any_feasible
+        constraint_trees = bool(n_cons) and self.feasibility == "trees"
 
         def objective_score(U, moments, trees):
             if method == "ei":
@@ -240,12 +275,14 @@ class OutcomeSearch(AcquisitionSearch):
 
         def score(U):
             U = np.atleast_2d(U)
-            if objective_trees:
+            if objective_trees or constraint_trees:
                 moments, trees = joint.predict_both(U)
             else:
                 moments, trees = joint.predict(U), None
             out = objective_score(U, moments, trees) if any_feasible else np.zeros(U.shape[0])
-            if n_cons:
+            if constraint_trees:
+                out = out + log_probability_feasible_trees(trees[o.k:], zero)
+            elif n_cons:
                 preds = moments[o.k:]
                 cm = np.column_stack([p[0] for p in preds])
                 cs = np.column_stack([p[1] for p in preds])

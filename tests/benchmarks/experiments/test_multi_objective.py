@@ -18,15 +18,20 @@ def test_scores():
     assert score(branin, [{"f": 0.5, "disc": 1.0}, {"f": 3.0, "disc": -1.0}]) == 3.0
 
 
-def test_the_report_ranks_and_tests_paired_runs():
+def _records(seeds: int) -> list[dict]:
+    """Run records of mfbo and random on zdt1 and linear-constraint, mfbo better in each."""
     records = []
-    for seed in range(6):
+    for seed in range(seeds):
         for m, hv, best in [("mfbo", 10.0 + seed, 1.0), ("random", 5.0, 2.0 + seed)]:
             records.append({"method": m, "problem": "zdt1", "seed": seed, "budget": 50,
                             "score": hv, "feasible": 1.0})
             records.append({"method": m, "problem": "linear-constraint", "seed": seed,
                             "budget": 50, "score": best, "feasible": 0.5})
-    text = summarise(records, ["mfbo", "random"])
+    return records
+
+
+def test_the_report_ranks_and_tests_paired_runs():
+    text = summarise(_records(6), ["mfbo", "random"])
     assert "| mfbo | 1.00 |" in text and "| random | 2.00 |" in text
     assert "vs random: 12 better, 0 worse, 0 tied of 12; p = 0.000488" in text
 
@@ -40,6 +45,35 @@ def test_a_small_run_end_to_end(tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert "### 8 evaluations" in report and "vs random" in report
     assert len((tmp_path / "runs.jsonl").read_text().splitlines()) == 4
+
+
+def test_the_report_of_runs_already_made_by_kind_of_problem(tmp_path, capsys):
+    import json
+
+    rows = _records(3)
+    # a run made twice: the last counts
+    rows.append({**rows[0], "score": 0.0})
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["--report", "--problem", "zdt1", "--problem", "linear-constraint",
+                 "--budgets", "50", "--method", "mfbo", "--method", "random",
+                 "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "## all problems: zdt1, linear-constraint" in text
+    assert "## several objectives (hypervolume): zdt1" in text
+    assert "## one objective with constraints (best feasible value): linear-constraint" in text
+    # zdt1's seed 0 now goes to random: 5 of the 6 paired runs to mfbo over all problems
+    assert "vs random: 5 better, 1 worse, 0 tied of 6" in text
+    assert "vs random: 2 better, 1 worse, 0 tied of 3" in text
+    assert not (tmp_path / "report.md").exists()
+
+
+def test_tree_feasibility_runs_and_leaves_the_default_as_it_was():
+    from mfbo.proposal import proposer
+
+    built = proposer.outcome_steps
+    problem = OUTCOME_PROBLEMS["linear-constraint"]
+    outcomes = run_method("mfbo-tree-feasibility", problem, 12, 0)
+    assert len(outcomes) == 12 and proposer.outcome_steps is built
 
 
 def test_smac_parego_runs_problems_of_several_objectives_only():

@@ -5,7 +5,7 @@ import pytest
 
 from mfbo import Integer, Optimizer, Real
 from mfbo.proposal.steps import AcquisitionSearch, OutcomeSearch
-from mfbo.proposal.steps.outcomes import OutcomeModels
+from mfbo.proposal.steps.outcomes import OutcomeModels, log_probability_feasible_trees
 from mfbo.proposal.steps.base import Context
 
 
@@ -24,6 +24,8 @@ def test_settings_and_methods():
             OutcomeSearch(random_share=bad)
     with pytest.raises(ValueError, match="stop_after"):
         OutcomeSearch(stop_after=-1)
+    with pytest.raises(ValueError, match=r"feasibility=\.\.\.\) must be one of"):
+        OutcomeSearch(feasibility="gaussian")
 
 
 def test_the_search_scores_its_share_of_the_random_points(monkeypatch):
@@ -147,3 +149,46 @@ def test_models_that_do_not_share_partitions_are_each_predicted_alone():
         want_m, want_s = model.predict(U)
         np.testing.assert_array_equal(m, want_m)
         np.testing.assert_array_equal(s, want_s)
+
+
+def test_the_probability_of_feasibility_under_the_trees_mixture():
+    from scipy.stats import norm
+
+    # two points, three trees, two constraints: each tree's means and variances
+    c1 = (np.array([[-1.0, 0.0, 2.0], [5.0, 6.0, 30.0]]), np.array([[1.0, 4.0, 1.0],
+                                                                    [1.0, 1.0, 0.0]]))
+    c2 = (np.array([[0.5, -0.5, 0.0], [-9.0, -9.0, -9.0]]), np.ones((2, 3)))
+    got = log_probability_feasible_trees([c1, c2], [0.0, 0.25])
+    with np.errstate(divide="ignore"):  # (a tree of zero variance: probability 0 or 1)
+        want = [np.log(np.mean([norm.cdf(-m1 / np.sqrt(v1)) * norm.cdf((0.25 - m2) / np.sqrt(v2))
+                                for m1, v1, m2, v2 in zip(c1[0][i], c1[1][i], c2[0][i],
+                                                          c2[1][i])]))
+                for i in range(2)]
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    # every tree finds the second point violated: far less likely than a normal distribution
+    # matched to the trees' moments says
+    m, v = c1[0][1], c1[1][1]
+    matched = norm.cdf(-m.mean() / np.sqrt(v.mean() + m.var()))
+    assert np.exp(got[1]) < matched / 10
+
+
+def test_tree_feasibility_prefers_feasible_points_and_scores_finitely():
+    import dataclasses
+
+    opt = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=0, constraints=["c"])
+    for _ in range(12):
+        t = opt.ask()
+        x, y = t.params["x"], t.params["y"]
+        opt.tell(t, {"loss": (1 - x) ** 2 + y, "c": y - 0.5})
+    step = next(s for s in opt.proposer.steps if isinstance(s, OutcomeSearch))
+    assert step.feasibility == "moments"
+    trees = dataclasses.replace(step, feasibility="trees")
+    ctx = Context(opt.proposer, opt.study, opt.study.n_trials, np.random.default_rng(0))
+    U = np.random.default_rng(1).random((200, 2))
+    score = trees.scorer(ctx)(U)
+    assert np.isfinite(score).all()
+    good, bad = trees.scorer(ctx)(np.array([[0.5, 0.1], [0.5, 0.95]]))
+    assert good > bad
+    # the objective's part is the same: the difference is the log probability of feasibility
+    moments = step.scorer(ctx)(U)
+    assert not np.array_equal(score, moments)
