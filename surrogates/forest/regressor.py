@@ -89,11 +89,13 @@ def floor_bits(store, Xs, cache: list) -> tuple[np.ndarray, np.ndarray]:
     packed = np.zeros((Xs.shape[0], 8), np.uint8)  # bit d of a row's 64: dimension d
     packed[:, :(D + 7) // 8] = np.packbits(off, axis=1, bitorder="little")
     xbits = packed.view("<u8").ravel().astype(np.uint64, copy=False)
-    if not cache or cache[0] is not store or cache[1] != store.n_points:
+    entry = cache[0] if cache else None  # one read: another thread may replace it
+    if entry is None or entry[0] is not store or entry[1] != store.n_points:
         nbits = np.empty(store.inode.shape[:2], np.uint64)
         box_floor_bits(store.box, store.meta, np.ascontiguousarray(floor), nbits)
-        cache[:] = [store, store.n_points, nbits]
-    return xbits, cache[2]
+        entry = (store, store.n_points, nbits)
+        cache[:] = [entry]
+    return xbits, entry[2]
 
 
 class _PredictBatchKernel(_SmallBatchKernel):

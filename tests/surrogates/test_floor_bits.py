@@ -66,7 +66,7 @@ def test_online_updates_refresh_the_node_bits(monkeypatch):
         sparse, dense = both_ways(forest, Q, monkeypatch)
         assert_same(sparse, dense)
         s = forest._store
-        kept = forest._floor_bits[2]
+        kept = forest._floor_bits[0][2]
         fresh = np.empty_like(kept)
         box_floor_bits(s.box, s.meta, s.box[0, s.meta[0, ROOT], 0].copy(), fresh)
         for t in range(s.n_trees):  # the bits used are those of today's trees
