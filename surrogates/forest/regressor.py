@@ -4,6 +4,7 @@ thesis, chapter 6)."""
 from __future__ import annotations
 
 import math
+import weakref
 
 import numba
 import numpy as np
@@ -72,13 +73,18 @@ def _check_noise_var(value):
     return check_positive(value, "noise_var")
 
 
-def floor_bits(store, Xs, cache: list) -> tuple[np.ndarray, np.ndarray]:
+#: each tree store's node bits, ``store -> (points, nbits)``, kept while its trees are unchanged
+#: (the boxes only change where points are added); outside the forest, so that predicting leaves
+#: the estimator's attributes as they were, and never pickled
+_NODE_BITS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def floor_bits(store, Xs) -> tuple[np.ndarray, np.ndarray]:
     """``(xbits, nbits)`` for ``forest_moments_range``: bit ``d`` of ``xbits[i]`` where query
     ``i`` is off the floor in dimension ``d``, and of ``nbits[t, j]`` where node ``j``'s box
     leaves the floor out; empty arrays (every dimension summed) where that would not save
     work: more than 64 dimensions, or fewer than ``FLOOR_SHARE`` of the coordinates on the
-    floor.  ``cache`` (a list, emptied to forget) keeps ``nbits`` while the trees are
-    unchanged: the boxes only change where points are added."""
+    floor."""
     D = Xs.shape[1]
     if D > 64 or Xs.shape[0] == 0:
         return _NO_BITS
@@ -89,13 +95,13 @@ def floor_bits(store, Xs, cache: list) -> tuple[np.ndarray, np.ndarray]:
     packed = np.zeros((Xs.shape[0], 8), np.uint8)  # bit d of a row's 64: dimension d
     packed[:, :(D + 7) // 8] = np.packbits(off, axis=1, bitorder="little")
     xbits = packed.view("<u8").ravel().astype(np.uint64, copy=False)
-    entry = cache[0] if cache else None  # one read: another thread may replace it
-    if entry is None or entry[0] is not store or entry[1] != store.n_points:
+    entry = _NODE_BITS.get(store)  # one read: another thread may replace it
+    if entry is None or entry[0] != store.n_points:
         nbits = np.empty(store.inode.shape[:2], np.uint64)
         box_floor_bits(store.box, store.meta, np.ascontiguousarray(floor), nbits)
-        entry = (store, store.n_points, nbits)
-        cache[:] = [entry]
-    return xbits, entry[2]
+        entry = (store.n_points, nbits)
+        _NODE_BITS[store] = entry
+    return xbits, entry[1]
 
 
 class _PredictBatchKernel(_SmallBatchKernel):
@@ -318,7 +324,6 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def __getstate__(self):
         state = super().__getstate__()
         state.pop("_bp", None)  # derived from the trees; recomputed on demand
-        state.pop("_floor_bits", None)
         state["_bp_key"] = None
         state["_ml_key"] = None
         return state
@@ -451,7 +456,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         mean = np.empty(n)
         var = np.empty(n)
         args = (Xs, s.inode, s.fnode, s.box, s.stats, bp, s.meta, mode, s2, g1, g2, mean, var)
-        bits = floor_bits(s, Xs, self.__dict__.setdefault("_floor_bits", []))
+        bits = floor_bits(s, Xs)
         if n < PARALLEL_FROM:
             predict_forest_moments_serial(*args, NODE_BLOCK, *bits)
         else:

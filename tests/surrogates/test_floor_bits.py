@@ -66,7 +66,7 @@ def test_online_updates_refresh_the_node_bits(monkeypatch):
         sparse, dense = both_ways(forest, Q, monkeypatch)
         assert_same(sparse, dense)
         s = forest._store
-        kept = forest._floor_bits[0][2]
+        kept = regressor._NODE_BITS[s][1]
         fresh = np.empty_like(kept)
         box_floor_bits(s.box, s.meta, s.box[0, s.meta[0, ROOT], 0].copy(), fresh)
         for t in range(s.n_trees):  # the bits used are those of today's trees
@@ -86,8 +86,10 @@ def test_pickled_forest_predicts_the_same(monkeypatch):
     X = conditional_rows(rng, 80)
     forest = MondrianForestRegressor(n_estimators=3, random_state=2).fit(X, X[:, 3])
     Q = conditional_rows(rng, 300)
+    state, attributes = pickle.dumps(forest), dict(forest.__dict__)
     sparse, _ = both_ways(forest, Q, monkeypatch)
-    assert "_floor_bits" not in forest.__getstate__()
+    # predicting leaves the forest's attributes as they were; the cached bits are not pickled
+    assert forest.__dict__ == attributes and pickle.dumps(forest) == state
     copy = pickle.loads(pickle.dumps(forest))
     assert_same(both_ways(copy, Q, monkeypatch)[0], sparse)
 
@@ -111,11 +113,11 @@ def test_batches_off_the_floor_and_wide_inputs_sum_every_dimension():
     rng = np.random.default_rng(7)
     X = rng.random((40, 70))  # more dimensions than bits
     forest = MondrianForestRegressor(n_estimators=2, random_state=0).fit(X, X[:, 0])
-    xbits, nbits = regressor.floor_bits(forest._store, rng.random((5, 70)), [])
+    xbits, nbits = regressor.floor_bits(forest._store, rng.random((5, 70)))
     assert xbits.size == 0 and nbits.size == 0
     X = rng.random((40, 6))  # a flat space: queries are almost never on the floor
     forest = MondrianForestRegressor(n_estimators=2, random_state=0).fit(X, X[:, 0])
-    xbits, _ = regressor.floor_bits(forest._store, rng.random((50, 6)), [])
+    xbits, _ = regressor.floor_bits(forest._store, rng.random((50, 6)))
     assert xbits.size == 0
 
 
