@@ -10,6 +10,9 @@ one objective with constraints by the best feasible value.
   disconnected fronts; ``f1 = x1``, ``g = 1 + 9 mean(x2..xd)``.
 - ``dtlz2-k<k>`` (Deb, Thiele, Laumanns and Zitzler 2002) with ``k`` objectives and
   ``k + 2`` variables: a spherical front, ``g = sum (x_i - 0.5)^2`` over the last three.
+- ``dtlz7-k3``: DTLZ7 with 3 objectives and 5 variables, ``f1 = x1``, ``f2 = x2``,
+  ``f3 = (1 + g) (3 - sum_i f_i / (1 + g) (1 + sin(3 pi f_i)))``, ``g = 1 + 9 mean(x3..x5)``:
+  a front of four disconnected patches where ``g = 1``.
 - ``branin-constrained`` (Gardner et al. 2014): Branin subject to
   ``(x1 - 2.5)^2 + (x2 - 7.5)^2 <= 50``; feasible optimum 0.397887 at (pi, 2.275).
 - ``gramacy-toy`` (Gramacy et al. 2016): ``x1 + x2`` on the unit square subject to
@@ -32,10 +35,12 @@ one objective with constraints by the best feasible value.
   ``gramacy-crash`` (``c1`` declared, a crash where ``c2`` is violated).  Their optima are
   those of the problems they crash from.
 
-Split: dev (what settings were chosen on) ``zdt1``, ``dtlz2-k2``, ``linear-constraint``,
-``disc-constraint``, ``tree-cancer``; test ``zdt2``, ``zdt3``, ``dtlz2-k3``,
-``branin-constrained``, ``gramacy-toy``, ``tree-digits``: other front shapes, more
-objectives, published constrained problems and another data set.  The problems that crash
+Split: dev (what settings were chosen on) ``zdt1``, ``dtlz2-k2``, ``dtlz2-k4``, ``dtlz7-k3``,
+``linear-constraint``, ``disc-constraint``, ``tree-cancer``; test ``zdt2``, ``zdt3``,
+``dtlz2-k3``, ``branin-constrained``, ``gramacy-toy``, ``tree-digits``: other front shapes,
+another number of objectives, published constrained problems and another data set
+(``dtlz2-k4`` and ``dtlz7-k3`` joined dev later, so that more than two objectives are
+chosen on as well).  The problems that crash
 have splits of their own: ``crash-dev`` (``linear-crash``, ``disc-crash``,
 ``linear-disc-crash``, ``disc-linear-crash``, ``zdt1-crash``) and ``crash-test``
 (``branin-crash``, ``gramacy-crash``).
@@ -140,6 +145,18 @@ def _dtlz2(k: int) -> Callable:
     return f
 
 
+def _dtlz7(k: int) -> Callable:
+    d = k + 2
+
+    def f(p):
+        x = np.array([p[f"x{i}"] for i in range(d)])
+        g = 1.0 + 9.0 * float(x[k - 1:].mean())
+        f = [float(v) for v in x[:k - 1]]
+        h = k - sum(v / (1.0 + g) * (1.0 + math.sin(3 * math.pi * v)) for v in f)
+        return {**{f"f{m + 1}": v for m, v in enumerate(f)}, f"f{k}": (1.0 + g) * h}
+    return f
+
+
 def _branin(p):
     x1, x2 = p["x1"], p["x2"]
     value = ((x2 - 5.1 / (4 * math.pi ** 2) * x1 ** 2 + 5 / math.pi * x1 - 6) ** 2
@@ -203,6 +220,10 @@ OUTCOME_PROBLEMS = {p.name: p for p in [
     OutcomeProblem("dtlz2-k2", _unit(4), _dtlz2(2), ("f1", "f2"), reference=(2.0, 2.0)),
     OutcomeProblem("dtlz2-k3", _unit(5), _dtlz2(3), ("f1", "f2", "f3"),
                    reference=(2.0, 2.0, 2.0), split="test"),
+    OutcomeProblem("dtlz2-k4", _unit(6), _dtlz2(4), ("f1", "f2", "f3", "f4"),
+                   reference=(2.0, 2.0, 2.0, 2.0)),
+    OutcomeProblem("dtlz7-k3", _unit(5), _dtlz7(3), ("f1", "f2", "f3"),
+                   reference=(1.1, 1.1, 12.0)),
     OutcomeProblem("branin-constrained", {"x1": ("real", -5.0, 10.0, False),
                                           "x2": ("real", 0.0, 15.0, False)},
                    _branin, ("f",), ("disc",), optimum=0.397887, split="test"),

@@ -26,6 +26,17 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   is met.  The two differ where the trees disagree: one tree far from the others widens the
   matched normal distribution, which then gives a point that every tree finds violated a
   chance of being feasible.
+- ``"parego"`` with ``scalarise="draws"``: the scalarisation of each tree's joint draw of the
+  objectives, and its lower confidence bound over the trees (mean less ``kappa`` standard
+  deviations): the draws' objectives come out well together only as far as the trees say
+  they can, where the bound of each objective's own bound makes every one optimistic at once
+  (which favours the corners of the space, where every forest is unsure).
+- Several objectives, ``parzen_every``: every so many proposals, the acquisition's best of
+  points drawn from the Parzen density of the observations of least Pareto rank (feasible
+  ones first; :func:`~mfbo.proposal.steps.parzen.good_region_sample`) instead of the search,
+  as :class:`~mfbo.proposal.steps.ParzenStep` does for one loss: TPE's candidates, in the
+  region that the front's points share (a front's distance variables), which the forests'
+  piecewise-constant predictions see no gain in approaching once a point is near.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
   probability of not failing (left out while no trial has failed).
@@ -40,13 +51,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import log_expected_improvement
+from acquisitions import log_expected_improvement, maximize_random_local
 from acquisitions.pareto import (HypervolumeImprovement, chebyshev, log_probability_feasible,
                                  non_dominated)
 
 from ..._core.arguments import check_int
 from ..models import MondrianModel
 from .base import Context, Point
+from .parzen import good_region_sample
 from .search import AcquisitionSearch
 
 __all__ = ["OutcomeSearch", "OutcomeModels", "METHODS", "FEASIBILITY"]
@@ -56,6 +68,9 @@ METHODS = ("auto", "hvi", "parego")
 #: how :class:`OutcomeSearch` computes the probability of feasibility
 FEASIBILITY = ("moments", "trees")
 
+#: what :class:`OutcomeSearch`'s Chebyshev scalarisation (``"parego"``) is taken of
+SCALARISE = ("bounds", "draws")
+
 #: the reference point of the hypervolume, in normalised units (1: the worst observed)
 REFERENCE = 1.1
 
@@ -64,6 +79,22 @@ def _feasible(Y: np.ndarray, k: int) -> np.ndarray:
     """Which rows of a study's outcomes (``k`` objectives' losses, then the constraints'
     values) meet every constraint (all of them without constraints)."""
     return np.all(Y[:, k:] <= 0, axis=1)
+
+
+def _pareto_rank(Y: np.ndarray, k: int) -> np.ndarray:
+    """Each observation's Pareto rank on the ``k`` objectives' losses (lower is better): the
+    number of feasible observations that dominate it, less a fraction for those it dominates
+    (of equal rank, the one that dominates more comes first); an infeasible observation ranks
+    after every feasible one, by its total violation."""
+    L = Y[:, :k]
+    dominated = (np.all(L[:, None, :] >= L[None, :, :], axis=2)
+                 & np.any(L[:, None, :] > L[None, :, :], axis=2))  # [i, j]: j dominates i
+    feasible = _feasible(Y, k)
+    n = Y.shape[0]
+    by = (dominated & feasible[None, :]).sum(axis=1)
+    over = (dominated & feasible[:, None]).sum(axis=0)
+    violation = np.clip(Y[:, k:], 0, None).sum(axis=1)
+    return np.where(feasible, by - over / (n + 1), n + violation)
 
 
 class OutcomeModels:
@@ -177,6 +208,16 @@ class OutcomeSearch(AcquisitionSearch):
         How the probability that the constraints are met is computed (this module's
         description): a normal distribution per constraint matched to its forest's moments,
         or the mixture of the trees' normal distributions.
+    parzen_every : int, default=0
+        With several objectives, every ``parzen_every`` proposals after the initial design
+        (0: never), the acquisition's best of ``parzen_candidates`` points drawn from the
+        Parzen density of the observations of least Pareto rank instead of the search (this
+        module's description).
+    parzen_candidates : int, default=200
+    scalarise : {"bounds", "draws"}, default="bounds"
+        What ``"parego"`` scalarises: each objective's lower confidence bound, or each tree's
+        joint draw of the objectives, whose mean over the trees less ``kappa`` times their
+        standard deviation is then the bound (this module's description).
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -185,6 +226,9 @@ class OutcomeSearch(AcquisitionSearch):
     random_share: float = 0.5
     stop_after: int = 2
     feasibility: str = "moments"
+    parzen_every: int = 0
+    scalarise: str = "bounds"
+    parzen_candidates: int = 200
 
     def __post_init__(self):
         super().__post_init__()
@@ -199,10 +243,25 @@ class OutcomeSearch(AcquisitionSearch):
             raise ValueError(f"OutcomeSearch(random_share=...) must be a number in (0, 1], "
                              f"got {r!r}.")
         check_int(self.stop_after, "OutcomeSearch(stop_after=...)", minimum=0)
+        check_int(self.parzen_every, "OutcomeSearch(parzen_every=...)", minimum=0)
+        if self.scalarise not in SCALARISE:
+            raise ValueError(f"OutcomeSearch(scalarise=...) must be one of {list(SCALARISE)}, "
+                             f"got {self.scalarise!r}.")
+        check_int(self.parzen_candidates, "OutcomeSearch(parzen_candidates=...)")
 
     def propose(self, ctx: Context) -> Point | None:
         """:meth:`AcquisitionSearch.propose` with ``random_share`` of the random points and
         ``stop_after`` for a ``search_patience`` of 0."""
+        if self.parzen_every and ctx.study.objectives.k > 1 and ctx.candidates is None \
+                and ctx.due(self.parzen_every):
+            # the Parzen step's: the best of points drawn from the front's Parzen density
+            study = ctx.study
+            good = good_region_sample(study.obs.X, _pareto_rank(study.obs.Y, study.objectives.k),
+                                      ctx.space.levels, self.parzen_candidates, ctx.rng)
+            pts = maximize_random_local(self.scorer(ctx), ctx.space.levels, n=10, rng=ctx.rng,
+                                        n_random=0, extra=good, patience=0,
+                                        exclude=study.asked_keys, far_from=study.asked.X)
+            return ctx.first_new(pts)
         search = dataclasses.replace(self, n_random=max(1, round(self.n_random *
                                                                self.random_share)),
                                      search_patience=self.search_patience or self.stop_after)
@@ -250,13 +309,20 @@ class OutcomeSearch(AcquisitionSearch):
         best = float(T[feasible, 0].min()) if o.k == 1 and any_feasible else None
 
         joint = OutcomeModels(models)
-        objective_trees = method == "hvi" and any_feasible
+        objective_trees = any_feasible and (method == "hvi" or (
+            method == "parego" and self.scalarise == "draws"))
         constraint_trees = bool(n_cons) and self.feasibility == "trees"
 
         def objective_score(U, moments, trees):
             if method == "ei":
                 m, s = moments[0]
                 return log_expected_improvement(m, s, best)
+            if method == "parego" and self.scalarise == "draws":
+                # each tree's joint draw scalarised; the lower confidence bound over the trees
+                S = np.stack([chebyshev((np.column_stack([trees[j][0][:, t] for j in range(o.k)])
+                                         - lo) / span, weights)
+                              for t in range(trees[0][0].shape[1])], axis=1)
+                return -(S.mean(axis=1) - kappa * S.std(axis=1))
             if method == "parego":  # each objective's lower confidence bound
                 bounds = [m - kappa * s for m, s in moments[:o.k]]
                 return -chebyshev((np.column_stack(bounds) - lo) / span, weights)

@@ -76,6 +76,16 @@ def test_tree_feasibility_runs_and_leaves_the_default_as_it_was():
     assert len(outcomes) == 12 and proposer.outcome_steps is built
 
 
+@pytest.mark.parametrize("method, problem", [("mfbo-front-parzen", "dtlz2-k2"),
+                                             ("mfbo-parego-draws", "dtlz7-k3")])
+def test_outcome_search_options_run_and_leave_the_default_as_it_was(method, problem):
+    from mfbo.proposal import proposer
+
+    built = proposer.outcome_steps
+    outcomes = run_method(method, OUTCOME_PROBLEMS[problem], 14, 0)
+    assert len(outcomes) == 14 and proposer.outcome_steps is built
+
+
 def test_smac_parego_runs_problems_of_several_objectives_only():
     pytest.importorskip("smac", reason="SMAC3 is not installed (its pyrfr could not be built)")
     outcomes = run_method("smac-parego", OUTCOME_PROBLEMS["zdt1"], 10, 0)

@@ -21,7 +21,8 @@ def test_the_zdt_fronts_where_g_is_one():
         assert worst["f2"] < p.reference[1]
 
 
-@pytest.mark.parametrize("name, k", [("dtlz2-k2", 2), ("dtlz2-k3", 3)])
+@pytest.mark.parametrize("name, k", [("dtlz2-k2", 2), ("dtlz2-k3", 3),
+                                     ("dtlz2-k4", 4)])
 def test_dtlz2_is_the_unit_sphere_where_g_is_zero(name, k):
     p = OUTCOME_PROBLEMS[name]
     rng = np.random.default_rng(0)
@@ -31,6 +32,14 @@ def test_dtlz2_is_the_unit_sphere_where_g_is_zero(name, k):
         assert sum(out[f"f{m + 1}"] ** 2 for m in range(k)) == pytest.approx(1.0)
     far = p.evaluate({f"x{i}": (0.3 if i < k - 1 else 1.0) for i in range(k + 2)})
     assert sum(far[f"f{m + 1}"] ** 2 for m in range(k)) == pytest.approx(1.75 ** 2)
+
+
+def test_dtlz7_front_is_where_g_is_one():
+    p = OUTCOME_PROBLEMS["dtlz7-k3"]
+    out = p.evaluate({"x0": 0.0, "x1": 0.0, "x2": 0.0, "x3": 0.0, "x4": 0.0})
+    assert out == {"f1": 0.0, "f2": 0.0, "f3": pytest.approx(6.0)}
+    assert p.evaluate({**{f"x{i}": 0.0 for i in range(4)}, "x4": 1.0})["f3"] == \
+        pytest.approx(5 * 3)
 
 
 def test_the_constrained_optima():

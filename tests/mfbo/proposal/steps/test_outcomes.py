@@ -172,23 +172,88 @@ def test_the_probability_of_feasibility_under_the_trees_mixture():
     assert np.exp(got[1]) < matched / 10
 
 
-def test_tree_feasibility_prefers_feasible_points_and_scores_finitely():
+def _variant_scores(opt, points, **changes):
+    """The study's OutcomeSearch, and its scores and a variant's of 200 random points, and the
+    variant's scores of ``points``."""
     import dataclasses
 
+    step = next(s for s in opt.proposer.steps if isinstance(s, OutcomeSearch))
+    variant = dataclasses.replace(step, **changes)
+    ctx = Context(opt.proposer, opt.study, opt.study.n_trials, np.random.default_rng(0))
+    U = np.random.default_rng(1).random((200, 2))
+    return step, step.scorer(ctx)(U), variant.scorer(ctx)(U), variant.scorer(ctx)(points)
+
+
+def test_tree_feasibility_prefers_feasible_points_and_scores_finitely():
     opt = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=0, constraints=["c"])
     for _ in range(12):
         t = opt.ask()
         x, y = t.params["x"], t.params["y"]
         opt.tell(t, {"loss": (1 - x) ** 2 + y, "c": y - 0.5})
-    step = next(s for s in opt.proposer.steps if isinstance(s, OutcomeSearch))
+    step, moments, score, (good, bad) = _variant_scores(
+        opt, np.array([[0.5, 0.1], [0.5, 0.95]]), feasibility="trees")
     assert step.feasibility == "moments"
-    trees = dataclasses.replace(step, feasibility="trees")
-    ctx = Context(opt.proposer, opt.study, opt.study.n_trials, np.random.default_rng(0))
-    U = np.random.default_rng(1).random((200, 2))
-    score = trees.scorer(ctx)(U)
     assert np.isfinite(score).all()
-    good, bad = trees.scorer(ctx)(np.array([[0.5, 0.1], [0.5, 0.95]]))
     assert good > bad
     # the objective's part is the same: the difference is the log probability of feasibility
-    moments = step.scorer(ctx)(U)
     assert not np.array_equal(score, moments)
+
+
+def test_pareto_rank_counts_the_feasible_observations_that_dominate():
+    from mfbo.proposal.steps.outcomes import _pareto_rank
+
+    Y = np.array([[0.0, 1.0, -1.0], [1.0, 0.0, -1.0], [1.0, 1.0, -1.0], [2.0, 2.0, -1.0],
+                  [-1.0, -1.0, 0.5], [3.0, 3.0, 2.0]])
+    rank = _pareto_rank(Y, 2)
+    # dominated by (feasible ones), less the share of the feasible ones dominated; the
+    # infeasible point at (-1, -1) dominates nobody, and the infeasible ones come last
+    assert rank[:4] == pytest.approx([-2 / 7, -2 / 7, 2 - 1 / 7, 3])
+    assert rank[4] == 6.5 and rank[5] == 8.0
+    assert _pareto_rank(Y[:, :2], 2)[:4] == pytest.approx([1 - 3 / 7, 1 - 3 / 7, 3 - 2 / 7,
+                                                           4 - 1 / 7])
+
+
+def test_the_parzen_slot_scores_only_points_of_the_fronts_density(monkeypatch):
+    import mfbo.proposal.steps.outcomes as outcomes
+    import mfbo.proposal.steps.search as search
+
+    opt = _opt(directions=["minimize", "minimize"], constraints=["c"])
+    seen = []
+
+    def spy(name):
+        def f(score, levels, **kwargs):
+            extra = kwargs.get("extra")
+            seen.append((name, kwargs["n_random"], None if extra is None else len(extra)))
+            return np.random.default_rng(0).random((10, len(levels)))
+        return f
+
+    monkeypatch.setattr(search, "maximize_random_local", spy("search"))
+    monkeypatch.setattr(outcomes, "maximize_random_local", spy("parzen"))
+    step = OutcomeSearch(n_random=2000, parzen_every=2, parzen_candidates=50)
+    n0 = opt.proposer.n_initial
+    for number in range(n0, n0 + 4):
+        ctx = Context(opt.proposer, opt.study, number, np.random.default_rng(0))
+        step.propose(ctx)
+    assert seen == [("search", 1000, None), ("parzen", 0, 50)] * 2
+    # the default never takes it
+    seen.clear()
+    for number in range(n0, n0 + 4):
+        OutcomeSearch(n_random=2000).propose(
+            Context(opt.proposer, opt.study, number, np.random.default_rng(0)))
+    assert [s[0] for s in seen] == ["search"] * 4
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="parzen_every"):
+            OutcomeSearch(parzen_every=bad)
+    with pytest.raises(ValueError, match="parzen_candidates"):
+        OutcomeSearch(parzen_candidates=0)
+
+
+def test_parego_of_the_trees_draws_prefers_the_front_and_scores_finitely():
+    opt = _opt(directions=["minimize", "minimize"], constraints=["c"], pareto_method="parego")
+    step, bounds, score, (good, bad) = _variant_scores(
+        opt, np.array([[0.5, 0.0], [0.5, 0.95]]), scalarise="draws")
+    assert step.scalarise == "bounds"
+    assert np.isfinite(score).all() and not np.array_equal(score, bounds)
+    assert good > bad
+    with pytest.raises(ValueError, match=r"scalarise=\.\.\.\) must be one of"):
+        OutcomeSearch(scalarise="means")
