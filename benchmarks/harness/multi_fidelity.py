@@ -19,7 +19,8 @@ then over problems; a run that never reaches it counts as infinite).
 Methods (:data:`METHODS`), every one seeded, with the settings its authors recommend:
 ``mondrian`` (mfbo at full fidelity), ``mondrian-hyperband`` and ``mondrian-sh`` (mfbo with
 :class:`mfbo.pruners.HyperbandPruner` / ``SuccessiveHalvingPruner``, reduction factor 3 from
-one step), ``mondrian-model`` (mfbo with :class:`mfbo.pruners.MondrianPruner`),
+one step; ``mondrian-sh2`` and ``-sh4`` with reduction factor 2 and 4, ``mondrian-sh-from3``
+with the first rung at step 3), ``mondrian-model`` (mfbo with :class:`mfbo.pruners.MondrianPruner`),
 ``mondrian-bohb`` (Hyperband's brackets whose new configurations an online Mondrian forest over
 (configuration, budget) proposes, BOHB's model-based sampling:
 :mod:`benchmarks.harness.multi_fidelity_bohb`) and ``mondrian-sh-forest`` (``mondrian-sh``'s
@@ -139,15 +140,19 @@ def _hyperband(problem):
     return mfbo.pruners.HyperbandPruner(1, max_resource=problem.max_budget, reduction_factor=3)
 
 
-def _successive_halving(problem):
+def _successive_halving(problem, min_resource: int = 1, reduction_factor: int = 3):
     import mfbo
-    return mfbo.pruners.SuccessiveHalvingPruner(1, 3)
+    return mfbo.pruners.SuccessiveHalvingPruner(min_resource, reduction_factor)
 
 
 METHODS = {
     "mondrian": _mfbo(None),
     "mondrian-hyperband": _mfbo(_hyperband),
     "mondrian-sh": _mfbo(_successive_halving),
+    # the reduction factor and the first rung screened on dev (benchmarks/DEFAULTS.md)
+    "mondrian-sh2": _mfbo(lambda p: _successive_halving(p, 1, 2)),
+    "mondrian-sh4": _mfbo(lambda p: _successive_halving(p, 1, 4)),
+    "mondrian-sh-from3": _mfbo(lambda p: _successive_halving(p, 3, 3)),
     "mondrian-model": _mfbo(lambda p: __import__("mfbo").pruners.MondrianPruner(
         max_resource=p.max_budget)),
     "mondrian-bohb": bohb,

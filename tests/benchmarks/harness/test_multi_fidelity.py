@@ -23,7 +23,8 @@ def test_scores_and_costs_read_the_events():
     assert bench.cost_to_reach(r, 2.0) == 25 and bench.cost_to_reach(r, 0.5) == math.inf
 
 
-@pytest.mark.parametrize("method", ["mondrian-hyperband", "tpe-median", "random-hyperband"])
+@pytest.mark.parametrize("method", ["mondrian-hyperband", "mondrian-sh-from3", "tpe-median",
+                                    "random-hyperband"])
 def test_a_run_spends_its_cost_and_counts_full_budgets_only(method):
     problem = PROBLEMS["branin-mf"]
     events = bench.METHODS[method](problem, 0, 3 * problem.max_budget)
