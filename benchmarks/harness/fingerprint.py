@@ -1,6 +1,7 @@
-"""Fingerprints of what the code computes: hashes of BO runs (every recipe, mixed and discrete
-spaces, batches, ``min_distance``, a resumed SQLite study, the search CV, the Optuna sampler),
-of every exported estimator's predictions and of the lifetime paths and grid exploration.
+"""Fingerprints of what the code computes: hashes of BO runs (every recipe, mixed, discrete
+and conditional spaces, batches, ``min_distance``, a resumed SQLite study, the search CV, the
+Optuna sampler), of every exported estimator's predictions and of the lifetime paths and grid
+exploration.
 
 A restructuring that must not change a number is checked by two runs, before and after:
 
@@ -79,6 +80,21 @@ def _bo(out: dict, quick: bool) -> None:
     r = mfbo.minimize(lambda i, c: (i - 4) ** 2 + "abcde".index(c), discrete, n_calls=30,
                       random_state=0, progress_bar=False)
     out["discrete"] = _trials(r.trials)
+    # a conditional space: a choice, its branches' own parameters and a forbidden pair
+    branch_a, branch_b = {"kind": "a"}, {"kind": "b"}
+    conditional = mfbo.Space(
+        {"kind": Categorical(["a", "b", "c"]), "shared": Real(0, 1),
+         "a_x": Real(0, 1, when=branch_a), "a_y": Real(1e-2, 1, log=True, when=branch_a),
+         "b_x": Real(-1, 1, when=branch_b), "b_n": Integer(1, 9, when=branch_b)},
+        forbidden=[mfbo.Equals("kind", "c") & mfbo.Between("shared", 0.8, None)])
+
+    def branches(kind, shared, a_x=0.0, a_y=1.0, b_x=0.0, b_n=5):
+        return {"a": (a_x - 0.6) ** 2 + np.log10(a_y) ** 2, "b": b_x ** 2 + (b_n - 3) ** 2 / 20,
+                "c": 0.2}[kind] + (shared - 0.4) ** 2
+    for seed in (0, 1):
+        r = mfbo.minimize(branches, conditional, n_calls=40, random_state=seed,
+                          progress_bar=False)
+        out[f"conditional-{seed}"] = _trials(r.trials)
     opt = mfbo.Optimizer(box, random_state=3)
     for _ in range(15):
         for t in opt.ask(3):
