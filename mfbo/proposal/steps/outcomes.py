@@ -51,14 +51,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import log_expected_improvement, maximize_random_local
+from acquisitions import log_expected_improvement
 from acquisitions.pareto import (HypervolumeImprovement, chebyshev, log_probability_feasible,
                                  non_dominated)
 
 from ..._core.arguments import check_int
 from ..models import MondrianModel
 from .base import Context, Point
-from .parzen import good_region_sample
+from .parzen import best_of_good_region
 from .search import AcquisitionSearch
 
 __all__ = ["OutcomeSearch", "OutcomeModels", "METHODS", "FEASIBILITY"]
@@ -255,13 +255,8 @@ class OutcomeSearch(AcquisitionSearch):
         if self.parzen_every and ctx.study.objectives.k > 1 and ctx.candidates is None \
                 and ctx.due(self.parzen_every):
             # the Parzen step's: the best of points drawn from the front's Parzen density
-            study = ctx.study
-            good = good_region_sample(study.obs.X, _pareto_rank(study.obs.Y, study.objectives.k),
-                                      ctx.space.levels, self.parzen_candidates, ctx.rng)
-            pts = maximize_random_local(self.scorer(ctx), ctx.space.levels, n=10, rng=ctx.rng,
-                                        n_random=0, extra=good, patience=0,
-                                        exclude=study.asked_keys, far_from=study.asked.X)
-            return ctx.first_new(pts)
+            ranks = _pareto_rank(ctx.study.obs.Y, ctx.study.objectives.k)
+            return best_of_good_region(ctx, self.scorer(ctx), ranks, self.parzen_candidates)
         search = dataclasses.replace(self, n_random=max(1, round(self.n_random *
                                                                self.random_share)),
                                      search_patience=self.search_patience or self.stop_after)

@@ -24,8 +24,8 @@ from acquisitions import maximize_random_local
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 
-__all__ = ["ParzenStep", "good_region_sample", "truncated_normal", "n_good", "GOOD_FRACTION",
-           "MAX_GOOD"]
+__all__ = ["ParzenStep", "good_region_sample", "best_of_good_region", "truncated_normal",
+           "n_good", "GOOD_FRACTION", "MAX_GOOD"]
 
 #: share of the observations (the lowest losses) that make the density (hyperopt's gamma)
 GOOD_FRACTION = 0.25
@@ -156,11 +156,16 @@ class ParzenStep(Step):
         if ctx.candidates is not None or not (
                 (ctx.converged and self.when_converged) or ctx.due(self.every)):
             return None
-        score = ctx.score()
-        study = ctx.study
-        good = good_region_sample(study.obs.X, study.obs.y, ctx.space.levels,
-                                  self.n_candidates, ctx.rng)
-        pts = maximize_random_local(score, ctx.space.levels, n=10, rng=ctx.rng, n_random=0,
-                                    extra=good, patience=0, exclude=study.asked_keys,
-                                    far_from=study.asked.X)
-        return ctx.first_new(pts)
+        return best_of_good_region(ctx, ctx.score(), ctx.study.obs.y, self.n_candidates)
+
+
+def best_of_good_region(ctx: Context, score, y: np.ndarray, n_candidates: int) -> Point:
+    """The acquisition ``score``'s best new point of ``n_candidates`` drawn from the Parzen
+    density of the observations that ``y`` ranks best (lower is better; one value per
+    observation): :func:`good_region_sample`'s points scored, with no local search."""
+    study = ctx.study
+    good = good_region_sample(study.obs.X, y, ctx.space.levels, n_candidates, ctx.rng)
+    pts = maximize_random_local(score, ctx.space.levels, n=10, rng=ctx.rng, n_random=0,
+                                extra=good, patience=0, exclude=study.asked_keys,
+                                far_from=study.asked.X)
+    return ctx.first_new(pts)

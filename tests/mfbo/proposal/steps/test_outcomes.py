@@ -214,7 +214,7 @@ def test_pareto_rank_counts_the_feasible_observations_that_dominate():
 
 
 def test_the_parzen_slot_scores_only_points_of_the_fronts_density(monkeypatch):
-    import mfbo.proposal.steps.outcomes as outcomes
+    import mfbo.proposal.steps.parzen as parzen
     import mfbo.proposal.steps.search as search
 
     opt = _opt(directions=["minimize", "minimize"], constraints=["c"])
@@ -228,7 +228,7 @@ def test_the_parzen_slot_scores_only_points_of_the_fronts_density(monkeypatch):
         return f
 
     monkeypatch.setattr(search, "maximize_random_local", spy("search"))
-    monkeypatch.setattr(outcomes, "maximize_random_local", spy("parzen"))
+    monkeypatch.setattr(parzen, "maximize_random_local", spy("parzen"))
     step = OutcomeSearch(n_random=2000, parzen_every=2, parzen_candidates=50)
     n0 = opt.proposer.n_initial
     for number in range(n0, n0 + 4):
