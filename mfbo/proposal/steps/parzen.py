@@ -24,8 +24,8 @@ from acquisitions import maximize_random_local
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 
-__all__ = ["ParzenStep", "good_region_sample", "best_of_good_region", "truncated_normal",
-           "n_good", "GOOD_FRACTION", "MAX_GOOD"]
+__all__ = ["ParzenStep", "ParzenDensity", "good_region_sample", "best_of_good_region",
+           "truncated_normal", "n_good", "GOOD_FRACTION", "MAX_GOOD"]
 
 #: share of the observations (the lowest losses) that make the density (hyperopt's gamma)
 GOOD_FRACTION = 0.25
@@ -49,6 +49,81 @@ def _bandwidths(g: np.ndarray) -> np.ndarray:
     out = np.empty(g.size)
     out[order] = np.clip(gaps, 1.0 / min(100, g.size + 1), 1.0)
     return out
+
+
+class ParzenDensity:
+    """A product over the dimensions of one-dimensional mixtures made from observations.
+
+    For dimension ``d`` the mixture has one component per observation active in ``d`` (its
+    coordinate inside the unit interval) and a prior component, all of equal weight: for a
+    categorical dimension of ``k`` values, the observation's value exactly or a uniform
+    choice; otherwise a normal at the observation's coordinate (of :func:`_bandwidths`'
+    width) or of mean 0.5 and standard deviation 1, each truncated to [0, 1].
+
+    Parameters
+    ----------
+    X : array of shape (m, D)
+        Unit rows of the observations (a coordinate outside [0, 1] is an inactive parameter).
+    levels : array of int of shape (D,)
+        Per-coordinate kind (0 continuous, ``k > 0`` ordinal, ``-k`` categorical).
+    """
+
+    def __init__(self, X: np.ndarray, levels: np.ndarray):
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        self.levels = np.asarray(levels, dtype=np.int64)
+        self.values = []
+        self.widths = []
+        for d in range(self.levels.size):
+            v = X[(X[:, d] >= 0.0) & (X[:, d] <= 1.0), d]
+            self.values.append(v)
+            self.widths.append(_bandwidths(v) if v.size else v)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` unit rows, each coordinate drawn from its dimension's mixture."""
+        out = np.empty((n, self.levels.size))
+        for d, k in enumerate(self.levels):
+            v, w = self.values[d], self.widths[d]
+            comp = rng.integers(0, v.size + 1, size=n)  # component v.size: the prior
+            prior = comp == v.size
+            j = np.minimum(comp, max(v.size - 1, 0))
+            if k < 0:
+                out[:, d] = rng.random(n) if v.size == 0 else np.where(prior, rng.random(n), v[j])
+                continue
+            mu = np.full(n, 0.5) if v.size == 0 else np.where(prior, 0.5, v[j])
+            sd = np.ones(n) if v.size == 0 else np.where(prior, 1.0, w[j])
+            out[:, d] = truncated_normal(mu, sd, rng)
+        return out
+
+    def log_pdf(self, U: np.ndarray) -> np.ndarray:
+        """The log density of each unit row of ``U`` (n, D), summed over the dimensions
+        active in that row (an inactive coordinate adds nothing)."""
+        U = np.atleast_2d(np.asarray(U, dtype=float))
+        total = np.zeros(U.shape[0])
+        for d, k in enumerate(self.levels):
+            u = U[:, d]
+            on = (u >= 0.0) & (u <= 1.0)
+            if not on.any():
+                continue
+            total[on] += self._log_pdf_1d(d, int(k), u[on])
+        return total
+
+    def _log_pdf_1d(self, d: int, k: int, u: np.ndarray) -> np.ndarray:
+        v, w = self.values[d], self.widths[d]
+        if k < 0:
+            k = -k
+            counts = np.bincount(np.minimum(np.floor(v * k), k - 1).astype(np.int64),
+                                 minlength=k)
+            level = np.minimum(np.floor(u * k), k - 1).astype(np.int64)
+            return np.log((counts[level] + 1.0 / k) / (v.size + 1.0))
+        mu = np.append(v, 0.5)
+        sd = np.append(w, 1.0)
+        z = (u[:, None] - mu[None, :]) / sd[None, :]
+        from scipy.special import ndtr  # (not at import: ``import mfbo`` stays light)
+
+        mass = ndtr((1.0 - mu) / sd) - ndtr(-mu / sd)
+        log_c = -0.5 * z * z - 0.5 * np.log(2 * np.pi) - np.log(sd) - np.log(mass)
+        top = log_c.max(axis=1)
+        return top + np.log(np.exp(log_c - top[:, None]).sum(axis=1)) - np.log(mu.size)
 
 
 def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
@@ -86,23 +161,7 @@ def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
         raise ValueError(f"X must be a non-empty (m, {levels.size}) matrix with one loss per "
                          f"row, got X of shape {X.shape} and {y.shape[0]} losses.")
     good = X[np.argsort(y, kind="stable")[:n_good(y.shape[0])]]
-    out = np.empty((n, levels.size))
-    for d in range(levels.size):
-        g = good[:, d]
-        inside = (g >= 0.0) & (g <= 1.0)
-        if not inside.all():  # a conditional space's inactive coordinates lie outside
-            g = g[inside]
-        m = g.size
-        comp = rng.integers(0, m + 1, size=n)  # component m: the prior
-        prior = comp == m
-        k = np.minimum(comp, m - 1)  # the good point of each draw (any, for the prior's)
-        if levels[d] < 0:
-            out[:, d] = np.where(prior, rng.random(n), g[k]) if m else rng.random(n)
-            continue
-        mu = np.where(prior, 0.5, g[k]) if m else np.full(n, 0.5)
-        sd = np.where(prior, 1.0, _bandwidths(g)[k]) if m else np.ones(n)
-        out[:, d] = truncated_normal(mu, sd, rng)
-    return out
+    return ParzenDensity(good, levels).sample(n, rng)
 
 
 def truncated_normal(mu: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -13,7 +13,7 @@ from scipy.stats import truncnorm
 
 from mfbo import Categorical, Integer, Optimizer, Real
 from mfbo.proposal import AcquisitionSearch, DensityRatioStep, get_recipe
-from mfbo.proposal.steps.density_ratio import ParzenDensity
+from mfbo.proposal.steps.parzen import ParzenDensity
 
 
 def test_a_continuous_mixture_integrates_to_one():
