@@ -37,7 +37,8 @@ def _forbidden(space, params):
 def test_the_split_is_fixed_by_data_set_and_by_function():
     suite = SUITES["conditional"]
     assert suite.dev == ("cond-cash-breast_cancer", "cond-cash-moons", "cond-cash-diabetes",
-                         "cond-cash-friedman1", "cond-tree-depth3", "cond-forbidden-1")
+                         "cond-cash-friedman1", "cond-cash-linear-reg", "cond-tree-depth3",
+                         "cond-forbidden-1")
     assert suite.test == ("cond-cash-wine", "cond-cash-digits-3v8", "cond-cash-informative",
                           "cond-cash-sparse-reg", "cond-jenatton", "cond-forbidden-2")
     assert not set(conditional.CASH_DEV) & set(conditional.CASH_TEST)
