@@ -44,6 +44,21 @@ def run_trials(opt, f, n):
     return opt
 
 
+def check_reopen_repeats(space, surrogate, f, n: int, seed: int, db: str, origin: str) -> None:
+    """A study of ``2 n`` trials, closed and reopened after ``n``, makes the same proposals
+    (parameters and origins) as one run straight through, ``origin`` among them."""
+    from mfbo import Optimizer
+
+    options = dict(surrogate=surrogate, random_state=seed, n_initial=4)
+    run_trials(Optimizer(space, storage=db, **options), f, n).close()
+    again = run_trials(Optimizer(space, storage=db, **options), f, n)
+    whole = run_trials(Optimizer(space, **options), f, 2 * n)
+    assert origin in [t.origin for t in whole.trials]
+    assert [t.params for t in again.trials] == [t.params for t in whole.trials]
+    assert [t.origin for t in again.trials] == [t.origin for t in whole.trials]
+    again.close()
+
+
 def checkout_env(**extra: str) -> dict:
     """The environment for a subprocess that imports this checkout's packages."""
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)

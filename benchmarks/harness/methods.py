@@ -89,7 +89,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from benchmarks.harness.environment import versions
-from mfbo.proposal import (AcquisitionSearch, Arm, BranchEscape, CategoryStep,
+from mfbo.proposal import (AcquisitionSearch, Arm, BranchBandit, BranchEscape, CategoryStep,
                            DensityRatioStep, LocalStep, ParzenStep, PlateauEscape, Portfolio,
                            RandomInterleave, Recipe, StallEscape, get_recipe)
 from benchmarks.harness.timing import clock, timed
@@ -320,6 +320,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"only_conditional=True))",
              _mondrian_with(_after_plateau(DensityRatioStep(every=k, only_conditional=True))))
       for k in (2, 3, 4, 6)),
+    *(Method(f"mondrian-bandit-{move}{tag}", f"mfbo: online Mondrian forest, UCB kappa=1, in a "
+             f"conditional space a point of the branch MaxUCB pulls (alpha {alpha}) when it is not "
+             f"the incumbent's, by move {move!r} (BranchBandit(alpha={alpha}, move={move!r}))",
+             _mondrian_with(_after_plateau(BranchBandit(alpha=alpha, move=move))))
+      for move in ("search", "random", "parzen") for alpha, tag in ((0.5, ""), (0.25, "-a25"))),
     *(Method(f"mondrian-stall{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
              f"evaluations in a row that did not improve the best loss by 0.1 %, the "
              f"acquisition's best point away from the incumbent (StallEscape(window={w}))",

@@ -5,11 +5,11 @@ from .models import Model
 from .proposer import Proposer
 from .recipes import RECIPES, Recipe, as_recipe, get_recipe, register_surrogate
 from .scoring import Acquisition
-from .steps import (AcquisitionSearch, Arm, BranchEscape, CategoryStep, DensityRatioStep,
-                    InitialDesign, LocalStep, ParzenStep, PerDimension, PlateauEscape, Portfolio,
-                    RandomInterleave, StallEscape, Step)
+from .steps import (AcquisitionSearch, Arm, BranchBandit, BranchEscape, CategoryStep,
+                    DensityRatioStep, InitialDesign, LocalStep, ParzenStep, PerDimension,
+                    PlateauEscape, Portfolio, RandomInterleave, StallEscape, Step)
 
-__all__ = ["Acquisition", "AcquisitionSearch", "Arm", "BranchEscape", "CategoryStep",
-           "DensityRatioStep", "InitialDesign", "LocalStep", "Model", "ParzenStep", "PerDimension", "PlateauEscape",
-           "Portfolio", "Proposer", "RECIPES", "RandomInterleave", "Recipe", "StallEscape", "Step", "as_recipe",
-           "get_recipe", "register_surrogate"]
+__all__ = ["Acquisition", "AcquisitionSearch", "Arm", "BranchBandit", "BranchEscape",
+           "CategoryStep", "DensityRatioStep", "InitialDesign", "LocalStep", "Model", "ParzenStep",
+           "PerDimension", "PlateauEscape", "Portfolio", "Proposer", "RECIPES", "RandomInterleave",
+           "Recipe", "StallEscape", "Step", "as_recipe", "get_recipe", "register_surrogate"]

@@ -5,6 +5,8 @@
 - :class:`PlateauEscape`: a random proposal after a run of repeated losses;
 - :class:`BranchEscape`: the acquisition's best point of other categorical choices after a run
   of proposals that kept the incumbent's;
+- :class:`BranchBandit`: a point of the branch of a conditional space that MaxUCB, a max-armed
+  bandit over the branches, pulls, when it is not the incumbent's;
 - :class:`StallEscape`: the acquisition's best point away from the incumbent after a run of
   evaluations that did not improve the best loss;
 - :class:`LocalStep`: the minimiser of a local quadratic (or isotropic, or linear) model;
@@ -18,6 +20,7 @@
   best losses each produced.
 """
 
+from .bandit import BranchBandit
 from .base import EXHAUSTED, Context, Step, run_steps
 from .branch import BranchEscape
 from .category import CategoryStep
@@ -32,7 +35,7 @@ from .portfolio import Arm, Portfolio
 from .search import AcquisitionSearch
 from .stall import StallEscape
 
-__all__ = ["AcquisitionSearch", "Arm", "BranchEscape", "CategoryStep", "Context",
-           "DensityRatioStep", "EXHAUSTED", "InitialDesign", "LocalStep", "OutcomeSearch",
+__all__ = ["AcquisitionSearch", "Arm", "BranchBandit", "BranchEscape", "CategoryStep",
+           "Context", "DensityRatioStep", "EXHAUSTED", "InitialDesign", "LocalStep", "OutcomeSearch",
            "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio", "RandomInterleave",
            "StallEscape", "Step", "run_steps"]

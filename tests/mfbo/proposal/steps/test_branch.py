@@ -11,7 +11,7 @@ import pytest
 from mfbo import Categorical, Optimizer, Real
 from mfbo.proposal import AcquisitionSearch, BranchEscape, get_recipe
 from mfbo.proposal.steps.branch import branch_codes
-from tests.support import SPACE, quad
+from tests.support import SPACE, check_reopen_repeats, quad
 
 TREE = {"kind": Categorical(["a", "b", "c"]), "x": Real(0.0, 1.0),
         "y": Real(0.0, 1.0, when={"kind": "b"})}
@@ -137,22 +137,8 @@ def test_it_passes_without_categorical_parameters_and_on_a_candidate_set():
 
 
 def test_the_same_proposals_after_a_reopen(tmp_path):
-    db = str(tmp_path / "s.db")
-    surrogate = recipe(window=3, burst=2)
-    first = Optimizer(TREE, surrogate=surrogate, random_state=3, n_initial=4, storage=db)
-    for _ in range(14):
-        t = first.ask()
-        first.tell(t, loss(**t.params))
-    first.close()
-    again = Optimizer(TREE, surrogate=surrogate, random_state=3, n_initial=4, storage=db)
-    for _ in range(14):
-        t = again.ask()
-        again.tell(t, loss(**t.params))
-    whole = run(surrogate, 28, seed=3)
-    assert "branch" in [t.origin for t in whole.trials]
-    assert [t.params for t in again.trials] == [t.params for t in whole.trials]
-    assert [t.origin for t in again.trials] == [t.origin for t in whole.trials]
-    again.close()
+    check_reopen_repeats(TREE, recipe(window=3, burst=2), loss, 14, 3, str(tmp_path / "s.db"),
+                         "branch")
 
 
 @pytest.mark.parametrize("field", ["window", "burst", "n_random"])
