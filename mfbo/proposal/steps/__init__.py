@@ -36,6 +36,6 @@ from .search import AcquisitionSearch
 from .stall import StallEscape
 
 __all__ = ["AcquisitionSearch", "Arm", "BranchBandit", "BranchEscape", "CategoryStep",
-           "Context", "DensityRatioStep", "EXHAUSTED", "InitialDesign", "LocalStep", "OutcomeSearch",
-           "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio", "RandomInterleave",
-           "StallEscape", "Step", "run_steps"]
+           "Context", "DensityRatioStep", "EXHAUSTED", "InitialDesign", "LocalStep",
+           "OutcomeSearch", "ParzenStep", "PerDimension", "PlateauEscape", "Portfolio",
+           "RandomInterleave", "StallEscape", "Step", "run_steps"]

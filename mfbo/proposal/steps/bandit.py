@@ -79,7 +79,8 @@ class BranchBandit(Step):
     """Before each proposal after the initial design, MaxUCB's choice among the values of
     the space's branching parameter (:func:`branch_dimension`) from the observations; a point
     of that arm when it is not the best observation's, else pass.  A failed evaluation counts
-    with the loss the study holds for it (:class:`~mfbo.study.Study`'s ``on_failure``).  Passes in a space without a branching parameter and in a finite candidate set.
+    with the loss the study holds for it (:class:`~mfbo.study.Study`'s ``on_failure``).
+    Passes in a space without a branching parameter and in a finite candidate set.
 
     Parameters
     ----------
