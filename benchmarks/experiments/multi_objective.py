@@ -20,6 +20,12 @@ under the mixture of the constraint forests' trees, ``OutcomeSearch(feasibility=
 density of the observations of least Pareto rank, ``OutcomeSearch(parzen_every=2)``),
 ``mfbo-parego-draws`` (ParEGO's scalarisation of each tree's joint draw, then its lower
 confidence bound over the trees, ``OutcomeSearch(scalarise="draws")``),
+``mfbo-front-local1``, ``-local2`` and ``-local3`` (every proposal, or every second or third,
+the step of a local quadratic of a random Chebyshev scalarisation of the observed losses where
+it gives a new point, ``OutcomeSearch(local_every=1)``, ``2`` or ``3``; ``2`` is ``mfbo``'s
+since, and ``mfbo-no-front-local``, ``local_every=0``, the former ``mfbo``;
+``mfbo-front-parzen`` and ``mfbo-parego-draws`` were screened against the former ``mfbo`` and
+run with ``local_every=0`` still, so that they run as they were screened),
 ``mfbo-quick-search`` (the ablation that measured the cheaper
 outcome search, half the random points and all local searches stopped after two rounds without
 gain; that search is ``mfbo``'s since, so it is ``mfbo`` now, kept so that the lab notebook's
@@ -196,15 +202,23 @@ def _tree_feasibility(problem: OutcomeProblem, budget: int, seed: int) -> list[d
 def _front_parzen(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     """mfbo with every second proposal the acquisition's best of 200 points drawn from the
     Parzen density of the observations of least Pareto rank (``OutcomeSearch(parzen_every=2)``,
-    the single-objective recipe's Parzen step)."""
-    return _with_search(problem, budget, seed, parzen_every=2)
+    the single-objective recipe's Parzen step), without the local step towards the front."""
+    return _with_search(problem, budget, seed, parzen_every=2, local_every=0)
 
 
 def _parego_draws(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     """mfbo with ParEGO's scalarisation taken of each tree's joint draw of the objectives, its
     lower confidence bound over the trees (``OutcomeSearch(scalarise="draws")``; three or more
-    objectives, where ``"auto"`` is ``"parego"``)."""
-    return _with_search(problem, budget, seed, scalarise="draws")
+    objectives, where ``"auto"`` is ``"parego"``), without the local step towards the front."""
+    return _with_search(problem, budget, seed, scalarise="draws", local_every=0)
+
+
+def _front_local(every: int):
+    """mfbo with every ``every``-th proposal the local models' step on a random Chebyshev
+    scalarisation of the observed losses (``OutcomeSearch(local_every=every)``; 0: never)."""
+    def run(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
+        return _with_search(problem, budget, seed, local_every=every)
+    return run
 
 
 def _quick_search(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
@@ -221,6 +235,10 @@ METHODS = {
     "mfbo-tree-feasibility": _tree_feasibility,
     "mfbo-front-parzen": _front_parzen,
     "mfbo-parego-draws": _parego_draws,
+    "mfbo-front-local1": _front_local(1),
+    "mfbo-front-local2": _front_local(2),
+    "mfbo-front-local3": _front_local(3),
+    "mfbo-no-front-local": _front_local(0),
     "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
     "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),

@@ -37,6 +37,12 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   as :class:`~mfbo.proposal.steps.ParzenStep` does for one loss: TPE's candidates, in the
   region that the front's points share (a front's distance variables), which the forests'
   piecewise-constant predictions see no gain in approaching once a point is near.
+- Several objectives, ``local_every`` (by default every second proposal): the step of a local
+  model of a random Chebyshev scalarisation of the feasible observations' losses around the
+  one it ranks first (:func:`~mfbo.proposal.steps.front_local.front_local_step`), where the
+  search would otherwise run: a quadratic can fall below the observations it is fitted to,
+  where no forest's leaf mean can, so it moves a front point towards the values the front
+  shares (a front's distance variables), which the acquisition alone does not approach.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
   probability of not failing (left out while no trial has failed).
@@ -58,6 +64,7 @@ from acquisitions.pareto import (HypervolumeImprovement, chebyshev, log_probabil
 from ..._core.arguments import check_int
 from ..models import MondrianModel
 from .base import Context, Point
+from .front_local import front_local_step
 from .parzen import best_of_good_region
 from .search import AcquisitionSearch
 
@@ -218,6 +225,11 @@ class OutcomeSearch(AcquisitionSearch):
         What ``"parego"`` scalarises: each objective's lower confidence bound, or each tree's
         joint draw of the objectives, whose mean over the trees less ``kappa`` times their
         standard deviation is then the bound (this module's description).
+    local_every : int, default=2
+        With several objectives, every ``local_every`` proposals after the initial design
+        (0: never), the local step towards the front (this module's description) where it
+        gives a new point, the search where it does not (before the Parzen slot where both
+        are due).
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -229,6 +241,7 @@ class OutcomeSearch(AcquisitionSearch):
     parzen_every: int = 0
     scalarise: str = "bounds"
     parzen_candidates: int = 200
+    local_every: int = 2
 
     def __post_init__(self):
         super().__post_init__()
@@ -248,11 +261,17 @@ class OutcomeSearch(AcquisitionSearch):
             raise ValueError(f"OutcomeSearch(scalarise=...) must be one of {list(SCALARISE)}, "
                              f"got {self.scalarise!r}.")
         check_int(self.parzen_candidates, "OutcomeSearch(parzen_candidates=...)")
+        check_int(self.local_every, "OutcomeSearch(local_every=...)", minimum=0)
 
     def propose(self, ctx: Context) -> Point | None:
         """:meth:`AcquisitionSearch.propose` with ``random_share`` of the random points and
         ``stop_after`` for a ``search_patience`` of 0."""
-        if self.parzen_every and ctx.study.objectives.k > 1 and ctx.candidates is None \
+        k = ctx.study.objectives.k
+        if self.local_every and k > 1 and ctx.due(self.local_every):
+            point = front_local_step(ctx, k)
+            if point is not None:
+                return point
+        if self.parzen_every and k > 1 and ctx.candidates is None \
                 and ctx.due(self.parzen_every):
             # the Parzen step's: the best of points drawn from the front's Parzen density
             ranks = _pareto_rank(ctx.study.obs.Y, ctx.study.objectives.k)

@@ -229,16 +229,16 @@ def test_the_parzen_slot_scores_only_points_of_the_fronts_density(monkeypatch):
 
     monkeypatch.setattr(search, "maximize_random_local", spy("search"))
     monkeypatch.setattr(parzen, "maximize_random_local", spy("parzen"))
-    step = OutcomeSearch(n_random=2000, parzen_every=2, parzen_candidates=50)
+    step = OutcomeSearch(n_random=2000, parzen_every=2, parzen_candidates=50, local_every=0)
     n0 = opt.proposer.n_initial
     for number in range(n0, n0 + 4):
         ctx = Context(opt.proposer, opt.study, number, np.random.default_rng(0))
         step.propose(ctx)
     assert seen == [("search", 1000, None), ("parzen", 0, 50)] * 2
-    # the default never takes it
+    # without the slot (the default) it is never taken
     seen.clear()
     for number in range(n0, n0 + 4):
-        OutcomeSearch(n_random=2000).propose(
+        OutcomeSearch(n_random=2000, local_every=0).propose(
             Context(opt.proposer, opt.study, number, np.random.default_rng(0)))
     assert [s[0] for s in seen] == ["search"] * 4
     for bad in (-1, 1.5, True):

@@ -1,0 +1,104 @@
+import numpy as np
+import pytest
+
+from acquisitions.pareto import chebyshev
+from mfbo import Optimizer, Real
+from mfbo.proposal.steps import OutcomeSearch
+from mfbo.proposal.steps.base import Context
+from mfbo.proposal.steps.front_local import front_local_step, scalarised_losses
+
+
+def _sphere(x, y, z):
+    """Two objectives on a quarter circle of radius 1 + g, g the squared distance of (y, z)
+    from (0.5, 0.5): the front is g = 0."""
+    g = (y - 0.5) ** 2 + (z - 0.5) ** 2
+    return (1 + g) * np.cos(x * np.pi / 2), (1 + g) * np.sin(x * np.pi / 2), g
+
+
+def _study(n=40, constraints=None, keep=lambda x, y, z: True):
+    """A study of the two objectives told ``n`` random points (those that ``keep``), with a
+    constraint ``x <= 0.5`` if ``constraints``."""
+    space = {"x": Real(0, 1), "y": Real(0, 1), "z": Real(0, 1)}
+    opt = Optimizer(space, random_state=0, directions=["minimize", "minimize"],
+                    constraints=constraints)
+    rng = np.random.default_rng(3)
+    for _ in range(n):
+        x, y, z = rng.random(3)
+        if not keep(x, y, z):
+            continue
+        f1, f2, _ = _sphere(x, y, z)
+        values = {"loss": (f1, f2)}
+        if constraints:
+            values["c"] = x - 0.5
+        opt.tell({"x": x, "y": y, "z": z}, values)
+    return opt
+
+
+def test_scalarised_losses_normalise_each_objective_by_its_range():
+    L = np.array([[0.0, 10.0], [1.0, 0.0], [0.5, 5.0]])
+    w = np.array([0.3, 0.7])
+    got = scalarised_losses(L, w)
+    assert got == pytest.approx(chebyshev(np.array([[0, 1], [1, 0], [0.5, 0.5]]), w))
+    # a constant objective is not divided by zero
+    assert np.isfinite(scalarised_losses(np.array([[1.0, 2.0], [1.0, 3.0]]), w)).all()
+
+
+def test_the_step_moves_a_front_point_towards_the_values_the_front_shares():
+    opt = _study()
+    g_obs = np.array([_sphere(*u)[2] for u in opt.study.obs.X])
+    gains = []
+    for number in range(40, 50):
+        ctx = Context(opt.proposer, opt.study, number, np.random.default_rng(0))
+        point = front_local_step(ctx, 2)
+        assert point is not None
+        u, _ = point
+        assert ctx.is_new(u)
+        gains.append(_sphere(*u)[2])
+    # far closer to the front than the observations: the steps' median g is under a third of
+    # theirs (a uniformly random point's median is about theirs)
+    assert np.median(gains) < np.median(g_obs) / 3
+
+
+def test_the_step_reads_the_feasible_observations_only_and_passes_when_pending():
+    opt = _study(constraints=["c"])
+    alone = _study(keep=lambda x, y, z: x <= 0.5)  # the feasible ones, without a constraint
+    assert 0 < alone.study.obs.n < opt.study.obs.n
+    u, _ = front_local_step(Context(opt.proposer, opt.study, 40, np.random.default_rng(0)), 2)
+    v, _ = front_local_step(Context(alone.proposer, alone.study, 40,
+                                    np.random.default_rng(0)), 2)
+    assert np.array_equal(u, v)
+    opt.ask()  # a pending trial
+    assert front_local_step(Context(opt.proposer, opt.study, 41,
+                                    np.random.default_rng(0)), 2) is None
+
+
+def test_the_outcome_search_takes_the_step_every_local_every_proposals(monkeypatch):
+    import mfbo.proposal.steps.search as search
+
+    opt = _study()
+    seen = []
+
+    def spy(score, levels, **kwargs):
+        seen.append("search")
+        return np.random.default_rng(0).random((10, len(levels)))
+    monkeypatch.setattr(search, "maximize_random_local", spy)
+    n0 = opt.proposer.n_initial
+    step = OutcomeSearch(n_random=200)
+    assert step.local_every == 2  # the default
+    points = []
+    for number in range(n0, n0 + 4):
+        points.append(step.propose(Context(opt.proposer, opt.study, number,
+                                           np.random.default_rng(0))))
+    # the second and fourth proposals are the local step's, the others the search's
+    assert seen == ["search"] * 2
+    local = front_local_step(Context(opt.proposer, opt.study, n0 + 1,
+                                     np.random.default_rng(0)), 2)
+    assert np.array_equal(points[1][0], local[0])
+    seen.clear()
+    for number in range(n0, n0 + 4):
+        OutcomeSearch(n_random=200, local_every=0).propose(Context(opt.proposer, opt.study, number,
+                                                    np.random.default_rng(0)))
+    assert seen == ["search"] * 4
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="local_every"):
+            OutcomeSearch(local_every=bad)
