@@ -325,6 +325,11 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"the incumbent's, by move {move!r} (BranchBandit(alpha={alpha}, move={move!r}))",
              _mondrian_with(_after_plateau(BranchBandit(alpha=alpha, move=move))))
       for move in ("search", "random", "parzen") for alpha, tag in ((0.5, ""), (0.25, "-a25"))),
+    *(Method(f"mondrian-bandit-{move}-p{k}", f"mfbo: as mondrian-bandit-{move}, the bandit asked "
+             f"only after {k} evaluations in a row that did not improve the best loss by 0.1 % "
+             f"(BranchBandit(move={move!r}, patience={k}))",
+             _mondrian_with(_after_plateau(BranchBandit(move=move, patience=k))))
+      for move in ("search", "parzen") for k in (4, 6, 10)),
     *(Method(f"mondrian-stall{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
              f"evaluations in a row that did not improve the best loss by 0.1 %, the "
              f"acquisition's best point away from the incumbent (StallEscape(window={w}))",

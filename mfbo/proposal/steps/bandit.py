@@ -27,6 +27,7 @@ from acquisitions import level_index
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 from .parzen import good_region_sample
+from .stall import failures_in_a_row
 
 __all__ = ["BranchBandit", "branch_dimension", "max_ucb"]
 
@@ -94,6 +95,13 @@ class BranchBandit(Step):
         arms share (a preprocessing) go with it.
     n_random : int, default=2000
         Random points scored per ``"search"`` proposal before local search.
+    patience : int, default=0
+        With ``patience > 0`` the bandit is asked only while the run stalls: after at least
+        ``patience`` evaluations in a row that did not improve the best loss by more than
+        ``tol`` of its magnitude (:func:`~mfbo.proposal.steps.stall.failures_in_a_row`,
+        TuRBO's count); 0: before every proposal.
+    tol : float, default=1e-3
+        The margin of an improvement that ends a stall.
     """
 
     origin: ClassVar[str] = "bandit"
@@ -101,6 +109,8 @@ class BranchBandit(Step):
     alpha: float = 0.5
     move: str = "search"
     n_random: int = 2_000
+    patience: int = 0
+    tol: float = 1e-3
 
     def __post_init__(self):
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not (
@@ -111,6 +121,11 @@ class BranchBandit(Step):
             raise ValueError(f"BranchBandit(move=...) must be one of {MOVES}, got "
                              f"{self.move!r}.")
         check_int(self.n_random, "BranchBandit(n_random=...)")
+        check_int(self.patience, "BranchBandit(patience=...)", minimum=0)
+        if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float)) or not (
+                0.0 <= self.tol < 1.0):
+            raise ValueError(f"BranchBandit(tol=...) must be a number in [0, 1), got "
+                             f"{self.tol!r}.")
 
     def choice(self, ctx: Context) -> tuple[int, int, int] | None:
         """``(column, arm pulled, incumbent's arm)``, or None where the step passes."""
@@ -121,6 +136,9 @@ class BranchBandit(Step):
             return None
         d = branch_dimension(space)
         if d is None:
+            return None
+        if self.patience and failures_in_a_row(study.obs.y, ctx.proposer.n_initial,
+                                               self.tol) < self.patience:
             return None
         k = abs(int(space.levels[d]))
         arms = level_index(study.obs.X[:, d], k).astype(np.int64)

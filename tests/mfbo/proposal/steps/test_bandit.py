@@ -94,6 +94,22 @@ def test_each_pull_is_the_arm_max_ucb_chose_and_not_the_incumbents(move):
     assert pulls > 0
 
 
+def test_with_patience_it_pulls_only_while_the_run_stalls():
+    from mfbo.proposal.steps.stall import failures_in_a_row
+
+    patience = 3
+    opt = run(recipe(move="search", patience=patience), 24, design=DESIGN)
+    y = np.array([t.value for t in opt.trials])
+    pulls = [i for i, t in enumerate(opt.trials) if t.origin == "bandit"]
+    assert pulls
+    for i in pulls:
+        assert failures_in_a_row(y[:i], 4, 1e-3) >= patience
+    # without patience the same run pulls before any stall
+    eager = run(recipe(move="search"), 24, design=DESIGN)
+    first = next(i for i, t in enumerate(eager.trials) if t.origin == "bandit")
+    assert first < pulls[0]
+
+
 def test_the_bandit_finds_a_branch_the_search_alone_misses():
     plain = dataclasses.replace(get_recipe("mondrian"),
                                 steps=(AcquisitionSearch(n_random=200),), name=None)
@@ -122,7 +138,10 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                         (dict(alpha=True), "alpha"),
                                         (dict(alpha=float("nan")), "alpha"),
                                         (dict(move="sideways"), "move"),
-                                        (dict(n_random=0), "n_random")])
+                                        (dict(n_random=0), "n_random"),
+                                        (dict(patience=-1), "patience"),
+                                        (dict(patience=1.5), "patience"),
+                                        (dict(tol=1.0), "tol"), (dict(tol=-0.1), "tol")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
