@@ -26,6 +26,8 @@ it gives a new point, ``OutcomeSearch(local_every=1)``, ``2`` or ``3``; ``2`` is
 since, and ``mfbo-no-front-local``, ``local_every=0``, the former ``mfbo``;
 ``mfbo-front-parzen`` and ``mfbo-parego-draws`` were screened against the former ``mfbo`` and
 run with ``local_every=0`` still, so that they run as they were screened),
+``mfbo-front-local-integers`` (that step moving the integers of five levels or more too,
+``OutcomeSearch(local_integers=True)``),
 ``mfbo-quick-search`` (the ablation that measured the cheaper
 outcome search, half the random points and all local searches stopped after two rounds without
 gain; that search is ``mfbo``'s since, so it is ``mfbo`` now, kept so that the lab notebook's
@@ -213,11 +215,12 @@ def _parego_draws(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]
     return _with_search(problem, budget, seed, scalarise="draws", local_every=0)
 
 
-def _front_local(every: int):
+def _front_local(every: int, integers: bool = False):
     """mfbo with every ``every``-th proposal the local models' step on a random Chebyshev
-    scalarisation of the observed losses (``OutcomeSearch(local_every=every)``; 0: never)."""
+    scalarisation of the observed losses (``OutcomeSearch(local_every=every)``; 0: never),
+    moving the integers of five levels or more too with ``integers``."""
     def run(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
-        return _with_search(problem, budget, seed, local_every=every)
+        return _with_search(problem, budget, seed, local_every=every, local_integers=integers)
     return run
 
 
@@ -239,6 +242,7 @@ METHODS = {
     "mfbo-front-local2": _front_local(2),
     "mfbo-front-local3": _front_local(3),
     "mfbo-no-front-local": _front_local(0),
+    "mfbo-front-local-integers": _front_local(2, integers=True),
     "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
     "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),

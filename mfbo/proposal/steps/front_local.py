@@ -23,7 +23,7 @@ from acquisitions.pareto import chebyshev
 
 from .base import Context, Point
 from .local import same_branch
-from .local_models import isotropic_step, linear_step, quadratic_step
+from .local_models import isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
 
 __all__ = ["scalarised_losses", "front_local_step"]
 
@@ -36,12 +36,14 @@ def scalarised_losses(L: np.ndarray, weights) -> np.ndarray:
     return chebyshev((L - lo) / np.where(span > 0, span, 1.0), weights)
 
 
-def front_local_step(ctx: Context, k: int) -> Point | None:
+def front_local_step(ctx: Context, k: int, integers: bool = False) -> Point | None:
     """The local models' step on a random scalarisation of the ``k`` objectives' losses of the
     feasible observations (this module's description; weights and the quadratic's random
     points from the proposal's stream ``"front local"``), or ``None``: with a candidate set or
     a trial pending, with fewer than two feasible observations, where no local model can be
-    fitted, or where its step was already asked."""
+    fitted, or where its step was already asked.  ``integers``: the integer coordinates of at
+    least five levels move too (:func:`~.local_models.ordinal_as_continuous`, snapped back),
+    where there are enough observations for that larger quadratic, and in the isotropic one."""
     study = ctx.study
     if ctx.candidates is not None or study.pending:
         return None
@@ -55,9 +57,14 @@ def front_local_step(ctx: Context, k: int) -> Point | None:
     levels = ctx.space.levels
     if ctx.space.constrained:
         X, y, levels = same_branch(ctx.space, X, y)
-    u = quadratic_step(X, y, levels, rng)
+    wider = ordinal_as_continuous(levels) if integers else levels
+    u = None
+    if integers and not np.array_equal(wider, levels):
+        u = quadratic_step(X, y, wider, rng)
     if u is None:
-        u = isotropic_step(X, y, levels, if_curved=True)
+        u = quadratic_step(X, y, levels, rng)
+    if u is None:
+        u = isotropic_step(X, y, wider, if_curved=True)
     if u is None:
         u = linear_step(X, y, levels)
     if u is None:

@@ -230,6 +230,9 @@ class OutcomeSearch(AcquisitionSearch):
         (0: never), the local step towards the front (this module's description) where it
         gives a new point, the search where it does not (before the Parzen slot where both
         are due).
+    local_integers : bool, default=False
+        Let the local step move the integer coordinates of at least five levels too (snapped
+        back to their levels), as :class:`~mfbo.proposal.steps.LocalStep`'s ``integers``.
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -242,6 +245,7 @@ class OutcomeSearch(AcquisitionSearch):
     scalarise: str = "bounds"
     parzen_candidates: int = 200
     local_every: int = 2
+    local_integers: bool = False
 
     def __post_init__(self):
         super().__post_init__()
@@ -262,13 +266,16 @@ class OutcomeSearch(AcquisitionSearch):
                              f"got {self.scalarise!r}.")
         check_int(self.parzen_candidates, "OutcomeSearch(parzen_candidates=...)")
         check_int(self.local_every, "OutcomeSearch(local_every=...)", minimum=0)
+        if not isinstance(self.local_integers, bool):
+            raise TypeError(f"OutcomeSearch(local_integers=...) must be a bool, got "
+                            f"{self.local_integers!r}.")
 
     def propose(self, ctx: Context) -> Point | None:
         """:meth:`AcquisitionSearch.propose` with ``random_share`` of the random points and
         ``stop_after`` for a ``search_patience`` of 0."""
         k = ctx.study.objectives.k
         if self.local_every and k > 1 and ctx.due(self.local_every):
-            point = front_local_step(ctx, k)
+            point = front_local_step(ctx, k, self.local_integers)
             if point is not None:
                 return point
         if self.parzen_every and k > 1 and ctx.candidates is None \

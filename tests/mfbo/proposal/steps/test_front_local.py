@@ -102,3 +102,27 @@ def test_the_outcome_search_takes_the_step_every_local_every_proposals(monkeypat
     for bad in (-1, 1.5, True):
         with pytest.raises(ValueError, match="local_every"):
             OutcomeSearch(local_every=bad)
+
+
+def test_the_step_moves_integers_of_five_levels_or_more_only_if_asked():
+    from mfbo import Integer
+
+    space = {"x": Real(0, 1), "y": Integer(0, 20), "z": Real(0, 1)}
+    opt = Optimizer(space, random_state=0, directions=["minimize", "minimize"])
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        x, y, z = rng.random(), int(rng.integers(0, 21)), rng.random()
+        f1, f2, _ = _sphere(x, y / 20, z)
+        opt.tell({"x": x, "y": y, "z": z}, {"loss": (f1, f2)})
+    X, Y = opt.study.obs.X, opt.study.obs.Y
+    moved = {False: 0, True: 0}
+    for number in range(60, 70):
+        for integers in (False, True):
+            ctx = Context(opt.proposer, opt.study, number, np.random.default_rng(0))
+            centre = X[np.argmin(scalarised_losses(
+                Y[:, :2], ctx.stream("front local").dirichlet(np.ones(2))))]
+            u, _ = front_local_step(ctx, 2, integers=integers)
+            moved[integers] += u[1] != centre[1]
+    assert moved[False] == 0 and moved[True] > 0
+    with pytest.raises(TypeError, match="local_integers"):
+        OutcomeSearch(local_integers=1)
