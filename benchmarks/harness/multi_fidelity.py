@@ -19,8 +19,12 @@ then over problems; a run that never reaches it counts as infinite).
 Methods (:data:`METHODS`), every one seeded, with the settings its authors recommend:
 ``mondrian`` (mfbo at full fidelity), ``mondrian-hyperband`` and ``mondrian-sh`` (mfbo with
 :class:`mfbo.pruners.HyperbandPruner` / ``SuccessiveHalvingPruner``, reduction factor 3 from
-one step; ``mondrian-sh2`` and ``-sh4`` with reduction factor 2 and 4, ``mondrian-sh-from3``
-with the first rung at step 3), ``mondrian-model`` (mfbo with :class:`mfbo.pruners.MondrianPruner`),
+one step; ``mondrian-sh`` with an initial design of 20 configurations per dimension, which
+the pruner makes cheap, ``mondrian-sh-init5``, ``-init10`` and ``-init40`` with 5 (mfbo's
+own), 10 and 40, ``mondrian-sh-boot2`` with 20 and no trial kept at a rung that fewer than
+three trials reached; ``mondrian-sh2`` and ``-sh4`` with reduction factor 2 and 4,
+``mondrian-sh-from3`` with the first rung at step 3, these three with mfbo's own initial design),
+``mondrian-model`` (mfbo with :class:`mfbo.pruners.MondrianPruner`),
 ``mondrian-bohb`` (Hyperband's brackets whose new configurations an online Mondrian forest over
 (configuration, budget) proposes, BOHB's model-based sampling:
 :mod:`benchmarks.harness.multi_fidelity_bohb`) and ``mondrian-sh-forest`` (``mondrian-sh``'s
@@ -76,14 +80,17 @@ def _train(problem, params, cost: int, report, prune) -> tuple[int, float | None
     return cost, float(curve[-1])
 
 
-def _mfbo(pruner, sampler=None):
+def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None):
     """mfbo with ``pruner(problem)`` (None: at full fidelity); with ``sampler(problem, seed)``
     (a :class:`~benchmarks.harness.multi_fidelity_bohb.ForestSampler`), each trial's
-    configuration is the sampler's, enqueued, and the sampler is told every value reported."""
+    configuration is the sampler's, enqueued, and the sampler is told every value reported;
+    ``initial_per_dim``: an initial design of that many configurations per dimension (None:
+    mfbo's)."""
     def run(problem, seed: int, max_cost: int) -> list:
         import mfbo
 
-        opt = mfbo.Optimizer(problem.space, random_state=seed,
+        n_initial = None if initial_per_dim is None else initial_per_dim * len(problem.space)
+        opt = mfbo.Optimizer(problem.space, random_state=seed, n_initial=n_initial,
                              pruner=pruner(problem) if pruner else None)
         forest = sampler(problem, seed) if sampler else None
         cost, events = 0, []
@@ -140,15 +147,23 @@ def _hyperband(problem):
     return mfbo.pruners.HyperbandPruner(1, max_resource=problem.max_budget, reduction_factor=3)
 
 
-def _successive_halving(problem, min_resource: int = 1, reduction_factor: int = 3):
+def _successive_halving(problem, min_resource: int = 1, reduction_factor: int = 3,
+                        bootstrap_count: int = 0):
     import mfbo
-    return mfbo.pruners.SuccessiveHalvingPruner(min_resource, reduction_factor)
+    return mfbo.pruners.SuccessiveHalvingPruner(min_resource, reduction_factor,
+                                                bootstrap_count=bootstrap_count)
 
 
 METHODS = {
     "mondrian": _mfbo(None),
     "mondrian-hyperband": _mfbo(_hyperband),
-    "mondrian-sh": _mfbo(_successive_halving),
+    # an initial design of 20 configurations per dimension (screened on dev with 10 and 40)
+    "mondrian-sh": _mfbo(_successive_halving, initial_per_dim=20),
+    "mondrian-sh-init5": _mfbo(_successive_halving),  # mfbo's own initial design (5 D)
+    "mondrian-sh-init10": _mfbo(_successive_halving, initial_per_dim=10),
+    "mondrian-sh-init40": _mfbo(_successive_halving, initial_per_dim=40),
+    "mondrian-sh-boot2": _mfbo(lambda p: _successive_halving(p, bootstrap_count=2),
+                               initial_per_dim=20),
     # the reduction factor and the first rung screened on dev (benchmarks/DEFAULTS.md)
     "mondrian-sh2": _mfbo(lambda p: _successive_halving(p, 1, 2)),
     "mondrian-sh4": _mfbo(lambda p: _successive_halving(p, 1, 4)),

@@ -22,9 +22,9 @@ is then the known optimum.  The synthetic functions are computed at each step.
 The suite's split (:data:`DEV`, :data:`TEST`; registered as ``multi-fidelity`` in
 :data:`benchmarks.problems.problems.SUITES`, whose problems these are not: ``mfbo bench`` does
 not run them, :mod:`benchmarks.harness.multi_fidelity` does) follows ``sklearn-tune``'s split
-of its data sets (dev: breast_cancer; test: digits, wine) and puts one synthetic function on
-each side; :data:`FAMILIES` pairs them (the model, or synthetic).  Every curve is a
-deterministic function of the configuration.
+of its data sets (dev: breast_cancer, and iris for boosting; test: digits, wine) and puts one
+synthetic function on each side; :data:`FAMILIES` pairs them (the model, or synthetic).
+Every curve is a deterministic function of the configuration.
 """
 
 from __future__ import annotations
@@ -224,6 +224,7 @@ _LIST = [
     MultiFidelityProblem("mlp-breast_cancer", MLP, _mlp_curve("breast_cancer"), N_TABLE),
     MultiFidelityProblem("boosting-breast_cancer", BOOSTING, _boosting_curve("breast_cancer"),
                          N_TABLE),
+    MultiFidelityProblem("boosting-iris", BOOSTING, _boosting_curve("iris"), N_TABLE),
     MultiFidelityProblem("sgd-digits", SGD, _sgd_curve("digits"), N_TABLE),
     MultiFidelityProblem("mlp-digits", MLP, _mlp_curve("digits"), N_TABLE),
     MultiFidelityProblem("boosting-wine", BOOSTING, _boosting_curve("wine"), N_TABLE),
@@ -231,7 +232,8 @@ _LIST = [
 PROBLEMS: dict[str, MultiFidelityProblem] = {p.name: p for p in _LIST}
 
 #: the suite's split
-DEV = ("branin-mf", "sgd-breast_cancer", "mlp-breast_cancer", "boosting-breast_cancer")
+DEV = ("branin-mf", "sgd-breast_cancer", "mlp-breast_cancer", "boosting-breast_cancer",
+       "boosting-iris")
 TEST = ("hartmann3-mf", "sgd-digits", "mlp-digits", "boosting-wine")
 DESCRIPTION = ("learning curves of scikit-learn models (SGD and MLP epochs, gradient-boosting "
                "rounds) and multi-fidelity Branin and Hartmann-3, "

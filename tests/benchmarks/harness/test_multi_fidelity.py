@@ -23,8 +23,8 @@ def test_scores_and_costs_read_the_events():
     assert bench.cost_to_reach(r, 2.0) == 25 and bench.cost_to_reach(r, 0.5) == math.inf
 
 
-@pytest.mark.parametrize("method", ["mondrian-hyperband", "mondrian-sh-from3", "tpe-median",
-                                    "random-hyperband"])
+@pytest.mark.parametrize("method", ["mondrian-hyperband", "mondrian-sh-from3",
+                                    "mondrian-sh", "tpe-median", "random-hyperband"])
 def test_a_run_spends_its_cost_and_counts_full_budgets_only(method):
     problem = PROBLEMS["branin-mf"]
     events = bench.METHODS[method](problem, 0, 3 * problem.max_budget)
@@ -35,6 +35,21 @@ def test_a_run_spends_its_cost_and_counts_full_budgets_only(method):
     # seeded: with Optuna's HyperbandPruner too (at this cost its brackets differ by name)
     again = [bench.METHODS[method](problem, 0, 10 * problem.max_budget) for _ in range(2)]
     assert again[0] == again[1]
+
+
+def test_the_iris_boosting_curve_is_a_dev_log_loss_that_falls_towards_zero():
+    """``boosting-iris`` (dev): a boosting round a step on a data set of sklearn-tune's dev
+    split, its loss the validation log-loss, which the best tabulated configuration drives
+    below a tenth of its first round's (the classes are nearly separable)."""
+    from benchmarks.problems import multi_fidelity as mf
+
+    assert "boosting-iris" in mf.DEV and mf.FAMILIES["boosting-iris"] == "mf-boosting"
+    p = PROBLEMS["boosting-iris"]
+    params = {"learning_rate": 0.3993913359065052, "max_leaf_nodes": 54,
+              "min_samples_leaf": 2, "l2_regularization": 8.13991084516204e-06}
+    curve = list(p.curve(params))
+    assert len(curve) == p.max_budget and curve == list(p.curve(params))
+    assert curve[-1] < 0.05 and curve[-1] < 0.1 * curve[0]
 
 
 def test_the_report_ranks_methods_per_cost_level():
