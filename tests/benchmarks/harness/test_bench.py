@@ -120,6 +120,6 @@ def test_the_help_names_the_command_of_a_suite_it_does_not_run():
     wide = argparse.ArgumentParser(
         formatter_class=lambda prog: argparse.HelpFormatter(prog, width=10_000))
     text = re.sub(r"\s+", " ", bench.add_arguments(wide).format_help())
-    assert "multi-fidelity (4 dev + 4 test; run by its own command: python -m " \
+    assert "multi-fidelity (5 dev + 4 test; run by its own command: python -m " \
            "benchmarks.harness.multi_fidelity)" in text
-    assert "conditional (6 dev + 6 test)," in text
+    assert "conditional (7 dev + 6 test)," in text

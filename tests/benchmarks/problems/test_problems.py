@@ -230,7 +230,7 @@ def test_a_suite_run_by_its_own_command_is_listed_and_refused_with_the_command(t
     assert split_of("sgd-digits") == ("multi-fidelity", "test")
     wide = argparse.ArgumentParser(
         formatter_class=lambda prog: argparse.HelpFormatter(prog, width=10_000))
-    assert "multi-fidelity (4 dev + 4 test; run by its own command" in " ".join(
+    assert "multi-fidelity (5 dev + 4 test; run by its own command" in " ".join(
         bench.add_arguments(wide).format_help().split())
     for names in ["multi-fidelity", "multi-fidelity:dev", "branin,sgd-digits"]:
         with pytest.raises(ValueError, match="mfbo bench does not run.*run it with: python -m "
