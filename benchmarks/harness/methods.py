@@ -191,6 +191,9 @@ def _mfbo(surrogate: str, acquisition: str | None = None, **options) -> Callable
 
 #: the default recipe, which the ablations change one step or setting of
 _DEFAULT = get_recipe("mondrian")
+#: the default recipe before its branch bandit, which the steps screened against it were added
+#: to (the same proposals as the default in a space without conditions)
+_FORMER = _DEFAULT.without(BranchBandit)
 
 
 def _acquisition_changed(**settings) -> Recipe:
@@ -225,12 +228,13 @@ def _portfolio(without: tuple = (), discount: float = 0.9, random_prior=(1.0, 1.
 
 
 def _after_plateau(step) -> Recipe:
-    """The default Mondrian recipe with ``step`` right after its plateau escape (before the
+    """The default Mondrian recipe before its branch bandit (:data:`_FORMER`, the one these
+    steps were screened against) with ``step`` right after its plateau escape (before the
     local and Parzen steps, so that those never pre-empt it)."""
-    steps = list(_DEFAULT.steps)
+    steps = list(_FORMER.steps)
     at = next(i for i, s in enumerate(steps) if isinstance(s, PlateauEscape)) + 1
     steps.insert(at, step)
-    return dataclasses.replace(_DEFAULT, steps=tuple(steps))
+    return dataclasses.replace(_FORMER, steps=tuple(steps))
 
 
 def _with_branch_escape(window: int, burst: int = 1, move: str = "search") -> Recipe:
@@ -249,6 +253,9 @@ def _peer(function: str) -> Callable:
 METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian", "mfbo: online Mondrian forest, UCB kappa=1 (the papers')",
            _mfbo("mondrian", "ucb", kappa=1.0)),
+    Method("mondrian-nobandit", "mfbo: online Mondrian forest, UCB kappa=1, without the branch "
+           "bandit of a conditional space (the default before it was added)",
+           _mondrian_with(_FORMER)),
     Method("mondrian-ei", "mfbo: online Mondrian forest, expected improvement",
            _mfbo("mondrian", "ei")),
     Method("mondrian-nolocal", "mfbo: online Mondrian forest, UCB kappa=1, without the local "
@@ -323,7 +330,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     *(Method(f"mondrian-bandit-{move}{tag}", f"mfbo: online Mondrian forest, UCB kappa=1, in a "
              f"conditional space a point of the branch MaxUCB pulls (alpha {alpha}) when it is not "
              f"the incumbent's, by move {move!r} (BranchBandit(alpha={alpha}, move={move!r}))",
-             _mondrian_with(_after_plateau(BranchBandit(alpha=alpha, move=move))))
+             _mondrian_with(_after_plateau(BranchBandit(alpha=alpha, move=move, patience=0))))
       for move in ("search", "random", "parzen") for alpha, tag in ((0.5, ""), (0.25, "-a25"))),
     *(Method(f"mondrian-bandit-{move}-p{k}", f"mfbo: as mondrian-bandit-{move}, the bandit asked "
              f"only after {k} evaluations in a row that did not improve the best loss by 0.1 % "

@@ -24,8 +24,8 @@ from .._core.arguments import check_int
 from .models import BARTModel, EstimatorModel, Model, MondrianModel, RandomModel, \
     SMACForestModel, missing_method
 from .scoring import Acquisition, check_finite_number, checked_kappa
-from .steps import (AcquisitionSearch, InitialDesign, LocalStep, ParzenStep, PerDimension,
-                    PlateauEscape, RandomInterleave, Step)
+from .steps import (AcquisitionSearch, BranchBandit, InitialDesign, LocalStep, ParzenStep,
+                    PerDimension, PlateauEscape, RandomInterleave, Step)
 from .steps.initial_design import check_kind
 from .steps.search import NEIGHBOURHOODS, check_stopping_rule
 
@@ -240,6 +240,7 @@ _RECIPES: dict[str, Recipe] = {
         initial_design=InitialDesign("sobol", PerDimension(5)),
         steps=(RandomInterleave(0.0),
                PlateauEscape(every=3),
+               BranchBandit(alpha=0.5, move="parzen", patience=6),
                LocalStep(every=3, linear=True, isotropic="if-curved"),
                ParzenStep(every=2, n_candidates=200, when_converged=True),
                AcquisitionSearch(n_random=2_000, patience=3, min_improvement=1e-3,

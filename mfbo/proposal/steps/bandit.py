@@ -87,7 +87,7 @@ class BranchBandit(Step):
     ----------
     alpha : float, default=0.5
         MaxUCB's exploration weight (the authors' default).
-    move : {"search", "random", "parzen"}, default="search"
+    move : {"search", "random", "parzen"}, default="parzen"
         The point in the arm pulled: the acquisition's best point of the arm (``n_random``
         random points and local searches from the arm's best observations); a uniformly
         random point of the arm; or one whose other parameters are drawn from the Parzen
@@ -95,11 +95,11 @@ class BranchBandit(Step):
         arms share (a preprocessing) go with it.
     n_random : int, default=2000
         Random points scored per ``"search"`` proposal before local search.
-    patience : int, default=0
+    patience : int, default=6
         With ``patience > 0`` the bandit is asked only while the run stalls: after at least
         ``patience`` evaluations in a row that did not improve the best loss by more than
         ``tol`` of its magnitude (:func:`~mfbo.proposal.steps.stall.failures_in_a_row`,
-        TuRBO's count); 0: before every proposal.
+        TuRBO's count); 0: before every proposal, as MaxUCB itself.
     tol : float, default=1e-3
         The margin of an improvement that ends a stall.
     """
@@ -107,9 +107,9 @@ class BranchBandit(Step):
     origin: ClassVar[str] = "bandit"
 
     alpha: float = 0.5
-    move: str = "search"
+    move: str = "parzen"
     n_random: int = 2_000
-    patience: int = 0
+    patience: int = 6
     tol: float = 1e-3
 
     def __post_init__(self):

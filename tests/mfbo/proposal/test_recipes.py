@@ -10,8 +10,9 @@ import pytest
 import mfbo
 from mfbo import Optimizer, Recipe, get_recipe
 from mfbo.proposal.models import MondrianModel, RandomModel, SMACForestModel
-from mfbo.proposal import (Acquisition, AcquisitionSearch, InitialDesign, LocalStep, ParzenStep,
-                           PerDimension, PlateauEscape, RandomInterleave, as_recipe)
+from mfbo.proposal import (Acquisition, AcquisitionSearch, BranchBandit, InitialDesign,
+                           LocalStep, ParzenStep, PerDimension, PlateauEscape, RandomInterleave,
+                           as_recipe)
 from mfbo.proposal.recipes import RECIPES, register_surrogate
 from tests.mfbo.nearest_model import Nearest
 from tests.support import SPACE, quad
@@ -47,8 +48,8 @@ def test_built_in_recipes():
     assert (ssearch.patience, ssearch.min_improvement) == (10, 0.0)
     assert (msearch.neighbourhood, ssearch.neighbourhood) == ("joint", "one-exchange")
     # the default policy reads as its steps, in order
-    assert [type(s) for s in mond.steps] == [RandomInterleave, PlateauEscape, LocalStep,
-                                             ParzenStep, AcquisitionSearch]
+    assert [type(s) for s in mond.steps] == [RandomInterleave, PlateauEscape, BranchBandit,
+                                             LocalStep, ParzenStep, AcquisitionSearch]
     assert (mond.step(LocalStep).every, mond.step(PlateauEscape).every) == (3, 3)
     assert smac.step(PlateauEscape) is None and smac.step(LocalStep) is None
     assert mond.model_options == {"y_transform": "log", "posterior": "alternating",

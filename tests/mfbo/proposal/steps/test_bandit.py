@@ -23,6 +23,7 @@ def loss(kind, x, y=0.5):
 
 
 def recipe(search=True, **settings):
+    settings = {"patience": 0, **settings}  # MaxUCB's own: asked before every proposal
     steps = (BranchBandit(n_random=200, **settings),)
     if search:
         steps += (AcquisitionSearch(n_random=200),)
@@ -105,7 +106,7 @@ def test_with_patience_it_pulls_only_while_the_run_stalls():
     for i in pulls:
         assert failures_in_a_row(y[:i], 4, 1e-3) >= patience
     # without patience the same run pulls before any stall
-    eager = run(recipe(move="search"), 24, design=DESIGN)
+    eager = run(recipe(move="search"), 24, design=DESIGN)  # patience 0
     first = next(i for i, t in enumerate(eager.trials) if t.origin == "bandit")
     assert first < pulls[0]
 
