@@ -41,7 +41,7 @@ def test_probabilities_sum_to_one_and_far_points_get_the_uniform():
 
 
 def test_pure_leaf_box_gives_one_hot_with_infinite_lifetime():
-    """AMBIG-5: leaf discount is 0 under lifetime=inf; a floor or a finite lifetime smooths."""
+    """The leaf discount is 0 under lifetime=inf; a floor or a finite lifetime smooths."""
     X = np.array([[0.0, 0.0], [0.1, 0.1], [0.05, 0.02], [1.0, 1.0], [0.9, 0.95]])
     y = np.array([0, 0, 0, 1, 1])
     q = X[:1]  # a training point lies inside every box on its path: no branch-off

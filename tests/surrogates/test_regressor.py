@@ -183,8 +183,8 @@ def test_truncated_exponential_mean_small_rate_branch_is_continuous():
 
 
 def test_branch_off_mixture_mean_vs_sampled_extensions():
-    """The analytic average over where a query cuts into the tree (spec A11, option F) equals
-    the average over Mondrian extensions sampled by the online update (spec A3)."""
+    """The analytic average over where a query cuts into the tree equals the average over
+    Mondrian extensions sampled by the online update."""
     X, y = _data(25, 2, seed=7, noise=1.0)
     m = MondrianForestRegressor(n_estimators=1, min_samples_split=3, random_state=0).fit(X, y)
     s = m._store

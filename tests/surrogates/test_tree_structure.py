@@ -1,5 +1,5 @@
 """Structure of Mondrian trees: invariants after every update, online = batch in distribution,
-closed forms of the process against their definitions (spec A1-A4)."""
+closed forms of the process against their definitions."""
 
 import numpy as np
 import pytest
@@ -52,7 +52,7 @@ def test_invariants_with_duplicates_and_points_outside_the_first_range():
     for i in range(10, len(X)):
         m.partial_fit(X[i:i + 1], y[i:i + 1])
         check_invariants(m._store)
-    # identical inputs can never be separated: those blocks stay paused leaves (spec AMBIG-1)
+    # identical inputs can never be separated: those blocks stay paused leaves
     same = MondrianForestRegressor(n_estimators=2, min_samples_split=2, random_state=0)
     same.fit(np.ones((5, 2)), np.arange(5.0))
     assert list(same.get_n_leaves()) == [1, 1]
