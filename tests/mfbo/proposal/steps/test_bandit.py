@@ -146,3 +146,12 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
+
+
+def test_the_default_recipe_holds_it_after_the_plateau_escape():
+    from mfbo.proposal import PlateauEscape
+
+    steps = get_recipe("mondrian").steps
+    at = next(i for i, s in enumerate(steps) if isinstance(s, BranchBandit))
+    assert isinstance(steps[at - 1], PlateauEscape)
+    assert steps[at] == BranchBandit() == BranchBandit(alpha=0.5, move="parzen", patience=6)
