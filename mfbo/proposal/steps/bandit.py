@@ -26,7 +26,7 @@ from acquisitions import level_index
 
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
-from .parzen import good_region_sample
+from .branch import first_allowed_new, random_draws
 from .stall import failures_in_a_row
 
 __all__ = ["BranchBandit", "branch_dimension", "max_ucb"]
@@ -155,7 +155,6 @@ class BranchBandit(Step):
             return None
         space = ctx.space
         k = abs(int(space.levels[d]))
-        centre = (arm + 0.5) / k
         if self.move == "search":
             X, y = ctx.study.obs.X, ctx.study.obs.y
 
@@ -165,11 +164,6 @@ class BranchBandit(Step):
             mine = np.flatnonzero(inside(X))
             starts = X[mine[np.argsort(y[mine], kind="stable")][:10]] if mine.size else None
             return ctx.best_where(inside, self.n_random, starts)
-        U = space.sample(64, ctx.rng)
-        if self.move == "parzen":
-            G = good_region_sample(ctx.study.obs.X, ctx.study.obs.y, space.levels, 64, ctx.rng)
-            U = np.where(space.levels < 0, U, G)
-        U[:, d] = centre
-        C = space.canonical(U)
-        C = C[space.allowed(C)]
-        return ctx.first_new(C) if C.shape[0] else ctx.random_point()
+        U = random_draws(ctx, parzen=self.move == "parzen")
+        U[:, d] = (arm + 0.5) / k
+        return first_allowed_new(ctx, space.canonical(U))

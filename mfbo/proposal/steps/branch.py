@@ -25,10 +25,30 @@ from ..._core.arguments import check_int
 from .base import Context, Point, Step
 from .parzen import good_region_sample
 
-__all__ = ["BranchEscape", "branch_codes", "MOVES"]
+__all__ = ["BranchEscape", "branch_codes", "random_draws", "first_allowed_new", "MOVES"]
 
 #: how a :class:`BranchEscape` chooses its point in the other branches
 MOVES = ("search", "neighbour", "random", "parzen")
+
+
+def random_draws(ctx: Context, parzen: bool, n: int = 64) -> np.ndarray:
+    """``n`` uniformly random unit rows of the space (from ``ctx.rng``); with ``parzen`` their
+    non-categorical coordinates drawn instead from the Parzen density of the best observations
+    (:func:`~mfbo.proposal.steps.parzen.good_region_sample`), so that the good values of the
+    parameters that branches share go with them."""
+    space = ctx.space
+    U = space.sample(n, ctx.rng)
+    if parzen:
+        G = good_region_sample(ctx.study.obs.X, ctx.study.obs.y, space.levels, n, ctx.rng)
+        U = np.where(space.levels < 0, U, G)
+    return U
+
+
+def first_allowed_new(ctx: Context, C: np.ndarray, keep=True) -> Point:
+    """The first new row of the canonical rows ``C`` that ``keep`` (a mask) accepts and no
+    forbidden condition holds for; a random point if there is none."""
+    keep = keep & ctx.space.allowed(C)
+    return ctx.first_new(C[keep]) if np.any(keep) else ctx.random_point()
 
 
 def branch_codes(U: np.ndarray, levels: np.ndarray, cat: np.ndarray) -> np.ndarray:
@@ -188,13 +208,6 @@ class BranchEscape(Step):
         ``parzen`` its other coordinates drawn from the Parzen density of the best
         observations (:func:`~mfbo.proposal.steps.parzen.good_region_sample`), so that the
         good values of the parameters the branches share go with it."""
-        space, levels, rng = ctx.space, ctx.space.levels, ctx.rng
-        U = space.sample(64, rng)
-        if parzen:
-            G = good_region_sample(ctx.study.obs.X, ctx.study.obs.y, levels, 64, rng)
-            cont = np.ones(levels.size, dtype=bool)
-            cont[cat] = False
-            U[:, cont] = G[:, cont]
-        C = space.canonical(U)
-        keep = ~np.all(branch_codes(C, levels, cat) == best, axis=-1) & space.allowed(C)
-        return ctx.first_new(C[keep]) if keep.any() else ctx.random_point()
+        C = ctx.space.canonical(random_draws(ctx, parzen))
+        other = ~np.all(branch_codes(C, ctx.space.levels, cat) == best, axis=-1)
+        return first_allowed_new(ctx, C, other)
