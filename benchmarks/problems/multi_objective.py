@@ -151,9 +151,9 @@ def _dtlz7(k: int) -> Callable:
     def f(p):
         x = np.array([p[f"x{i}"] for i in range(d)])
         g = 1.0 + 9.0 * float(x[k - 1:].mean())
-        f = [float(v) for v in x[:k - 1]]
-        h = k - sum(v / (1.0 + g) * (1.0 + math.sin(3 * math.pi * v)) for v in f)
-        return {**{f"f{m + 1}": v for m, v in enumerate(f)}, f"f{k}": (1.0 + g) * h}
+        first = [float(v) for v in x[:k - 1]]  # f1 .. f(k-1)
+        h = k - sum(v / (1.0 + g) * (1.0 + math.sin(3 * math.pi * v)) for v in first)
+        return {**{f"f{m + 1}": v for m, v in enumerate(first)}, f"f{k}": (1.0 + g) * h}
     return f
 
 

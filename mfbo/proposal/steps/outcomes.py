@@ -281,7 +281,7 @@ class OutcomeSearch(AcquisitionSearch):
         if self.parzen_every and k > 1 and ctx.candidates is None \
                 and ctx.due(self.parzen_every):
             # the Parzen step's: the best of points drawn from the front's Parzen density
-            ranks = _pareto_rank(ctx.study.obs.Y, ctx.study.objectives.k)
+            ranks = _pareto_rank(ctx.study.obs.Y, k)
             return best_of_good_region(ctx, self.scorer(ctx), ranks, self.parzen_candidates)
         search = dataclasses.replace(self, n_random=max(1, round(self.n_random *
                                                                self.random_share)),
