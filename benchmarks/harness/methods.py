@@ -337,6 +337,21 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"(BranchBandit(move={move!r}, patience={k}))",
              _mondrian_with(_after_plateau(BranchBandit(move=move, patience=k))))
       for move in ("search", "parzen") for k in (4, 6, 10)),
+    *(Method(f"mondrian-bandit-nested{atag}{ttag}{ptag}", f"mfbo: online Mondrian forest, UCB "
+             f"kappa=1, the branch bandit choosing on down the tree of choices, alpha {alpha}, "
+             f"an improvement of {tol * 100:g} % ending a stall, patience {patience} "
+             f"(BranchBandit(nested=True, alpha={alpha}, tol={tol}, patience={patience}))",
+             _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=True, alpha=alpha,
+                                                   tol=tol, patience=patience)))
+      for alpha, atag in ((0.5, ""), (1.0, "-a1"), (2.0, "-a2"))
+      for tol, ttag in ((1e-3, ""), (0.01, "-t01"), (0.02, "-t02"), (0.05, "-t05"))
+      for patience, ptag in ((6, ""), (0, "-p0"))
+      if patience or not ttag),  # without patience the stall's margin plays no part
+    *(Method(f"mondrian-bandit-nested-na{a:g}", f"mfbo: as mondrian-bandit-nested, alpha {a:g} "
+             f"at the nested choices (0.5 at the outermost) (BranchBandit(nested=True, "
+             f"nested_alpha={a}))",
+             _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=True, nested_alpha=a)))
+      for a in (1.0, 2.0)),
     *(Method(f"mondrian-stall{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
              f"evaluations in a row that did not improve the best loss by 0.1 %, the "
              f"acquisition's best point away from the incumbent (StallEscape(window={w}))",

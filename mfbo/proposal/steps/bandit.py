@@ -13,6 +13,12 @@ for the short-tailed rewards of tuning.  A :class:`BranchBandit` computes that i
 every proposal after the initial design; when its largest is not the incumbent's arm it
 proposes a point of that arm, otherwise it passes to the next step (the forest's own
 proposal).  It passes in a space whose categorical parameters are no condition's parents.
+
+Choices can nest: a kernel under the model family "svm", a leaf under a subtree.  With
+``nested`` the bandit goes on down the tree of choices, MaxUCB at each choice among the
+observations that made every choice above it (:func:`branch_path`), and proposes when any of
+those choices differs from the incumbent's, so that a run refining one leaf of a deep tree
+looks at its siblings as well as at the other subtrees.
 """
 
 from __future__ import annotations
@@ -29,15 +35,16 @@ from .base import Context, Point, Step
 from .branch import first_allowed_new, random_draws
 from .stall import failures_in_a_row
 
-__all__ = ["BranchBandit", "branch_dimension", "max_ucb"]
+__all__ = [
+    "BranchBandit", "branch_dimension", "branch_path", "max_ucb", "nested_dimension"]
 
 #: how a :class:`BranchBandit` chooses its point in the arm it pulls
 MOVES = ("search", "random", "parzen")
 
 
-def branch_dimension(space) -> int | None:
-    """The column of the unconditional categorical parameter on which the most conditions
-    depend, directly or through a conditional parent (the first of equals), or None."""
+def _ancestors(space) -> list[set[int]]:
+    """For each column, the columns of the parameters its activity depends on, directly or
+    through a conditional parent."""
     index = {n: d for d, n in enumerate(space.names)}
     dims = list(space.dimensions.values())
 
@@ -51,12 +58,45 @@ def branch_dimension(space) -> int | None:
             out |= {p} | roots(p, (*seen, d))
         return out
 
-    counts = np.zeros(len(dims), dtype=int)
-    for d in range(len(dims)):
-        for p in roots(d):
+    return [roots(d) for d in range(len(dims))]
+
+
+def branch_dimension(space) -> int | None:
+    """The column of the unconditional categorical parameter on which the most conditions
+    depend, directly or through a conditional parent (the first of equals), or None."""
+    return _most_depended_on(space, _ancestors(space), lambda d: space.dimensions[
+        space.names[d]].when is None)
+
+
+def nested_dimension(space, path) -> int | None:
+    """The column of the conditional categorical parameter, active once the choices ``path``
+    (``(column, value index)`` pairs) are made and conditioned on those columns only, on which
+    the most conditions depend (the first of equals), or None: the choice nested under the
+    last of ``path``."""
+    fixed = {d for d, _ in path}
+    ancestors = _ancestors(space)
+    row = np.full((1, len(space.names)), 0.5)
+    for d, arm in path:
+        row[0, d] = (arm + 0.5) / abs(int(space.levels[d]))
+    C = space.canonical(row)[0]
+    active = (C >= 0.0) & (C <= 1.0)
+    names = space.names
+
+    def eligible(d):
+        when = space.dimensions[names[d]].when
+        return (when is not None and d not in fixed and bool(active[d])
+                and {space._index[n] for n in when.parents()} <= fixed)
+
+    return _most_depended_on(space, ancestors, eligible)
+
+
+def _most_depended_on(space, ancestors, eligible) -> int | None:
+    counts = np.zeros(len(ancestors), dtype=int)
+    for above in ancestors:
+        for p in above:
             counts[p] += 1
-    top = [d for d in range(len(dims)) if dims[d].when is None and space.levels[d] < 0
-           and counts[d] > 0]
+    top = [d for d in range(len(ancestors)) if space.levels[d] < 0 and counts[d] > 0
+           and eligible(d)]
     return max(top, key=lambda d: (counts[d], -d)) if top else None
 
 
@@ -73,6 +113,33 @@ def max_ucb(arms: np.ndarray, y: np.ndarray, n_arms: int, alpha: float) -> np.nd
         if mine.size:
             out[k] = mine.max() + (alpha * log_t / mine.size) ** 2
     return out
+
+
+def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
+                nested: bool = True, nested_alpha: float | None = None) -> list[tuple[int, int]]:
+    """MaxUCB's choices down the space's tree of choices: at the branching parameter
+    (:func:`branch_dimension`) from all observations (unit rows ``X``, losses ``y``), then,
+    with ``nested``, at the choice nested under each arm pulled (:func:`nested_dimension`)
+    from the observations that made every choice above it, until there is no nested choice
+    or no such observation.  ``(column, value index)`` pairs, outermost first; empty where
+    the space has no branching parameter.  ``nested_alpha``: the exploration weight at the
+    nested choices (``alpha`` where None)."""
+    path: list[tuple[int, int]] = []
+    rows = np.arange(len(y))
+    d = branch_dimension(space)
+    while d is not None and rows.size:
+        k = abs(int(space.levels[d]))
+        arms = level_index(X[rows, d], k).astype(np.int64)
+        a = alpha if not path or nested_alpha is None else nested_alpha
+        arm = int(np.argmax(max_ucb(arms, y[rows], k, a)))
+        path.append((d, arm))
+        rows = rows[arms == arm]
+        d = nested_dimension(space, path) if nested else None
+    return path
+
+
+def _positive(x) -> bool:
+    return not isinstance(x, bool) and isinstance(x, (int, float)) and 0 < x < float("inf")
 
 
 @dataclass(frozen=True)
@@ -102,6 +169,13 @@ class BranchBandit(Step):
         TuRBO's count); 0: before every proposal, as MaxUCB itself.
     tol : float, default=1e-3
         The margin of an improvement that ends a stall.
+    nested : bool, default=False
+        Whether the bandit chooses on down the tree of choices (:func:`branch_path`): the
+        value of the choice nested under the arm pulled (a kernel under a model family), from
+        that arm's observations, and so on; the step then proposes when some choice on that
+        path differs from the best observation's, with all of them made.
+    nested_alpha : float, optional
+        MaxUCB's exploration weight at the nested choices (``alpha`` where None).
     """
 
     origin: ClassVar[str] = "bandit"
@@ -111,10 +185,11 @@ class BranchBandit(Step):
     n_random: int = 2_000
     patience: int = 6
     tol: float = 1e-3
+    nested: bool = False
+    nested_alpha: float | None = None
 
     def __post_init__(self):
-        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not (
-                0 < self.alpha < float("inf")):
+        if not _positive(self.alpha):
             raise ValueError(f"BranchBandit(alpha=...) must be a positive number, got "
                              f"{self.alpha!r}.")
         if self.move not in MOVES:
@@ -126,44 +201,51 @@ class BranchBandit(Step):
                 0.0 <= self.tol < 1.0):
             raise ValueError(f"BranchBandit(tol=...) must be a number in [0, 1), got "
                              f"{self.tol!r}.")
+        if self.nested_alpha is not None and not _positive(self.nested_alpha):
+            raise ValueError(f"BranchBandit(nested_alpha=...) must be None or a positive "
+                             f"number, got {self.nested_alpha!r}.")
+        if not isinstance(self.nested, bool):
+            raise ValueError(f"BranchBandit(nested=...) must be True or False, got "
+                             f"{self.nested!r}.")
 
-    def choice(self, ctx: Context) -> tuple[int, int, int] | None:
-        """``(column, arm pulled, incumbent's arm)``, or None where the step passes."""
+    def choice(self, ctx: Context) -> list[tuple[int, int]] | None:
+        """The bandit's choices (:func:`branch_path`) when some differs from the best
+        observation's, or None where the step passes."""
         space, study = ctx.space, ctx.study
         if ctx.candidates is not None or study.obs.n == 0:
             return None
-        if ctx.number < ctx.proposer.n_initial:
-            return None
-        d = branch_dimension(space)
-        if d is None:
+        if ctx.number < ctx.proposer.n_initial or branch_dimension(space) is None:
             return None
         if self.patience and failures_in_a_row(study.obs.y, ctx.proposer.n_initial,
                                                self.tol) < self.patience:
             return None
-        k = abs(int(space.levels[d]))
-        arms = level_index(study.obs.X[:, d], k).astype(np.int64)
-        y = study.obs.y
-        index = max_ucb(arms, y, k, self.alpha)
-        return d, int(np.argmax(index)), int(arms[int(np.argmin(y))])
+        X, y = study.obs.X, study.obs.y
+        path = branch_path(space, X, y, self.alpha, self.nested, self.nested_alpha)
+        incumbent = X[int(np.argmin(y))]
+        levels = space.levels
+        if all(int(level_index(incumbent[d], abs(int(levels[d])))) == arm for d, arm in path):
+            return None
+        return path
 
     def propose(self, ctx: Context) -> Point | None:
-        chosen = self.choice(ctx)
-        if chosen is None:
-            return None
-        d, arm, incumbent = chosen
-        if arm == incumbent:
+        path = self.choice(ctx)
+        if path is None:
             return None
         space = ctx.space
-        k = abs(int(space.levels[d]))
+        ks = [abs(int(space.levels[d])) for d, _ in path]
         if self.move == "search":
             X, y = ctx.study.obs.X, ctx.study.obs.y
 
             def inside(U):
-                return level_index(U[..., d], k) == arm
+                keep = np.ones(U.shape[:-1], dtype=bool)
+                for (d, arm), k in zip(path, ks):
+                    keep &= level_index(U[..., d], k) == arm
+                return keep
 
             mine = np.flatnonzero(inside(X))
             starts = X[mine[np.argsort(y[mine], kind="stable")][:10]] if mine.size else None
             return ctx.best_where(inside, self.n_random, starts)
         U = random_draws(ctx, parzen=self.move == "parzen")
-        U[:, d] = (arm + 0.5) / k
+        for (d, arm), k in zip(path, ks):
+            U[:, d] = (arm + 0.5) / k
         return first_allowed_new(ctx, space.canonical(U))

@@ -10,7 +10,7 @@ import pytest
 
 from mfbo import Categorical, Integer, Optimizer, Real, Space
 from mfbo.proposal import AcquisitionSearch, BranchBandit, get_recipe
-from mfbo.proposal.steps.bandit import branch_dimension, max_ucb
+from mfbo.proposal.steps.bandit import branch_dimension, branch_path, max_ucb, nested_dimension
 from tests.support import SPACE, check_reopen_repeats, quad, run_trials
 
 TREE = {"kind": Categorical(["a", "b", "c"]), "x": Real(0.0, 1.0),
@@ -55,6 +55,99 @@ def test_the_branching_parameter_is_the_parent_of_the_most_conditions():
     assert branch_dimension(flat) is None  # a categorical no condition reads
     numeric = Space({"n": Integer(1, 3), "x": Real(0.0, 1.0, when={"n": 2})})
     assert branch_dimension(numeric) is None  # the parent is not categorical
+
+
+def test_the_nested_choice_is_the_conditional_parent_active_under_the_arm():
+    from benchmarks.problems.conditional import JENATTON_SPACE, DeepTree, cash_space
+
+    tree = DeepTree().space
+    at = tree._index
+    assert [tree.names[nested_dimension(tree, [(at["b"], a)])] for a in (0, 1)] == ["b0", "b1"]
+    below = [nested_dimension(tree, [(at["b"], 1), (at["b1"], a)]) for a in (0, 1)]
+    assert [tree.names[d] for d in below] == ["b10", "b11"]
+    assert nested_dimension(tree, [(at["b"], 1), (at["b1"], 0), (at["b10"], 1)]) is None
+    cash = cash_space("classification")
+    model = cash._index["model"]
+    nested = {cash.dimensions["model"].choices[a]: nested_dimension(cash, [(model, a)])
+              for a in range(6)}
+    # svm's kernel has conditions of its own; knn's weights and rf's bootstrap have none,
+    # and "preprocessing" is unconditional: no nested choice
+    assert cash.names[nested.pop("svm")] == "svm_kernel"
+    assert set(nested.values()) == {None}
+    jen = JENATTON_SPACE
+    assert [jen.names[nested_dimension(jen, [(0, a)])] for a in (0, 1)] == ["x2", "x3"]
+
+
+def test_the_path_is_max_ucb_at_each_level_on_the_observations_above_it():
+    from benchmarks.problems.conditional import DeepTree
+
+    tree = DeepTree()
+    space = tree.space
+    rng = np.random.default_rng(3)
+    X = space.canonical(space.sample(40, rng))
+    y = np.array([tree(p) for p in space.from_unit(X)])
+    at = space._index
+    for alpha, inner in ((0.5, None), (2.0, None), (0.5, 4.0)):
+        path = branch_path(space, X, y, alpha, nested_alpha=inner)
+        rows = np.ones(len(y), dtype=bool)
+        expected = []
+        for name in ("b", None, None):
+            d = at[name] if name else nested_dimension(space, expected)
+            arms = (X[rows, d] >= 0.5).astype(int)  # binary choices
+            a = alpha if name or inner is None else inner
+            arm = int(np.argmax(max_ucb(arms, y[rows], 2, a)))
+            expected.append((d, arm))
+            rows &= (X[:, d] >= 0.5) == bool(arm)
+            rows &= (X[:, d] >= 0.0) & (X[:, d] <= 1.0)
+        assert path == expected
+        assert branch_path(space, X, y, alpha, nested=False) == expected[:1]
+    assert branch_path(Space(SPACE), X[:, :2], y, 0.5) == []
+
+
+#: a choice nested under one arm: "b" splits into "u" (which holds the optimum) and "v"
+NESTED = {"kind": Categorical(["a", "b"]), "x": Real(0.0, 1.0),
+          "sub": Categorical(["u", "v"], when={"kind": "b"}),
+          "y": Real(0.0, 1.0, when={"sub": "u"})}
+
+
+def nested_loss(kind, x, sub=None, y=0.5):
+    base = {"a": 0.2, "b": {"u": 0.0, "v": 0.5}.get(sub, 0.0)}[kind]
+    return base + (x - 0.3) ** 2 + (y - 0.7) ** 2
+
+
+NESTED_DESIGN = [{"kind": "a", "x": 0.35}, {"kind": "b", "x": 0.9, "sub": "v"},
+                 {"kind": "b", "x": 0.3, "sub": "v"}, {"kind": "b", "x": 0.05, "sub": "u",
+                                                       "y": 0.0}]
+
+
+@pytest.mark.parametrize("move", ["search", "parzen"])
+def test_a_nested_pull_makes_every_choice_of_the_path(move):
+    space = Space(NESTED)
+    opt = run(recipe(move=move, nested=True, alpha=2.0), 20, design=NESTED_DESIGN,
+              space=NESTED, f=nested_loss)
+    pulls = 0
+    for i, t in enumerate(opt.trials[4:], start=4):
+        done = opt.trials[:i]
+        X = space.to_unit([s.params for s in done])
+        y = np.array([s.value for s in done])
+        path = branch_path(space, X, y, 2.0)
+        best = X[int(np.argmin(y))]
+        same = all(int(best[d] >= 0.5) == arm for d, arm in path)  # binary choices
+        if same:
+            assert t.origin != "bandit"
+            continue
+        pulls += 1
+        assert t.origin == "bandit"
+        u = space.to_unit(t.params)[0]
+        for d, arm in path:
+            assert int(u[d] >= 0.5) == arm
+        space.validate(t.params)
+    assert pulls > 0
+
+
+def test_nested_proposals_repeat_after_a_reopen(tmp_path):
+    check_reopen_repeats(NESTED, recipe(move="parzen", nested=True, alpha=2.0), nested_loss, 12, 3,
+                         str(tmp_path / "s.db"), "bandit")
 
 
 def run(surrogate, n, seed=0, design=None, space=TREE, f=loss):
@@ -142,7 +235,10 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                         (dict(n_random=0), "n_random"),
                                         (dict(patience=-1), "patience"),
                                         (dict(patience=1.5), "patience"),
-                                        (dict(tol=1.0), "tol"), (dict(tol=-0.1), "tol")])
+                                        (dict(tol=1.0), "tol"), (dict(tol=-0.1), "tol"),
+                                        (dict(nested=1), "nested"),
+                                        (dict(nested_alpha=0.0), "nested_alpha"),
+                                        (dict(nested_alpha="1"), "nested_alpha")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
