@@ -20,15 +20,23 @@ Methods (:data:`METHODS`), every one seeded, with the settings its authors recom
 ``mondrian`` (mfbo at full fidelity), ``mondrian-hyperband`` and ``mondrian-sh`` (mfbo with
 :class:`mfbo.pruners.HyperbandPruner` / ``SuccessiveHalvingPruner``, reduction factor 3 from
 one step; ``mondrian-sh`` with an initial design of 20 configurations per dimension, which
-the pruner makes cheap, ``mondrian-sh-init5``, ``-init10`` and ``-init40`` with 5 (mfbo's
-own), 10 and 40, ``mondrian-sh-boot2`` with 20 and no trial kept at a rung that fewer than
-three trials reached; ``mondrian-sh2`` and ``-sh4`` with reduction factor 2 and 4,
+the pruner makes cheap, its pruned trials fed to the forest with their last loss shifted to
+full budget (``on_pruned="shift"`` of :class:`mfbo.Study`) and a trial stopped once its first
+three steps repeat a complete trial's (``stop_repeats=3``); ``mondrian-sh-worst`` without
+these two (pruned trials fed as the worst loss so far), ``mondrian-sh-shift``,
+``-rank`` (the ``"rank"`` rule), ``-rep3`` (repeats only), ``-rep``, ``-shift-rep``,
+``-rank-rep`` (repeats stopped after one step), ``-shift-rep-init5`` and ``-init10`` (with an
+initial design of 5 and 10 per dimension) the variants screened against it;
+``mondrian-sh-init5``, ``-init10`` and ``-init40`` with 5 (mfbo's own), 10 and 40
+configurations per dimension and pruned trials fed as the worst, ``mondrian-sh-boot2`` with
+20 and no trial kept at a rung that fewer than three trials reached; ``mondrian-sh2`` and
+``-sh4`` with reduction factor 2 and 4,
 ``mondrian-sh-from3`` with the first rung at step 3, these three with mfbo's own initial design),
 ``mondrian-model`` (mfbo with :class:`mfbo.pruners.MondrianPruner`),
 ``mondrian-bohb`` (Hyperband's brackets whose new configurations an online Mondrian forest over
 (configuration, budget) proposes, BOHB's model-based sampling:
-:mod:`benchmarks.harness.multi_fidelity_bohb`) and ``mondrian-sh-forest`` (``mondrian-sh``'s
-successive halving with that forest's configurations instead of mfbo's proposals),
+:mod:`benchmarks.harness.multi_fidelity_bohb`) and ``mondrian-sh-forest`` (successive halving
+with that forest's configurations instead of mfbo's proposals),
 ``tpe-hyperband`` and ``tpe-median`` (Optuna's TPESampler with its HyperbandPruner /
 MedianPruner), ``random-hyperband`` (Optuna's RandomSampler with its HyperbandPruner),
 SMAC3's ``smac-hyperband`` (HyperbandFacade: random configurations, Hyperband) and
@@ -80,18 +88,20 @@ def _train(problem, params, cost: int, report, prune) -> tuple[int, float | None
     return cost, float(curve[-1])
 
 
-def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None):
+def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: str = "worst"):
     """mfbo with ``pruner(problem)`` (None: at full fidelity); with ``sampler(problem, seed)``
     (a :class:`~benchmarks.harness.multi_fidelity_bohb.ForestSampler`), each trial's
     configuration is the sampler's, enqueued, and the sampler is told every value reported;
     ``initial_per_dim``: an initial design of that many configurations per dimension (None:
-    mfbo's)."""
+    mfbo's); ``on_pruned``: what a pruned trial feeds the surrogate (:attr:`mfbo.Study.obs`,
+    :mod:`mfbo.study.pruned`)."""
     def run(problem, seed: int, max_cost: int) -> list:
         import mfbo
 
         n_initial = None if initial_per_dim is None else initial_per_dim * len(problem.space)
         opt = mfbo.Optimizer(problem.space, random_state=seed, n_initial=n_initial,
                              pruner=pruner(problem) if pruner else None)
+        opt.study.on_pruned = on_pruned  # (a fresh study: no trial told yet)
         forest = sampler(problem, seed) if sampler else None
         cost, events = 0, []
         while cost < max_cost:
@@ -148,17 +158,33 @@ def _hyperband(problem):
 
 
 def _successive_halving(problem, min_resource: int = 1, reduction_factor: int = 3,
-                        bootstrap_count: int = 0):
+                        bootstrap_count: int = 0, stop_repeats: int = 0):
     import mfbo
     return mfbo.pruners.SuccessiveHalvingPruner(min_resource, reduction_factor,
-                                                bootstrap_count=bootstrap_count)
+                                                bootstrap_count=bootstrap_count,
+                                                stop_repeats=stop_repeats)
+
+
+def _sh_repeats(problem, steps: int = 1):
+    return _successive_halving(problem, stop_repeats=steps)
 
 
 METHODS = {
     "mondrian": _mfbo(None),
     "mondrian-hyperband": _mfbo(_hyperband),
-    # an initial design of 20 configurations per dimension (screened on dev with 10 and 40)
-    "mondrian-sh": _mfbo(_successive_halving, initial_per_dim=20),
+    # an initial design of 20 configurations per dimension (screened on dev with 10 and 40),
+    # pruned trials fed their last loss shifted to full budget (mfbo.study.pruned), repeats of
+    # a complete trial's first three steps stopped (screened on dev against the variants below)
+    "mondrian-sh": _mfbo(lambda p: _sh_repeats(p, 3), initial_per_dim=20, on_pruned="shift"),
+    "mondrian-sh-worst": _mfbo(_successive_halving, initial_per_dim=20),  # as pruned: the worst
+    "mondrian-sh-shift": _mfbo(_successive_halving, initial_per_dim=20, on_pruned="shift"),
+    "mondrian-sh-rank": _mfbo(_successive_halving, initial_per_dim=20, on_pruned="rank"),
+    "mondrian-sh-rep": _mfbo(_sh_repeats, initial_per_dim=20),  # a repeat stopped at step 1
+    "mondrian-sh-shift-rep": _mfbo(_sh_repeats, initial_per_dim=20, on_pruned="shift"),
+    "mondrian-sh-rank-rep": _mfbo(_sh_repeats, initial_per_dim=20, on_pruned="rank"),
+    "mondrian-sh-rep3": _mfbo(lambda p: _sh_repeats(p, 3), initial_per_dim=20),
+    "mondrian-sh-shift-rep-init5": _mfbo(_sh_repeats, on_pruned="shift"),
+    "mondrian-sh-shift-rep-init10": _mfbo(_sh_repeats, initial_per_dim=10, on_pruned="shift"),
     "mondrian-sh-init5": _mfbo(_successive_halving),  # mfbo's own initial design (5 D)
     "mondrian-sh-init10": _mfbo(_successive_halving, initial_per_dim=10),
     "mondrian-sh-init40": _mfbo(_successive_halving, initial_per_dim=40),

@@ -35,6 +35,7 @@ from ..storage import InMemoryStorage, Storage, as_storage
 from ..storage.base import read_in_pages, retrying
 from .._core.arguments import check_int
 from .objectives import DIRECTIONS, Objectives, check_direction
+from .pruned import ON_PRUNED, carried_loss
 from .trial import Trial, finite, public, shorten
 
 __all__ = ["Study", "TrialFinished", "STATES", "CandidatesDiffer", "checked_configurations",
@@ -182,6 +183,12 @@ class Study:
         one is reopened.  With several objectives :attr:`direction` is None and :attr:`best`
         is None (the best trials are a Pareto front: :func:`mfbo.study.pareto.pareto_trials`);
         with constraints :attr:`best` is the best *feasible* trial.
+    on_pruned : {"worst", "shift", "rank"}, default="worst"
+        What :attr:`obs` holds for a pruned trial of a study of one objective: the worst loss
+        so far (see :attr:`obs`), or its last reported loss carried to the full-budget scale
+        by the complete trials that reported the same step (:mod:`mfbo.study.pruned`).  The
+        trials themselves are kept as told either way.  Set the attribute of the same name
+        only before the first pruned trial is told.
 
     Attributes
     ----------
@@ -216,10 +223,14 @@ class Study:
     def __init__(self, space, storage=None, study_name: str = "default",
                  candidates: CandidateSet | str | None = None, on_failure: str = "worst",
                  config: dict | None = None, direction: str = "minimize",
-                 objectives: Objectives | None = None):
+                 objectives: Objectives | None = None, on_pruned: str = "worst"):
         if on_failure not in ON_FAILURE:
             raise ValueError(f"on_failure must be one of {list(ON_FAILURE)}, got "
                              f"{on_failure!r}.")
+        if on_pruned not in ON_PRUNED:
+            raise ValueError(f"on_pruned must be one of {list(ON_PRUNED)}, got {on_pruned!r}.")
+        #: what :attr:`obs` holds for a pruned trial (see the parameter)
+        self.on_pruned = on_pruned
         if not isinstance(study_name, str) or not study_name:
             raise ValueError(f"study_name must be a non-empty string, got {study_name!r}.")
         if objectives is None:
@@ -797,6 +808,10 @@ class Study:
         study of one value, a pruned trial at least its last reported loss) and the largest
         value so far of each constraint (at least its range, and above 0: a violation)."""
         o = self.objectives
+        if o.plain and t.state == "pruned" and self.on_pruned != "worst":
+            loss = carried_loss(self.on_pruned, self.trials, t, self.sign)
+            if loss is not None:
+                return loss
         if o.plain:
             losses = [float(self.obs.y.max())] if self.obs.n else []
             if t.state == "pruned" and t.intermediate_values:

@@ -5,6 +5,7 @@ the best ``1 / reduction_factor`` of the trials that reached the rung."""
 from __future__ import annotations
 
 from ..._core.arguments import check_int
+from ...study.pruned import repeated
 from .base import Pruner
 
 __all__ = ["SuccessiveHalvingPruner"]
@@ -35,17 +36,25 @@ class SuccessiveHalvingPruner(Pruner):
     bootstrap_count : int, default=0
         A trial is pruned at a rung that no more than this many trials (itself included)
         reached: a rung is judged only once it holds enough trials.
+    stop_repeats : int, default=0
+        When positive, also prune a trial that reported at least this many steps, all with
+        the values a complete trial reported there (:func:`mfbo.study.pruned.repeated`):
+        trained deterministically, it would end where that one did, and it would tie it at
+        every rung, which keeps it.  More steps tell a repeat from a distinct configuration
+        that ties by chance (an accuracy on a small validation set); 0 never stops repeats.
     """
 
     records = True  # the rungs reached
 
     def __init__(self, min_resource: int = 1, reduction_factor: int = 3,
-                 min_early_stopping_rate: int = 0, bootstrap_count: int = 0):
+                 min_early_stopping_rate: int = 0, bootstrap_count: int = 0,
+                 stop_repeats: int = 0):
         self._min_resource = check_int(min_resource, "min_resource", minimum=1)
         self._reduction_factor = check_int(reduction_factor, "reduction_factor", minimum=2)
         self._min_early_stopping_rate = check_int(min_early_stopping_rate,
                                                   "min_early_stopping_rate", minimum=0)
         self._bootstrap_count = check_int(bootstrap_count, "bootstrap_count", minimum=0)
+        self._stop_repeats = check_int(stop_repeats, "stop_repeats", minimum=0)
 
     def prune(self, study, trial) -> bool:
         return self.judge(study, trial, study.trials)
@@ -56,6 +65,9 @@ class SuccessiveHalvingPruner(Pruner):
         step = trial.last_step
         if step is None:
             return False
+        if 0 < self._stop_repeats <= len(trial.intermediate_values) \
+                and repeated(trial, study.trials) is not None:
+            return True
         value = trial.intermediate_values[step]
         sign = study.sign
         rung = len(trial.rungs)
