@@ -27,7 +27,15 @@ since, and ``mfbo-no-front-local``, ``local_every=0``, the former ``mfbo``;
 ``mfbo-front-parzen`` and ``mfbo-parego-draws`` were screened against the former ``mfbo`` and
 run with ``local_every=0`` still, so that they run as they were screened),
 ``mfbo-front-local-integers`` (that step moving the integers of five levels or more too,
-``OutcomeSearch(local_integers=True)``),
+``OutcomeSearch(local_integers=True)``; these five and the two above run without the
+dominating step, as they were screened),
+``mfbo-dominating-local4`` and ``-local2`` (every fourth or every second proposal the step
+that local quadratics of the objectives predict dominates a random front point by most,
+before the local step, ``OutcomeSearch(dominating_every=4)`` or ``2``; ``4`` is ``mfbo``'s
+since, and ``mfbo-no-dominating``, ``dominating_every=0``, the former ``mfbo``),
+``mfbo-dominating2`` and ``-dominating4`` (that step in the search's proposals instead, the
+first after the initial design and every second or fourth after it,
+``dominating_in="search"``),
 ``mfbo-quick-search`` (the ablation that measured the cheaper
 outcome search, half the random points and all local searches stopped after two rounds without
 gain; that search is ``mfbo``'s since, so it is ``mfbo`` now, kept so that the lab notebook's
@@ -205,14 +213,16 @@ def _front_parzen(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]
     """mfbo with every second proposal the acquisition's best of 200 points drawn from the
     Parzen density of the observations of least Pareto rank (``OutcomeSearch(parzen_every=2)``,
     the single-objective recipe's Parzen step), without the local step towards the front."""
-    return _with_search(problem, budget, seed, parzen_every=2, local_every=0)
+    return _with_search(problem, budget, seed, parzen_every=2, local_every=0,
+                        dominating_every=0)
 
 
 def _parego_draws(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     """mfbo with ParEGO's scalarisation taken of each tree's joint draw of the objectives, its
     lower confidence bound over the trees (``OutcomeSearch(scalarise="draws")``; three or more
     objectives, where ``"auto"`` is ``"parego"``), without the local step towards the front."""
-    return _with_search(problem, budget, seed, scalarise="draws", local_every=0)
+    return _with_search(problem, budget, seed, scalarise="draws", local_every=0,
+                        dominating_every=0)
 
 
 def _front_local(every: int, integers: bool = False):
@@ -220,7 +230,17 @@ def _front_local(every: int, integers: bool = False):
     scalarisation of the observed losses (``OutcomeSearch(local_every=every)``; 0: never),
     moving the integers of five levels or more too with ``integers``."""
     def run(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
-        return _with_search(problem, budget, seed, local_every=every, local_integers=integers)
+        return _with_search(problem, budget, seed, local_every=every, local_integers=integers,
+                            dominating_every=0)
+    return run
+
+
+def _dominating(every: int, where: str = "local"):
+    """mfbo with every ``every``-th proposal the step that local quadratics of the objectives
+    predict dominates a random front point by most (``OutcomeSearch(dominating_every=every,
+    dominating_in=where)``; 0: never)."""
+    def run(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
+        return _with_search(problem, budget, seed, dominating_every=every, dominating_in=where)
     return run
 
 
@@ -243,6 +263,11 @@ METHODS = {
     "mfbo-front-local3": _front_local(3),
     "mfbo-no-front-local": _front_local(0),
     "mfbo-front-local-integers": _front_local(2, integers=True),
+    "mfbo-no-dominating": _dominating(0),
+    "mfbo-dominating2": _dominating(2, "search"),
+    "mfbo-dominating4": _dominating(4, "search"),
+    "mfbo-dominating-local2": _dominating(2),
+    "mfbo-dominating-local4": _dominating(4),
     "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
     "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),

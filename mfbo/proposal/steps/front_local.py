@@ -12,6 +12,14 @@ observation is on the front; the single-objective local models
 goes on falling: a quadratic, or where there are too few observations for one, the isotropic
 quadratic where it is curved and else the plane.  Variables that every front point shares a
 value of (a front's distance variables) are approached that way.
+
+That step moves the point along the front as well, and a quadratic fitted to a Chebyshev
+scalarisation cannot follow the scalarisation's kink where two objectives trade off, so
+its steps land off the front about as often as on it.  :func:`dominating_step` instead
+fits a quadratic to each objective around one front point and goes where all of them are
+predicted to fall together: the point the models say dominates it by most.  Where the
+objectives conflict (a position on the front) that keeps the point where it is; where they
+agree (the distance from the front) it moves it onto the front.
 """
 
 from __future__ import annotations
@@ -19,13 +27,19 @@ from __future__ import annotations
 import numpy as np
 
 from acquisitions import snap
-from acquisitions.pareto import chebyshev
+from acquisitions.pareto import chebyshev, non_dominated
 
 from .base import Context, Point
 from .local import same_branch
-from .local_models import isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
+from .local_models import (FULL_QUADRATIC_MAX_DIMS, _features, isotropic_step, linear_step,
+                           ordinal_as_continuous, quadratic_step)
 
-__all__ = ["scalarised_losses", "front_local_step"]
+__all__ = ["scalarised_losses", "front_local_step", "dominating_step"]
+
+#: random points of the trust box, and of each of the shrinking boxes after it, at which
+#: :func:`dominating_step` compares the objectives' local quadratics
+_N_DRAWS = 1024
+_N_SHRINK = 4
 
 
 def scalarised_losses(L: np.ndarray, weights) -> np.ndarray:
@@ -69,5 +83,100 @@ def front_local_step(ctx: Context, k: int, integers: bool = False) -> Point | No
         u = linear_step(X, y, levels)
     if u is None:
         return None
+    u = snap(u, ctx.space.levels)
+    return (u, None) if ctx.is_new(u) else None
+
+
+def dominating_step(ctx: Context, k: int) -> Point | None:
+    """The point that local quadratics of the ``k`` objectives predict dominates a random
+    front point by most, or ``None``.
+
+    The centre is a feasible observation on the front of the feasible ones, drawn uniformly
+    (from the proposal's stream ``"dominating step"``).  Each objective's loss, normalised
+    by its observed range, gets a quadratic (all cross terms up to
+    :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS` continuous coordinates, else squares
+    only) fitted by least squares to the ``2 p`` feasible observations nearest the centre
+    (``p`` its number of coefficients), all with the same design.  The step is the point of
+    the box those observations span around the centre (and within the unit cube) where the
+    worst of the objectives' predicted changes from the centre is lowest (plus ParEGO's
+    ``rho`` = 0.05 times their sum, which separates points that improve the worst alike):
+    1,024 random points of the box, then four times 1,024 in a box of half the width around
+    the best so far.  Where the objectives conflict along a coordinate (a front's position)
+    moving it worsens one of them, so the step keeps it; where they agree (a front's
+    distance) it moves all of them down together.  A quadratic of one scalarisation has the
+    scalarisation's kink between the objectives, which it cannot fit; each objective alone
+    is smooth there.  ``None``: with a candidate set or a trial pending, fewer than ``4 p``
+    feasible observations, no continuous coordinate, a degenerate fit, a step that no
+    objective's model predicts better for all (the centre is on the models' front), or a
+    step already asked."""
+    study = ctx.study
+    if ctx.candidates is not None or study.pending:
+        return None
+    Y = study.obs.Y
+    feasible = np.flatnonzero(np.all(Y[:, k:] <= 0, axis=1))
+    L = Y[feasible, :k]
+    X = study.obs.X[feasible]
+    front = np.flatnonzero(non_dominated(L))
+    if front.size == 0:
+        return None
+    rng = ctx.stream("dominating step")
+    centre = int(rng.choice(front))
+    levels = ctx.space.levels
+    if ctx.space.constrained:  # (same_branch keeps the centre's branch; the rows' indices)
+        order = np.where(np.arange(len(X)) == centre, -1.0, np.arange(len(X), dtype=float))
+        X, kept, levels = same_branch(ctx.space, X, order)
+        rows = np.where(kept < 0, centre, kept).astype(np.int64)
+        L, centre = L[rows], int(np.flatnonzero(kept < 0)[0])
+    levels = np.asarray(levels)
+    # the models are of the coordinates the step moves, among the observations that share
+    # the centre's values of the others (its integers and categories)
+    fixed = levels != 0
+    same = np.all(X[:, fixed] == X[centre, fixed], axis=1)
+    X, L, centre = X[same], L[same], int(same[:centre].sum())
+    cont = np.flatnonzero(~fixed)
+    c = cont.size
+    full = c <= FULL_QUADRATIC_MAX_DIMS
+    p = 1 + c + (c * (c + 1) // 2 if full else c)
+    if c == 0 or len(X) < 4 * p:
+        return None
+    dist = np.abs(X[:, cont] - X[centre, cont]).max(axis=1)
+    near = np.argsort(dist, kind="stable")[:2 * p]
+    radius = float(dist[near].max())
+    if not radius > 0:
+        return None
+    lo, span = L.min(axis=0), np.ptp(L, axis=0)
+    T = (L[near] - lo) / np.where(span > 0, span, 1.0)
+    A = _features((X[near][:, cont] - X[centre, cont]) / radius, full)
+    ridge = 1e-6 * max(1.0, float(np.trace(A.T @ A)) / p) * np.eye(p)
+    ridge[0, 0] = 0.0
+    try:
+        coef = np.linalg.solve(A.T @ A + ridge, A.T @ T)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(coef)):
+        return None
+    box_lo = np.maximum(-1.0, -X[centre, cont] / radius)
+    box_hi = np.minimum(1.0, (1.0 - X[centre, cont]) / radius)
+    at_centre = _features(np.zeros((1, c)), full) @ coef
+
+    def worst(Z):
+        change = _features(Z, full) @ coef - at_centre
+        return change.max(axis=1) + 0.05 * change.sum(axis=1)
+
+    best_z, best = np.zeros(c), 0.0
+    width = box_hi - box_lo
+    for _ in range(1 + _N_SHRINK):
+        lo_z = np.maximum(box_lo, best_z - width / 2)
+        hi_z = np.minimum(box_hi, best_z + width / 2)
+        Z = lo_z + (hi_z - lo_z) * rng.random((_N_DRAWS, c))
+        score = worst(Z)
+        i = int(np.argmin(score))
+        if score[i] < best:
+            best_z, best = Z[i], float(score[i])
+        width = width / 2
+    if not best < 0:
+        return None
+    u = X[centre].copy()
+    u[cont] = np.clip(X[centre, cont] + radius * best_z, 0.0, 1.0)
     u = snap(u, ctx.space.levels)
     return (u, None) if ctx.is_new(u) else None

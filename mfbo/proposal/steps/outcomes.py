@@ -43,6 +43,11 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   search would otherwise run: a quadratic can fall below the observations it is fitted to,
   where no forest's leaf mean can, so it moves a front point towards the values the front
   shares (a front's distance variables), which the acquisition alone does not approach.
+- Several objectives, ``dominating_every`` (by default every fourth proposal, half the local
+  step's): the point that local quadratics of each objective predict dominates a random
+  front point by most (:func:`~mfbo.proposal.steps.front_local.dominating_step`), where
+  it gives one: it takes a front point onto the front where it lies, which the scalarised
+  step, moving along the front too, does less often.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
   probability of not failing (left out while no trial has failed).
@@ -64,7 +69,7 @@ from acquisitions.pareto import (HypervolumeImprovement, chebyshev, log_probabil
 from ..._core.arguments import check_int
 from ..models import MondrianModel
 from .base import Context, Point
-from .front_local import front_local_step
+from .front_local import dominating_step, front_local_step
 from .parzen import best_of_good_region
 from .search import AcquisitionSearch
 
@@ -233,6 +238,16 @@ class OutcomeSearch(AcquisitionSearch):
     local_integers : bool, default=False
         Let the local step move the integer coordinates of at least five levels too (snapped
         back to their levels), as :class:`~mfbo.proposal.steps.LocalStep`'s ``integers``.
+    dominating_every : int, default=4
+        With several objectives, every ``dominating_every`` proposals (0: never) the step
+        that local quadratics of the objectives predict dominates a random front point by
+        most (this module's description), where it gives a new point.
+    dominating_in : {"local", "search"}, default="local"
+        Which proposals those are: ``"local"``, the ``dominating_every``-th after the initial
+        design and its multiples (before the local step, whose proposals they are where
+        ``local_every`` divides ``dominating_every``); ``"search"``, the first after the
+        initial design and every ``dominating_every``-th after it (the search's, where
+        ``local_every`` is 2).
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -246,6 +261,8 @@ class OutcomeSearch(AcquisitionSearch):
     parzen_candidates: int = 200
     local_every: int = 2
     local_integers: bool = False
+    dominating_every: int = 4
+    dominating_in: str = "local"
 
     def __post_init__(self):
         super().__post_init__()
@@ -269,15 +286,25 @@ class OutcomeSearch(AcquisitionSearch):
         if not isinstance(self.local_integers, bool):
             raise TypeError(f"OutcomeSearch(local_integers=...) must be a bool, got "
                             f"{self.local_integers!r}.")
+        check_int(self.dominating_every, "OutcomeSearch(dominating_every=...)", minimum=0)
+        if self.dominating_in not in ("search", "local"):
+            raise ValueError(f"OutcomeSearch(dominating_in=...) must be 'search' or 'local', "
+                             f"got {self.dominating_in!r}.")
 
     def propose(self, ctx: Context) -> Point | None:
         """:meth:`AcquisitionSearch.propose` with ``random_share`` of the random points and
         ``stop_after`` for a ``search_patience`` of 0."""
         k = ctx.study.objectives.k
+        point = self._dominating(ctx, k, "local")
+        if point is not None:
+            return point
         if self.local_every and k > 1 and ctx.due(self.local_every):
             point = front_local_step(ctx, k, self.local_integers)
             if point is not None:
                 return point
+        point = self._dominating(ctx, k, "search")
+        if point is not None:
+            return point
         if self.parzen_every and k > 1 and ctx.candidates is None \
                 and ctx.due(self.parzen_every):
             # the Parzen step's: the best of points drawn from the front's Parzen density
@@ -287,6 +314,16 @@ class OutcomeSearch(AcquisitionSearch):
                                                                self.random_share)),
                                      search_patience=self.search_patience or self.stop_after)
         return AcquisitionSearch.propose(search, ctx)
+
+    def _dominating(self, ctx: Context, k: int, where: str) -> Point | None:
+        """The dominating step's point where this proposal is one of its ``where``
+        (``dominating_in``), else ``None``."""
+        if not (self.dominating_every and k > 1 and self.dominating_in == where):
+            return None
+        every = self.dominating_every
+        due = ctx.due(every) if where == "local" else \
+            (ctx.number - ctx.proposer.n_initial) % every == 0
+        return dominating_step(ctx, k) if due else None
 
     def chosen_method(self, k: int) -> str:
         if k == 1:

@@ -5,7 +5,7 @@ from acquisitions.pareto import chebyshev
 from mfbo import Optimizer, Real
 from mfbo.proposal.steps import OutcomeSearch
 from mfbo.proposal.steps.base import Context
-from mfbo.proposal.steps.front_local import front_local_step, scalarised_losses
+from mfbo.proposal.steps.front_local import dominating_step, front_local_step, scalarised_losses
 
 
 def _sphere(x, y, z):
@@ -83,8 +83,8 @@ def test_the_outcome_search_takes_the_step_every_local_every_proposals(monkeypat
         return np.random.default_rng(0).random((10, len(levels)))
     monkeypatch.setattr(search, "maximize_random_local", spy)
     n0 = opt.proposer.n_initial
-    step = OutcomeSearch(n_random=200)
-    assert step.local_every == 2  # the default
+    step = OutcomeSearch(n_random=200, dominating_every=0)
+    assert OutcomeSearch().local_every == 2  # the default
     points = []
     for number in range(n0, n0 + 4):
         points.append(step.propose(Context(opt.proposer, opt.study, number,
@@ -96,24 +96,32 @@ def test_the_outcome_search_takes_the_step_every_local_every_proposals(monkeypat
     assert np.array_equal(points[1][0], local[0])
     seen.clear()
     for number in range(n0, n0 + 4):
-        OutcomeSearch(n_random=200, local_every=0).propose(Context(opt.proposer, opt.study, number,
-                                                    np.random.default_rng(0)))
+        OutcomeSearch(n_random=200, local_every=0, dominating_every=0).propose(
+            Context(opt.proposer, opt.study, number, np.random.default_rng(0)))
     assert seen == ["search"] * 4
     for bad in (-1, 1.5, True):
         with pytest.raises(ValueError, match="local_every"):
             OutcomeSearch(local_every=bad)
 
 
-def test_the_step_moves_integers_of_five_levels_or_more_only_if_asked():
+def _with_an_integer(levels: int, n: int, losses, y_of=None):
+    """A study of two objectives over reals ``x``, ``z`` and an integer ``y`` of ``levels``
+    levels, told ``n`` random points (``y``: random, or ``y_of(i)``) and their
+    ``losses(x, y, z)``."""
     from mfbo import Integer
 
-    space = {"x": Real(0, 1), "y": Integer(0, 20), "z": Real(0, 1)}
+    space = {"x": Real(0, 1), "y": Integer(0, levels - 1), "z": Real(0, 1)}
     opt = Optimizer(space, random_state=0, directions=["minimize", "minimize"])
     rng = np.random.default_rng(3)
-    for _ in range(60):
-        x, y, z = rng.random(), int(rng.integers(0, 21)), rng.random()
-        f1, f2, _ = _sphere(x, y / 20, z)
-        opt.tell({"x": x, "y": y, "z": z}, {"loss": (f1, f2)})
+    for i in range(n):
+        x, y, z = rng.random(), int(rng.integers(0, levels)), rng.random()
+        y = y if y_of is None else y_of(i)
+        opt.tell({"x": x, "y": y, "z": z}, {"loss": losses(x, y, z)})
+    return opt
+
+
+def test_the_step_moves_integers_of_five_levels_or_more_only_if_asked():
+    opt = _with_an_integer(21, 60, lambda x, y, z: _sphere(x, y / 20, z)[:2])
     X, Y = opt.study.obs.X, opt.study.obs.Y
     moved = {False: 0, True: 0}
     for number in range(60, 70):
@@ -126,3 +134,87 @@ def test_the_step_moves_integers_of_five_levels_or_more_only_if_asked():
     assert moved[False] == 0 and moved[True] > 0
     with pytest.raises(TypeError, match="local_integers"):
         OutcomeSearch(local_integers=1)
+
+
+def _dominating_centre(ctx, Y):
+    """The front point :func:`dominating_step` centres on (its stream's first draw)."""
+    from acquisitions.pareto import non_dominated
+
+    return int(ctx.stream("dominating step").choice(np.flatnonzero(non_dominated(Y[:, :2]))))
+
+
+def test_the_dominating_step_pulls_a_front_point_onto_the_front_where_it_lies():
+    opt = _study(n=80)
+    X, Y = opt.study.obs.X, opt.study.obs.Y
+    pulled, kept, before = [], [], []
+    for number in range(80, 90):
+        ctx = Context(opt.proposer, opt.study, number, np.random.default_rng(0))
+        centre = X[_dominating_centre(ctx, Y)]
+        point = dominating_step(ctx, 2)
+        if point is None:  # (a centre the models see on their front)
+            continue
+        u, _ = point
+        assert ctx.is_new(u)
+        before.append(_sphere(*centre)[2])
+        pulled.append(_sphere(*u)[2])
+        kept.append(abs(u[0] - centre[0]))
+    assert len(pulled) >= 5
+    # nearer the front than the front points it starts from, at about their position
+    assert np.median(pulled) < np.median(before) / 3
+    assert np.median(kept) < 0.1
+
+
+def test_the_dominating_step_passes_without_enough_observations_or_when_pending():
+    few = _study(n=30)  # a full quadratic in 3 coordinates: 10 coefficients, 40 needed
+    ctx = Context(few.proposer, few.study, 30, np.random.default_rng(0))
+    assert dominating_step(ctx, 2) is None
+    opt = _study(n=80)
+    opt.ask()
+    ctx = Context(opt.proposer, opt.study, 81, np.random.default_rng(0))
+    assert dominating_step(ctx, 2) is None
+
+
+def test_the_dominating_step_moves_only_reals_among_observations_that_share_the_rest():
+    def losses(x, y, z):
+        f1, f2, _ = _sphere(x, 0.5, z)
+        return f1 + 0.1 * y, f2 + 0.1 * y
+    opt = _with_an_integer(3, 120, losses)
+    X = opt.study.obs.X
+    steps = 0
+    for number in range(120, 130):
+        ctx = Context(opt.proposer, opt.study, number, np.random.default_rng(0))
+        centre = X[_dominating_centre(ctx, opt.study.obs.Y)]
+        point = dominating_step(ctx, 2)
+        if point is not None:
+            steps += 1
+            assert point[0][1] == centre[1]
+    assert steps > 0
+    # 20 observations of each level: fewer than the 24 that a quadratic in the two reals
+    # (6 coefficients) needs
+    few = _with_an_integer(3, 60, losses, y_of=lambda i: i % 3)
+    assert all(dominating_step(Context(few.proposer, few.study, n, np.random.default_rng(0)), 2)
+               is None for n in range(60, 65))
+
+
+def test_the_outcome_search_takes_the_dominating_step_where_asked(monkeypatch):
+    import mfbo.proposal.steps.outcomes as outcomes
+
+    opt = _study(n=80)
+    calls = []
+
+    def spy(ctx, k):
+        calls.append(ctx.number - opt.proposer.n_initial)
+        return None
+    monkeypatch.setattr(outcomes, "dominating_step", spy)
+    n0 = opt.proposer.n_initial
+    assert (OutcomeSearch().dominating_every, OutcomeSearch().dominating_in) == (4, "local")
+    for every, where, slots in ((4, "search", [0, 4]), (4, "local", [3, 7]), (0, "search", [])):
+        calls.clear()
+        step = OutcomeSearch(n_random=50, dominating_every=every, dominating_in=where)
+        for number in range(n0, n0 + 8):
+            step.propose(Context(opt.proposer, opt.study, number, np.random.default_rng(0)))
+        assert calls == slots
+    with pytest.raises(ValueError, match="dominating_every"):
+        OutcomeSearch(dominating_every=-1)
+    with pytest.raises(ValueError, match="dominating_in"):
+        OutcomeSearch(dominating_in="everywhere")
