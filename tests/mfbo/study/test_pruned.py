@@ -130,3 +130,30 @@ def test_stop_repeats_is_a_count_of_steps():
     for bad in (True, -1, 1.5):
         with pytest.raises(ValueError, match="stop_repeats"):
             SuccessiveHalvingPruner(stop_repeats=bad)
+
+
+def test_an_optimizer_loop_with_the_shift_rule_keeps_its_pruned_trials_as_pruned():
+    opt = mfbo.Optimizer(SPACE, random_state=1, n_initial=6,
+                         pruner=SuccessiveHalvingPruner(1, 3, stop_repeats=3))
+    opt.study.on_pruned = "shift"
+    for _ in range(20):
+        t = opt.ask()
+        level = (t.params["x"] - 0.2) ** 2 + (t.params["y"] + 0.1) ** 2
+        for step in range(1, 10):
+            opt.report(t, step, level + 1.0 / step)
+            if step < 9 and opt.should_prune(t):
+                opt.tell(t, state="pruned")
+                break
+        else:
+            opt.tell(t, level + 1.0 / 9)
+    trials = opt.study.trials
+    pruned = [t for t in trials if t.state == "pruned"]
+    assert pruned and opt.study.n_pruned == len(pruned) and opt.study.obs.n == len(trials)
+    df = opt.result().to_dataframe()
+    assert (df["state"] == "pruned").sum() == len(pruned) and df.loc[
+        df["state"] == "pruned", "value"].isna().all()
+    # each pruned row is its rule's loss from the trials told before it (in order of telling:
+    # here, of asking)
+    for t in pruned:
+        expected = carried_loss("shift", trials[:t.id], t, 1.0)
+        assert expected is not None and opt.study.obs.y[t.id] == expected
