@@ -25,6 +25,16 @@ one objective with constraints by the best feasible value.
   holdout; ``max_depth``, ``min_samples_leaf``, ``ccp_alpha``, ``criterion``), on scikit-learn's
   bundled ``breast_cancer`` and ``digits``.
 
+- ``pressure-vessel`` (Kannan and Kramer 1994, as in Coello 2000, thicknesses continuous in
+  [0.0625, 6.1875]): the cost of a cylindrical vessel with hemispherical heads subject to
+  the shell's and the head's minimum thicknesses and a volume of at least 1,296,000 cubic
+  inches (in millions, the constraint's units); feasible optimum 5885.3328 at about
+  (0.7782, 0.3846, 40.32, 200).
+- ``welded-beam`` (Coello 2000): the cost of a welded beam subject to its shear stress,
+  bending stress, deflection, buckling load (each divided by its limit) and the weld being
+  no thicker than the beam; feasible optimum 1.724852 at about (0.2057, 3.4705, 9.0366,
+  0.2057).
+- ``tree-cancer-small``: ``tree-cancer``'s validation error subject to at most 8 leaves.
 - Problems that crash: ``<problem>-crash`` evaluates as ``<problem>`` but raises (a failed
   trial, like a run out of memory) where one of its constraints is violated, a constraint it
   does not declare (:attr:`OutcomeProblem.crash`): ``linear-crash`` and ``disc-crash`` (one
@@ -43,7 +53,9 @@ another number of objectives, published constrained problems and another data se
 chosen on as well).  The problems that crash
 have splits of their own: ``crash-dev`` (``linear-crash``, ``disc-crash``,
 ``linear-disc-crash``, ``disc-linear-crash``, ``zdt1-crash``) and ``crash-test``
-(``branin-crash``, ``gramacy-crash``).
+(``branin-crash``, ``gramacy-crash``).  ``constraint-test`` (``pressure-vessel``,
+``welded-beam``, ``tree-cancer-small``) joined after the test split's runs: more constrained
+problems, never chosen on.
 """
 
 from __future__ import annotations
@@ -272,9 +284,63 @@ OUTCOME_PROBLEMS.update({p.name: p for p in [
     _crashing(_P["gramacy-toy"], "c2", "crash-test"),
 ]})
 
+
+
+def _pressure_vessel(p):
+    ts, th, r, length = p["ts"], p["th"], p["r"], p["length"]
+    return {"cost": (0.6224 * ts * r * length + 1.7781 * th * r ** 2
+                     + 3.1661 * ts ** 2 * length + 19.84 * ts ** 2 * r),
+            "shell": 0.0193 * r - ts, "head": 0.00954 * r - th,
+            # (the volume's constraint in millions of cubic inches, so that it is of the
+            # others' size)
+            "volume": (1_296_000.0 - math.pi * r ** 2 * length
+                       - 4.0 / 3.0 * math.pi * r ** 3) / 1e6}
+
+
+def _welded_beam(p):
+    h, l, t, b = p["h"], p["l"], p["t"], p["b"]
+    load, span, e, g = 6000.0, 14.0, 30e6, 12e6
+    tau1 = load / (math.sqrt(2.0) * h * l)
+    moment = load * (span + l / 2.0)
+    radius = math.sqrt(l ** 2 / 4.0 + ((h + t) / 2.0) ** 2)
+    inertia = 2.0 * (math.sqrt(2.0) * h * l * (l ** 2 / 12.0 + ((h + t) / 2.0) ** 2))
+    tau2 = moment * radius / inertia
+    tau = math.sqrt(tau1 ** 2 + 2.0 * tau1 * tau2 * l / (2.0 * radius) + tau2 ** 2)
+    sigma = 6.0 * load * span / (b * t ** 2)
+    delta = 4.0 * load * span ** 3 / (e * t ** 3 * b)
+    critical = (4.013 * e * math.sqrt(t ** 2 * b ** 6 / 36.0) / span ** 2
+                * (1.0 - t / (2.0 * span) * math.sqrt(e / (4.0 * g))))
+    # each constraint divided by its limit (met when <= 0)
+    return {"cost": 1.10471 * h ** 2 * l + 0.04811 * t * b * (14.0 + l),
+            "shear": tau / 13_600.0 - 1.0, "bending": sigma / 30_000.0 - 1.0,
+            "weld": h - b, "deflection": delta / 0.25 - 1.0,
+            "buckling": 1.0 - critical / load}
+
+
+def _tree_small(p):
+    out = _tree("cancer")(p)
+    return {"error": out["error"], "leaves": out["leaves"] - 8.0}
+
+
+OUTCOME_PROBLEMS.update({p.name: p for p in [
+    OutcomeProblem("pressure-vessel", {"ts": ("real", 0.0625, 6.1875, False),
+                                       "th": ("real", 0.0625, 6.1875, False),
+                                       "r": ("real", 10.0, 200.0, False),
+                                       "length": ("real", 10.0, 200.0, False)},
+                   _pressure_vessel, ("cost",), ("shell", "head", "volume"),
+                   optimum=5885.3328, split="constraint-test"),
+    OutcomeProblem("welded-beam", {"h": ("real", 0.1, 2.0, False), "l": ("real", 0.1, 10.0, False),
+                                   "t": ("real", 0.1, 10.0, False), "b": ("real", 0.1, 2.0, False)},
+                   _welded_beam, ("cost",), ("shear", "bending", "weld", "deflection",
+                                             "buckling"),
+                   optimum=1.724852, split="constraint-test"),
+    OutcomeProblem("tree-cancer-small", _TREE_SPACE, _tree_small, ("error",), ("leaves",),
+                   split="constraint-test"),
+]})
+
 #: the problems of each split
 SPLITS = {s: [n for n, p in OUTCOME_PROBLEMS.items() if p.split == s]
-          for s in ("dev", "test", "crash-dev", "crash-test")}
+          for s in ("dev", "test", "crash-dev", "crash-test", "constraint-test")}
 
 
 def get_outcome_problem(name: str) -> OutcomeProblem:

@@ -63,6 +63,30 @@ def test_the_constrained_optima():
         assert best == pytest.approx(p.optimum, abs=0.01)
 
 
+def test_the_engineering_designs_at_their_published_optima():
+    vessel = OUTCOME_PROBLEMS["pressure-vessel"]
+    out = vessel.evaluate({"ts": 0.7781686, "th": 0.3846491, "r": 40.3196187, "length": 200.0})
+    assert out["cost"] == pytest.approx(vessel.optimum, abs=1e-3)
+    assert max(out[c] for c in vessel.constraints) < 1e-6  # on the three boundaries
+    beam = OUTCOME_PROBLEMS["welded-beam"]
+    out = beam.evaluate({"h": 0.205730, "l": 3.470489, "t": 9.036624, "b": 0.205730})
+    assert out["cost"] == pytest.approx(beam.optimum, abs=1e-5) and beam.feasible(out)
+    assert min(-out[c] for c in ("shear", "bending", "weld", "buckling")) > -1e-5  # all active
+    rng = np.random.default_rng(0)
+    for p in (vessel, beam):  # no random feasible design is cheaper
+        for _ in range(2000):
+            x = {k: lo + (hi - lo) * rng.random() for k, (_, lo, hi, _) in p.space.items()}
+            out = p.evaluate(x)
+            assert not p.feasible(out) or out["cost"] > p.optimum
+    small = OUTCOME_PROBLEMS["tree-cancer-small"]
+    out = small.evaluate({"max_depth": 3, "min_samples_leaf": 5, "ccp_alpha": 1e-4,
+                          "criterion": "gini"})
+    full = OUTCOME_PROBLEMS["tree-cancer"].evaluate({"max_depth": 3, "min_samples_leaf": 5,
+                                                     "ccp_alpha": 1e-4, "criterion": "gini"})
+    assert out == {"error": full["error"], "leaves": full["leaves"] - 8}
+    assert SPLITS["constraint-test"] == ["pressure-vessel", "welded-beam", "tree-cancer-small"]
+
+
 def test_the_tree_problems_and_the_splits():
     p = get_outcome_problem("tree-cancer")
     out = p.evaluate({"max_depth": 3, "min_samples_leaf": 5, "ccp_alpha": 1e-4,
