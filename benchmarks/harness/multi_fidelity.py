@@ -21,7 +21,7 @@ Methods (:data:`METHODS`), every one seeded, with the settings its authors recom
 :class:`mfbo.pruners.HyperbandPruner` / ``SuccessiveHalvingPruner``, reduction factor 3 from
 one step; ``mondrian-sh`` with an initial design of 20 configurations per dimension, which
 the pruner makes cheap, its pruned trials fed to the forest with their last loss shifted to
-full budget (``on_pruned="shift"`` of :class:`mfbo.Study`) and a trial stopped once its first
+full budget (``on_pruned="shift"`` of :class:`mfbo.Optimizer`) and a trial stopped once its first
 three steps repeat a complete trial's (``stop_repeats=3``); ``mondrian-sh-worst`` without
 these two (pruned trials fed as the worst loss so far), ``mondrian-sh-shift``,
 ``-rank`` (the ``"rank"`` rule), ``-rep3`` (repeats only), ``-rep``, ``-shift-rep``,
@@ -100,8 +100,7 @@ def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: s
 
         n_initial = None if initial_per_dim is None else initial_per_dim * len(problem.space)
         opt = mfbo.Optimizer(problem.space, random_state=seed, n_initial=n_initial,
-                             pruner=pruner(problem) if pruner else None)
-        opt.study.on_pruned = on_pruned  # (a fresh study: no trial told yet)
+                             pruner=pruner(problem) if pruner else None, on_pruned=on_pruned)
         forest = sampler(problem, seed) if sampler else None
         cost, events = 0, []
         while cost < max_cost:

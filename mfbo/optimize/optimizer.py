@@ -32,6 +32,7 @@ from ..proposal.steps import AcquisitionSearch
 from ..space import Space, as_space
 from ..storage import Storage
 from ..study.objectives import Objectives
+from ..study.pruned import ON_PRUNED
 from ..study.study import ON_FAILURE, Rows, Study
 from ..study.trial import Trial, TrialPruned, extra_fields, finite, public, shorten
 from ..proposal.steps.outcomes import METHODS
@@ -124,6 +125,14 @@ class Optimizer:
         or named ones, ``"worst"`` for a study of one unnamed value without constraints (whose
         proposals stay its recipe's).  A handle's
         setting, not recorded with the study (:attr:`on_failure` is the one in use).
+    on_pruned : {"worst", "shift", "rank"}, default="worst"
+        What the surrogate sees for a pruned trial of a study of one value: the worst loss so
+        far (at least its last reported loss), or its last reported loss carried to the
+        full-budget scale by the complete trials that reported the same step (``"shift"``:
+        plus their median change from that step to the end; ``"rank"``: through their
+        quantile map; :mod:`mfbo.study.pruned`).  With successive halving, ``"shift"`` lets
+        the forest learn from every trial the pruner stopped instead of the few that
+        finished.  A handle's setting, not recorded with the study, as ``on_failure``.
     n_random_candidates : int or None, default=None
         Random/Sobol points scored per proposal in continuous or mixed spaces before local
         search.  None: the recipe's (SMAC3's 10,000 for RF-SMAC; 2,000 for the Mondrian
@@ -192,7 +201,7 @@ class Optimizer:
                  n_random_candidates=None, local_search=None, surrogate_options=None,
                  storage=None, study_name="default", min_distance=0.0,
                  neighbourhood=None, direction="minimize", pruner=None, directions=None,
-                 constraints=None, pareto_method="auto"):
+                 constraints=None, pareto_method="auto", on_pruned="worst"):
         self._lock = threading.RLock()
         objectives = Objectives.make(direction, directions, constraints)
         if pareto_method not in METHODS:
@@ -209,6 +218,8 @@ class Optimizer:
         if on_failure not in ("auto", *ON_FAILURE):
             raise ValueError(f"on_failure must be one of {['auto', *ON_FAILURE]}, got "
                              f"{on_failure!r}.")
+        if on_pruned not in ON_PRUNED:
+            raise ValueError(f"on_pruned must be one of {list(ON_PRUNED)}, got {on_pruned!r}.")
         if on_failure == "auto":
             on_failure = "worst" if objectives.plain else "infeasible"
         failures = on_failure == "infeasible"
@@ -220,7 +231,7 @@ class Optimizer:
                                  min_distance, outputs, pareto_method)
         self.study = Study(space, storage, study_name, cands, on_failure, config={
             "surrogate": surrogate if isinstance(surrogate, str) else repr(surrogate)},
-            objectives=objectives)
+            objectives=objectives, on_pruned=on_pruned)
         before = self.study.config.get("surrogate")
         if isinstance(surrogate, str) and isinstance(before, str) and before != surrogate:
             warnings.warn(f"study {study_name!r} was run with surrogate={before!r}; it goes on "
@@ -266,6 +277,11 @@ class Optimizer:
     @property
     def on_failure(self) -> str:
         return self.study.on_failure
+
+    @property
+    def on_pruned(self) -> str:
+        """What the surrogate sees for a pruned trial (the ``on_pruned`` parameter)."""
+        return self.study.on_pruned
 
     @property
     def direction(self) -> str | None:

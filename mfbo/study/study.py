@@ -315,6 +315,7 @@ class Study:
         return state
 
     def __setstate__(self, state):
+        state.setdefault("on_pruned", "worst")  # (pickled before the setting existed)
         self.__dict__.update(state)
         self._become_owner()
 

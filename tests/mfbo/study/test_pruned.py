@@ -133,9 +133,9 @@ def test_stop_repeats_is_a_count_of_steps():
 
 
 def test_an_optimizer_loop_with_the_shift_rule_keeps_its_pruned_trials_as_pruned():
-    opt = mfbo.Optimizer(SPACE, random_state=1, n_initial=6,
+    opt = mfbo.Optimizer(SPACE, random_state=1, n_initial=6, on_pruned="shift",
                          pruner=SuccessiveHalvingPruner(1, 3, stop_repeats=3))
-    opt.study.on_pruned = "shift"
+    assert opt.on_pruned == opt.study.on_pruned == "shift"
     for _ in range(20):
         t = opt.ask()
         level = (t.params["x"] - 0.2) ** 2 + (t.params["y"] + 0.1) ** 2
@@ -157,3 +157,51 @@ def test_an_optimizer_loop_with_the_shift_rule_keeps_its_pruned_trials_as_pruned
     for t in pruned:
         expected = carried_loss("shift", trials[:t.id], t, 1.0)
         assert expected is not None and opt.study.obs.y[t.id] == expected
+
+
+def test_the_optimizer_refuses_an_unknown_rule_before_touching_the_storage(tmp_path):
+    db = tmp_path / "s.db"
+    with pytest.raises(ValueError, match="on_pruned"):
+        mfbo.Optimizer(SPACE, storage=str(db), on_pruned="median")
+    assert not db.exists()
+    assert mfbo.Optimizer(SPACE).on_pruned == "worst"
+
+
+def _pruning_objective(x, y, trial):
+    level = (x - 0.2) ** 2 + (y + 0.1) ** 2
+    for step in range(1, 10):
+        trial.report(level + 1.0 / step, step)
+        if trial.should_prune():
+            raise mfbo.TrialPruned()
+    return level + 1.0 / 9
+
+
+def test_minimize_passes_the_rule_and_a_reopened_study_replays_its_rows(tmp_path):
+    db = str(tmp_path / "s.db")
+    options = dict(random_state=3, n_initial=6, progress_bar=False, on_pruned="shift",
+                   pruner=SuccessiveHalvingPruner(1, 3))
+    res = mfbo.minimize(_pruning_objective, SPACE, n_calls=18, storage=db, **options)
+    assert res.n_pruned > 0
+    first = mfbo.Optimizer(SPACE, storage=db, on_pruned="shift", random_state=3)
+    worst = mfbo.Optimizer(SPACE, storage=db, random_state=3)
+    pruned = [t.id for t in first.study.trials if t.state == "pruned"]
+    y_shift, y_worst = first.study.obs.y, worst.study.obs.y
+    complete = [t.id for t in first.study.trials if t.state == "complete"]
+    np.testing.assert_array_equal(y_shift[complete], y_worst[complete])
+    assert all(y_shift[i] <= y_worst[i] for i in pruned)
+    assert any(y_shift[i] < y_worst[i] for i in pruned)
+    for t in first.study.trials:
+        if t.state == "pruned":
+            expected = carried_loss("shift", first.study.trials[:t.id], t, 1.0)
+            assert y_shift[t.id] == (expected if expected is not None else y_worst[t.id])
+    first.close()
+    worst.close()
+
+
+def test_a_study_pickled_before_the_setting_reads_as_worst():
+    study = Study(SPACE)
+    state = study.__getstate__()
+    state.pop("on_pruned")
+    again = Study.__new__(Study)
+    again.__setstate__(state)
+    assert again.on_pruned == "worst"
