@@ -64,8 +64,8 @@ def _ancestors(space) -> list[set[int]]:
 def branch_dimension(space) -> int | None:
     """The column of the unconditional categorical parameter on which the most conditions
     depend, directly or through a conditional parent (the first of equals), or None."""
-    return _most_depended_on(space, _ancestors(space), lambda d: space.dimensions[
-        space.names[d]].when is None)
+    dims = list(space.dimensions.values())
+    return _most_depended_on(space, _ancestors(space), lambda d: dims[d].when is None)
 
 
 def nested_dimension(space, path) -> int | None:
@@ -80,12 +80,13 @@ def nested_dimension(space, path) -> int | None:
         row[0, d] = (arm + 0.5) / abs(int(space.levels[d]))
     C = space.canonical(row)[0]
     active = (C >= 0.0) & (C <= 1.0)
-    names = space.names
+    index = {n: d for d, n in enumerate(space.names)}
+    dims = list(space.dimensions.values())
 
     def eligible(d):
-        when = space.dimensions[names[d]].when
+        when = dims[d].when
         return (when is not None and d not in fixed and bool(active[d])
-                and {space._index[n] for n in when.parents()} <= fixed)
+                and {index[n] for n in when.parents()} <= fixed)
 
     return _most_depended_on(space, ancestors, eligible)
 
