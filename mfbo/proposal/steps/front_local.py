@@ -31,8 +31,9 @@ from acquisitions.pareto import chebyshev, non_dominated
 
 from .base import Context, Point
 from .local import same_branch
-from .local_models import (FULL_QUADRATIC_MAX_DIMS, _features, isotropic_step, linear_step,
-                           ordinal_as_continuous, quadratic_step)
+from .local_models import (FULL_QUADRATIC_MAX_DIMS, isotropic_step, linear_step, nearest,
+                           ordinal_as_continuous, quadratic_features, quadratic_step, ridge_solve,
+                           trust_box)
 
 __all__ = ["scalarised_losses", "front_local_step", "dominating_step"]
 
@@ -139,28 +140,20 @@ def dominating_step(ctx: Context, k: int) -> Point | None:
     p = 1 + c + (c * (c + 1) // 2 if full else c)
     if c == 0 or len(X) < 4 * p:
         return None
-    dist = np.abs(X[:, cont] - X[centre, cont]).max(axis=1)
-    near = np.argsort(dist, kind="stable")[:2 * p]
-    radius = float(dist[near].max())
+    near, radius = nearest(X, X[centre], cont, 2 * p)
     if not radius > 0:
         return None
     lo, span = L.min(axis=0), np.ptp(L, axis=0)
     T = (L[near] - lo) / np.where(span > 0, span, 1.0)
-    A = _features((X[near][:, cont] - X[centre, cont]) / radius, full)
-    ridge = 1e-6 * max(1.0, float(np.trace(A.T @ A)) / p) * np.eye(p)
-    ridge[0, 0] = 0.0
-    try:
-        coef = np.linalg.solve(A.T @ A + ridge, A.T @ T)
-    except np.linalg.LinAlgError:
+    Z = (X[near][:, cont] - X[centre, cont]) / radius
+    coef = ridge_solve(quadratic_features(Z, full), T, p)
+    if coef is None:
         return None
-    if not np.all(np.isfinite(coef)):
-        return None
-    box_lo = np.maximum(-1.0, -X[centre, cont] / radius)
-    box_hi = np.minimum(1.0, (1.0 - X[centre, cont]) / radius)
-    at_centre = _features(np.zeros((1, c)), full) @ coef
+    box_lo, box_hi = trust_box(X[centre, cont], radius)
+    at_centre = quadratic_features(np.zeros((1, c)), full) @ coef
 
     def worst(Z):
-        change = _features(Z, full) @ coef - at_centre
+        change = quadratic_features(Z, full) @ coef - at_centre
         return change.max(axis=1) + 0.05 * change.sum(axis=1)
 
     best_z, best = np.zeros(c), 0.0

@@ -20,6 +20,7 @@ import numpy as np
 from ..models.targets import LOG_SHIFT
 
 __all__ = ["quadratic_step", "isotropic_step", "linear_step", "ordinal_as_continuous",
+           "quadratic_features", "nearest", "ridge_solve", "trust_box",
            "FULL_QUADRATIC_MAX_DIMS", "MIN_ORDINAL_LEVELS"]
 
 #: up to this many continuous dimensions the quadratic has all cross terms; beyond, only
@@ -43,7 +44,10 @@ def ordinal_as_continuous(levels) -> np.ndarray:
     return out
 
 
-def _features(Z: np.ndarray, full: bool) -> np.ndarray:
+def quadratic_features(Z: np.ndarray, full: bool) -> np.ndarray:
+    """A quadratic's design matrix of the scaled coordinates ``Z``: a constant, the
+    coordinates and, with ``full``, every product of two (squares included), else the squares
+    only."""
     m, c = Z.shape
     cols = [np.ones((m, 1)), Z]
     if full:
@@ -84,27 +88,44 @@ def _local_fit(U: np.ndarray, y: np.ndarray, cont: np.ndarray, p: int, min_fract
         return None
     b = int(np.argmin(y))
     center = U[b]
-    dist = np.abs(U[:, cont] - center[cont]).max(axis=1)
-    near = np.argsort(dist, kind="stable")[:m]
-    radius = float(dist[near].max())
+    near, radius = nearest(U, center, cont, m)
     if not radius > 0:
         return None
     Z = (U[near][:, cont] - center[cont]) / radius
     t = _score_transform(y[near])
-    A = features(Z)
-    # a little ridge on everything but the constant keeps an ill-posed fit bounded
+    coef = ridge_solve(features(Z), t, p)
+    if coef is None:
+        return None
+    lo, hi = trust_box(center[cont], radius)
+    return center, radius, coef, lo, hi, Z, t
+
+
+def nearest(U: np.ndarray, center: np.ndarray, cont: np.ndarray, m: int):
+    """``(rows, radius)``: the ``m`` rows of ``U`` nearest ``center`` in the largest distance
+    over the coordinates ``cont`` (ties in order), and the largest of their distances."""
+    dist = np.abs(U[:, cont] - center[cont]).max(axis=1)
+    near = np.argsort(dist, kind="stable")[:m]
+    return near, float(dist[near].max())
+
+
+def ridge_solve(A: np.ndarray, T: np.ndarray, p: int) -> np.ndarray | None:
+    """The least squares of ``T`` (a vector or one column per target) on the ``p`` columns of
+    ``A``, with a little ridge on every coefficient but the constant (the first) to keep an
+    ill-posed fit bounded; None where it is singular or not finite."""
     lam = 1e-6 * max(1.0, float(np.trace(A.T @ A)) / p)
     R = lam * np.eye(p)
     R[0, 0] = 0.0
     try:
-        coef = np.linalg.solve(A.T @ A + R, A.T @ t)
+        coef = np.linalg.solve(A.T @ A + R, A.T @ T)
     except np.linalg.LinAlgError:
         return None
-    if not np.all(np.isfinite(coef)):
-        return None
-    lo = np.maximum(-1.0, -center[cont] / radius)
-    hi = np.minimum(1.0, (1.0 - center[cont]) / radius)
-    return center, radius, coef, lo, hi, Z, t
+    return coef if np.all(np.isfinite(coef)) else None
+
+
+def trust_box(center: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)``: the box [-1, 1] of coordinates scaled by ``radius`` around ``center`` (its
+    continuous coordinates), cut to the unit cube."""
+    return (np.maximum(-1.0, -center / radius), np.minimum(1.0, (1.0 - center) / radius))
 
 
 def _plane(Z: np.ndarray) -> np.ndarray:
@@ -158,7 +179,7 @@ def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generato
     c = cont.size
     full = c <= FULL_QUADRATIC_MAX_DIMS
     p = 1 + c + (c * (c + 1) // 2 if full else c)
-    fit = _local_fit(U, y, cont, p, min_fraction, lambda Z: _features(Z, full))
+    fit = _local_fit(U, y, cont, p, min_fraction, lambda Z: quadratic_features(Z, full))
     if fit is None:
         return None
     center, radius, coef, lo, hi, _, _ = fit
@@ -179,7 +200,7 @@ def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generato
     except np.linalg.LinAlgError:
         pass
     Zc = np.vstack(cands)
-    q = _features(Zc, full) @ coef
+    q = quadratic_features(Zc, full) @ coef
     return _moved(center, cont, radius, Zc[int(np.argmin(q))])
 
 
