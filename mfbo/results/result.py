@@ -142,12 +142,14 @@ class OptimizeResult:
                   for t in self.trials]
         return OptimizeResult(self.space, trials, objectives=one)
 
-    def estimated_best(self, n_estimators: int = 10, random_state=0) -> dict:
+    def estimated_best(self, n_estimators: int = 10, random_state=0,
+                       min_samples_split: int = 5) -> dict:
         """The evaluated configuration that a Mondrian forest fitted to every complete trial
-        (:func:`mfbo.results.surface.fit_forest`) predicts best, rather than the one that was
-        observed best: for a noisy objective (a cross-validated score) the observed best is
-        often a lucky draw, while the forest's mean pools each configuration's neighbours and
-        its repeated evaluations (a configuration told several times, e.g. with
+        (:func:`mfbo.results.surface.fit_forest`; a node of fewer than ``min_samples_split``
+        trials is not split, so that a prediction pools neighbours) predicts best, rather
+        than the one that was observed best: for a noisy objective (a cross-validated score)
+        the observed best is often a lucky draw, while the forest's mean pools each
+        configuration's neighbours and its repeated evaluations (a configuration told several times, e.g. with
         :meth:`mfbo.Optimizer.tell` and a params dict, is one candidate).  With constraints,
         only configurations evaluated feasible are candidates.
 
@@ -161,7 +163,8 @@ class OptimizeResult:
         if self.objectives.multi:
             raise ValueError("result has several objectives; use for_objective(name)."
                              "estimated_best().")
-        forest = fit_forest(self, random_state=random_state, n_estimators=n_estimators)
+        forest = fit_forest(self, random_state=random_state, n_estimators=n_estimators,
+                            min_samples_split=min_samples_split)
         groups: dict = {}
         for t in self.trials:
             if t.feasible:

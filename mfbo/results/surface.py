@@ -39,14 +39,15 @@ MeanFunction = Callable[[np.ndarray], np.ndarray]
 CHUNK = 1 << 16
 
 
-def fit_forest(result, random_state=0, n_estimators: int = 10):
+def fit_forest(result, random_state=0, n_estimators: int = 10, min_samples_split: int = 2):
     """A Mondrian forest fitted to the complete trials of ``result``.
 
     The forest is the one the ``"mondrian"`` surrogate uses (``n_estimators`` trees,
     ``min_samples_split=2``, empirical posterior, inputs the unit-cube encoding of the
     parameters), fitted to the losses as they are, so that a figure of its mean is in the
     objective's units (the optimizer's own model sees transformed losses).  Failed trials are
-    left out.
+    left out.  With a larger ``min_samples_split`` a node of fewer trials is not split, so
+    that a leaf's mean pools neighbours instead of repeating one trial's value.
     """
     from surrogates import MondrianForestRegressor
 
@@ -61,7 +62,8 @@ def fit_forest(result, random_state=0, n_estimators: int = 10):
     X = space.to_unit([t.params for t in done])
     y = np.array([t.value for t in done], dtype=float)
     forest = MondrianForestRegressor(
-        n_estimators=check_int(n_estimators, "n_estimators"), min_samples_split=2,
+        n_estimators=check_int(n_estimators, "n_estimators"),
+        min_samples_split=check_int(min_samples_split, "min_samples_split", minimum=2),
         feature_bounds=[[0.0, 1.0]] * len(space), random_state=random_state)
     return forest.fit(X, y)
 

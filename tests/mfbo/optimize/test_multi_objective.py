@@ -241,6 +241,22 @@ def test_the_estimated_best_pools_noisy_and_repeated_evaluations():
     assert "x" in two.for_objective("err").estimated_best()["params"]
 
 
+def test_the_estimated_best_pools_neighbours_of_single_noisy_evaluations():
+    rng = np.random.default_rng(1)
+    opt = Optimizer({"x": Real(0.0, 1.0)}, random_state=0)
+    for x in rng.random(80):  # every configuration evaluated once, with noise
+        opt.tell({"x": float(x)}, float((x - 0.5) ** 2 + rng.normal(0, 0.02)))
+    opt.tell({"x": 0.95}, -0.2)  # a lucky draw far from the optimum, alone
+    res = opt.result()
+    assert res.best_trial.params == {"x": 0.95}
+    # leaves of single trials repeat each trial's value: the lucky draw is predicted best
+    assert res.estimated_best(min_samples_split=2)["params"] == {"x": 0.95}
+    pooled = res.estimated_best()  # nodes of fewer than 5 trials are not split
+    assert abs(pooled["params"]["x"] - 0.5) <= 0.15 and pooled["n_evaluations"] == 1
+    with pytest.raises(ValueError, match="min_samples_split"):
+        res.estimated_best(min_samples_split=1)
+
+
 def test_a_pickled_optimizer_goes_on_as_the_original():
     import pickle
 
