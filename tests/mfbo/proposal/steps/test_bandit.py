@@ -61,13 +61,13 @@ def test_the_nested_choice_is_the_conditional_parent_active_under_the_arm():
     from benchmarks.problems.conditional import JENATTON_SPACE, DeepTree, cash_space
 
     tree = DeepTree().space
-    at = tree._index
+    at = {n: d for d, n in enumerate(tree.names)}
     assert [tree.names[nested_dimension(tree, [(at["b"], a)])] for a in (0, 1)] == ["b0", "b1"]
     below = [nested_dimension(tree, [(at["b"], 1), (at["b1"], a)]) for a in (0, 1)]
     assert [tree.names[d] for d in below] == ["b10", "b11"]
     assert nested_dimension(tree, [(at["b"], 1), (at["b1"], 0), (at["b10"], 1)]) is None
     cash = cash_space("classification")
-    model = cash._index["model"]
+    model = cash.names.index("model")
     nested = {cash.dimensions["model"].choices[a]: nested_dimension(cash, [(model, a)])
               for a in range(6)}
     # svm's kernel has conditions of its own; knn's weights and rf's bootstrap have none,
@@ -86,7 +86,7 @@ def test_the_path_is_max_ucb_at_each_level_on_the_observations_above_it():
     rng = np.random.default_rng(3)
     X = space.canonical(space.sample(40, rng))
     y = np.array([tree(p) for p in space.from_unit(X)])
-    at = space._index
+    at = {n: d for d, n in enumerate(space.names)}
     for alpha, inner in ((0.5, None), (2.0, None), (0.5, 4.0)):
         path = branch_path(space, X, y, alpha, nested_alpha=inner)
         rows = np.ones(len(y), dtype=bool)
