@@ -42,9 +42,9 @@ __all__ = [
 MOVES = ("search", "random", "parzen")
 
 
-def _ancestors(space) -> list[set[int]]:
-    """For each column, the columns of the parameters its activity depends on, directly or
-    through a conditional parent."""
+def _condition_counts(space) -> np.ndarray:
+    """For each column, how many parameters' activity depends on it, directly or through a
+    conditional parent."""
     index = {n: d for d, n in enumerate(space.names)}
     dims = list(space.dimensions.values())
 
@@ -58,23 +58,28 @@ def _ancestors(space) -> list[set[int]]:
             out |= {p} | roots(p, (*seen, d))
         return out
 
-    return [roots(d) for d in range(len(dims))]
+    counts = np.zeros(len(dims), dtype=int)
+    for d in range(len(dims)):
+        for p in roots(d):
+            counts[p] += 1
+    return counts
 
 
-def branch_dimension(space) -> int | None:
+def branch_dimension(space, counts: np.ndarray | None = None) -> int | None:
     """The column of the unconditional categorical parameter on which the most conditions
-    depend, directly or through a conditional parent (the first of equals), or None."""
+    depend, directly or through a conditional parent (the first of equals), or None
+    (``counts``: the space's :func:`_condition_counts`, where the caller has them)."""
     dims = list(space.dimensions.values())
-    return _most_depended_on(space, _ancestors(space), lambda d: dims[d].when is None)
+    counts = _condition_counts(space) if counts is None else counts
+    return _most_depended_on(space, counts, lambda d: dims[d].when is None)
 
 
-def nested_dimension(space, path) -> int | None:
+def nested_dimension(space, path, counts: np.ndarray | None = None) -> int | None:
     """The column of the conditional categorical parameter, active once the choices ``path``
     (``(column, value index)`` pairs) are made and conditioned on those columns only, on which
     the most conditions depend (the first of equals), or None: the choice nested under the
-    last of ``path``."""
+    last of ``path`` (``counts`` as :func:`branch_dimension`'s)."""
     fixed = {d for d, _ in path}
-    ancestors = _ancestors(space)
     row = np.full((1, len(space.names)), 0.5)
     for d, arm in path:
         row[0, d] = (arm + 0.5) / abs(int(space.levels[d]))
@@ -88,15 +93,12 @@ def nested_dimension(space, path) -> int | None:
         return (when is not None and d not in fixed and bool(active[d])
                 and {index[n] for n in when.parents()} <= fixed)
 
-    return _most_depended_on(space, ancestors, eligible)
+    counts = _condition_counts(space) if counts is None else counts
+    return _most_depended_on(space, counts, eligible)
 
 
-def _most_depended_on(space, ancestors, eligible) -> int | None:
-    counts = np.zeros(len(ancestors), dtype=int)
-    for above in ancestors:
-        for p in above:
-            counts[p] += 1
-    top = [d for d in range(len(ancestors)) if space.levels[d] < 0 and counts[d] > 0
+def _most_depended_on(space, counts: np.ndarray, eligible) -> int | None:
+    top = [d for d in range(len(counts)) if space.levels[d] < 0 and counts[d] > 0
            and eligible(d)]
     return max(top, key=lambda d: (counts[d], -d)) if top else None
 
@@ -125,9 +127,10 @@ def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
     or no such observation.  ``(column, value index)`` pairs, outermost first; empty where
     the space has no branching parameter.  ``nested_alpha``: the exploration weight at the
     nested choices (``alpha`` where None)."""
+    counts = _condition_counts(space)  # (the same at every level)
     path: list[tuple[int, int]] = []
     rows = np.arange(len(y))
-    d = branch_dimension(space)
+    d = branch_dimension(space, counts)
     while d is not None and rows.size:
         k = abs(int(space.levels[d]))
         arms = level_index(X[rows, d], k).astype(np.int64)
@@ -135,7 +138,7 @@ def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
         arm = int(np.argmax(max_ucb(arms, y[rows], k, a)))
         path.append((d, arm))
         rows = rows[arms == arm]
-        d = nested_dimension(space, path) if nested else None
+        d = nested_dimension(space, path, counts) if nested else None
     return path
 
 
@@ -215,7 +218,7 @@ class BranchBandit(Step):
         space, study = ctx.space, ctx.study
         if ctx.candidates is not None or study.obs.n == 0:
             return None
-        if ctx.number < ctx.proposer.n_initial or branch_dimension(space) is None:
+        if ctx.number < ctx.proposer.n_initial:
             return None
         if self.patience and failures_in_a_row(study.obs.y, ctx.proposer.n_initial,
                                                self.tol) < self.patience:
@@ -224,6 +227,7 @@ class BranchBandit(Step):
         path = branch_path(space, X, y, self.alpha, self.nested, self.nested_alpha)
         incumbent = X[int(np.argmin(y))]
         levels = space.levels
+        # (an empty path, a space without a branching parameter, passes too)
         if all(int(level_index(incumbent[d], abs(int(levels[d])))) == arm for d, arm in path):
             return None
         return path
