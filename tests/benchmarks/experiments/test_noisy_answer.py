@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from benchmarks.experiments import noisy_answer
 from benchmarks.experiments.noisy_answer import CASES, _problem, run_case
 
 
-def test_without_noise_the_observed_best_is_the_best_true_value_found(monkeypatch):
+@pytest.fixture
+def runs(monkeypatch):
+    """The results of the ``mfbo.minimize`` calls the test makes, in order."""
     import mfbo
 
-    runs = []
+    kept = []
     real = mfbo.minimize
 
     def keep(*args, **kwargs):
-        runs.append(real(*args, **kwargs))
-        return runs[-1]
+        kept.append(real(*args, **kwargs))
+        return kept[-1]
 
     monkeypatch.setattr(mfbo, "minimize", keep)
+    return kept
+
+
+def test_without_noise_the_observed_best_is_the_best_true_value_found(runs):
     observed, estimated = run_case("hartmann3", 0.0, 14, seed=2)
     _, f = _problem("hartmann3")
     true = [f(t.params) for t in runs[0].trials]
@@ -26,21 +33,10 @@ def test_without_noise_the_observed_best_is_the_best_true_value_found(monkeypatc
     assert estimated in true
 
 
-def test_noise_moves_the_values_told_and_the_scores_are_noise_free(monkeypatch):
-    import mfbo
-
-    told = []
-    real = mfbo.minimize
-
-    def keep(f, space, **kwargs):
-        res = real(f, space, **kwargs)
-        told.append(res)
-        return res
-
-    monkeypatch.setattr(mfbo, "minimize", keep)
+def test_noise_moves_the_values_told_and_the_scores_are_noise_free(runs):
     observed, estimated = run_case("rosenbrock3", 5.0, 12, seed=0)
     _, f = _problem("rosenbrock3")
-    res = told[0]
+    res = runs[0]
     noise = np.array([t.value - f(t.params) for t in res.trials])
     assert np.std(noise) > 1.0
     assert observed == f(res.best_params)
