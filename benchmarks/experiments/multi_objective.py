@@ -1,16 +1,17 @@
-"""mfbo against Optuna's NSGA-II and TPE and random search on problems of several objectives
-and with black-box constraints (:mod:`benchmarks.problems.multi_objective`).
+"""mfbo against Optuna's NSGA-II, TPE and GPSampler, SMAC3's ParEGO and random search on
+problems of several objectives and with black-box constraints
+(:mod:`benchmarks.problems.multi_objective`).
 
-Every method runs every problem of a split for ``--seeds`` seeds up to the largest budget; the
-score at each budget is that of the run's first ``budget`` evaluations (a crashed evaluation
-counts, and is infeasible): the hypervolume the
-feasible values dominate below the problem's reference point (several objectives; higher is
-better), or the best feasible value (one objective with constraints; lower is better, none
-feasible ranks last).  Each (problem, budget, seed) ranks the methods (ties share the mean
-rank); the report gives each method's mean rank, its mean score, its worst run, the share of
-feasible evaluations, and Wilcoxon's signed-rank test of mfbo against each other method over
-the paired runs (scores scaled by each problem's spread of scores, so that problems weigh
-alike).
+Every method runs every problem of a split it takes (``smac-parego`` skips those with one
+objective or with constraints, :data:`RUNS_ONLY`) for ``--seeds`` seeds, seed by seed, up to
+the largest budget; the score at each budget is that of the run's first ``budget`` evaluations
+(a crashed evaluation counts, and is infeasible): the hypervolume the feasible values dominate
+below the problem's reference point (several objectives; higher is better), or the best
+feasible value (one objective with constraints; lower is better, none feasible ranks last).
+Each (problem, budget, seed) ranks the methods (ties share the mean rank); the report gives
+each method's mean rank, its mean score, its worst run, the share of feasible evaluations, and
+Wilcoxon's signed-rank test of mfbo against each other method over the paired runs (scores
+scaled by each problem's spread of scores, so that problems weigh alike).
 
 Methods, each with its recommended settings: ``mfbo`` (``pareto_method="auto"``),
 ``mfbo-parego``, ``mfbo-hvi``, ``mfbo-flat-constraints`` (an ablation: constraint forests
@@ -45,8 +46,11 @@ commands still run; the former search is commit a4d3fd5's ``mfbo``), ``mfbo-infe
 fed: ``on_failure``; ``mfbo``'s is ``"auto"``), ``random`` (mfbo's random search),
 ``optuna-nsga2``
 (``NSGAIISampler(seed, constraints_func)``), ``optuna-tpe`` (``TPESampler(seed,
-constraints_func)``, Optuna 5's multivariate default).  Optuna's ``GPSampler`` needs PyTorch,
-which is not installed here.
+constraints_func)``, Optuna 5's multivariate default), ``optuna-gp`` (``GPSampler(seed,
+constraints_func)``: log expected hypervolume improvement for several objectives, log
+constrained expected improvement for one; it needs PyTorch, ``pip install torch==2.13.0``, and
+fails naming it without), ``smac-parego`` (SMAC3's ParEGO, several objectives without
+constraints only).
 
 Run::
 
@@ -99,6 +103,15 @@ def _mfbo(problem: OutcomeProblem, budget: int, seed: int, **options) -> list[di
 
 
 def _optuna(problem: OutcomeProblem, budget: int, seed: int, kind: str) -> list[dict]:
+    """Optuna's sampler ``kind`` (``"nsga2"``, ``"tpe"`` or ``"gp"``) with its defaults, seeded,
+    given the constraints by ``constraints_func``."""
+    if kind == "gp":
+        try:
+            import torch  # noqa: F401
+        except ImportError as e:
+            raise ModuleNotFoundError(
+                "optuna-gp (Optuna's GPSampler) needs PyTorch, which is not installed: "
+                "pip install torch==2.13.0 (a CPU build)", name="torch") from e
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)  # (a crash is logged as a warning)
@@ -107,11 +120,12 @@ def _optuna(problem: OutcomeProblem, budget: int, seed: int, kind: str) -> list[
     def constraints(trial):
         return trial.user_attrs["constraints"]
     cf = constraints if problem.constraints else None
+    samplers = {"nsga2": optuna.samplers.NSGAIISampler, "tpe": optuna.samplers.TPESampler,
+                "gp": optuna.samplers.GPSampler}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # constraints_func is flagged experimental
-        sampler = (optuna.samplers.NSGAIISampler(seed=seed, constraints_func=cf)
-                   if kind == "nsga2" else
-                   optuna.samplers.TPESampler(seed=seed, constraints_func=cf))
+        # constraints_func is flagged experimental, and deprecated in GPSampler
+        warnings.simplefilter("ignore")
+        sampler = samplers[kind](seed=seed, constraints_func=cf)
     study = optuna.create_study(directions=["minimize"] * problem.k, sampler=sampler)
 
     dims = _space(problem).dimensions
@@ -143,7 +157,7 @@ def _smac_parego(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     from smac import HyperparameterOptimizationFacade, Scenario
     from smac.multi_objective.parego import ParEGO
 
-    if problem.constraints or problem.k == 1:
+    if not _several_unconstrained(problem):
         raise ValueError(f"smac-parego runs problems of several objectives without "
                          f"constraints; {problem.name!r} is not one.")
     cs = configspace_of(_space(problem), seed)
@@ -163,6 +177,12 @@ def _smac_parego(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
             multi_objective_algorithm=ParEGO(scenario, seed=seed))
         smac.optimize()
     return outcomes
+
+
+def _several_unconstrained(problem: OutcomeProblem) -> bool:
+    """Whether a problem has several objectives and no constraints (the only ones SMAC3's
+    ParEGO runs)."""
+    return problem.k > 1 and not problem.constraints
 
 
 def _flat_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
@@ -274,8 +294,14 @@ METHODS = {
     "random": lambda p, b, s: _mfbo(p, b, s, surrogate="random"),
     "optuna-nsga2": lambda p, b, s: _optuna(p, b, s, "nsga2"),
     "optuna-tpe": lambda p, b, s: _optuna(p, b, s, "tpe"),
+    "optuna-gp": lambda p, b, s: _optuna(p, b, s, "gp"),
     "smac-parego": _smac_parego,
 }
+
+
+#: the problems a method runs, where it does not run them all (a run of the split skips the
+#: others)
+RUNS_ONLY = {"smac-parego": _several_unconstrained}
 
 
 def run_method(method: str, problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
@@ -331,7 +357,7 @@ def summarise(records: list[dict], methods: list[str], reference: str = "mfbo") 
             for problem in problems:
                 s = [r["score"] for r in rows if r["method"] == m and r["problem"] == problem]
                 higher = OUTCOME_PROBLEMS[problem].k > 1
-                worst = min(s) if higher else max(s)
+                worst = (min(s) if higher else max(s)) if s else None
                 cells.append(f"{np.mean(s):.4g} (worst {worst:.4g})" if s else "")
             share = np.mean([r["feasible"] for r in rows if r["method"] == m])
             lines.append(f"| {m} | {np.mean(ranks[m]):.2f} | " + " | ".join(cells)
@@ -429,10 +455,13 @@ def main(argv=None) -> int:
     records = []
     budget = max(args.budgets)
     with raw.open("a") as fh:
-        for name in problems:
-            problem = OUTCOME_PROBLEMS[name]
-            for seed in range(args.seeds):
+        # seed by seed, so that a run stopped early has whole seeds of every problem
+        for seed in range(args.seeds):
+            for name in problems:
+                problem = OUTCOME_PROBLEMS[name]
                 for m in methods:
+                    if not RUNS_ONLY.get(m, lambda p: True)(problem):
+                        continue
                     start = time.process_time()
                     outcomes = run_method(m, problem, budget, seed)
                     cpu = time.process_time() - start

@@ -102,3 +102,37 @@ def test_a_crash_counts_as_an_infeasible_evaluation():
         assert len(outcomes) == 12 and any(o.get("failed") for o in outcomes)
         best = min(o["f"] for o in outcomes if not o.get("failed"))
         assert score(problem, outcomes) == best
+
+
+def test_a_method_skips_the_problems_it_does_not_run(tmp_path, monkeypatch):
+    import json
+
+    from benchmarks.experiments import multi_objective
+
+    monkeypatch.setitem(multi_objective.RUNS_ONLY, "random", lambda p: p.k > 1)
+    assert main(["--problem", "linear-constraint", "--problem", "zdt1", "--seeds", "1",
+                 "--budgets", "8", "--method", "mfbo", "--method", "random",
+                 "--out", str(tmp_path)]) == 0
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert sorted((r["method"], r["problem"]) for r in runs) == [
+        ("mfbo", "linear-constraint"), ("mfbo", "zdt1"), ("random", "zdt1")]
+    assert "| random | " in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize("problem, outcomes", [("gramacy-toy", {"f", "c1", "c2"}),
+                                               ("zdt1", {"f1", "f2"})])
+def test_optuna_gp_runs_several_objectives_and_constraints(problem, outcomes):
+    pytest.importorskip("torch", reason="PyTorch is not installed (Optuna's GPSampler needs "
+                                        "it: pip install torch==2.13.0)")
+    # past the GPSampler's 10 random startup trials
+    runs = run_method("optuna-gp", OUTCOME_PROBLEMS[problem], 12, 0)
+    assert len(runs) == 12 and all(set(o) == outcomes for o in runs)
+    assert math.isfinite(score(OUTCOME_PROBLEMS[problem], runs))
+
+
+def test_optuna_gp_without_pytorch_names_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises
+    with pytest.raises(ModuleNotFoundError, match="needs PyTorch.*torch==2.13.0"):
+        run_method("optuna-gp", OUTCOME_PROBLEMS["zdt1"], 12, 0)
