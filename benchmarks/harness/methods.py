@@ -352,6 +352,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"nested_alpha={a}))",
              _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=True, nested_alpha=a)))
       for a in (1.0, 2.0)),
+    *(Method(f"mondrian-bandit-flat{atag}{ptag}", f"mfbo: online Mondrian forest, UCB kappa=1, "
+             f"in a space without conditions each categorical parameter's value chosen by "
+             f"MaxUCB (alpha {alpha}, patience {patience}) when some differs from the "
+             f"incumbent's (BranchBandit(flat=True, alpha={alpha}, patience={patience}))",
+             _mondrian_with(_DEFAULT.with_settings(BranchBandit, flat=True, alpha=alpha,
+                                                   patience=patience)))
+      for alpha, atag in ((0.5, ""), (1.0, "-a1"))
+      for patience, ptag in ((6, ""), (3, "-p3"))),
     *(Method(f"mondrian-stall{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
              f"evaluations in a row that did not improve the best loss by 0.1 %, the "
              f"acquisition's best point away from the incumbent (StallEscape(window={w}))",

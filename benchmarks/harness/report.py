@@ -229,8 +229,10 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
     problems, where random search is within noise of the best: ``fragile`` lists those),
     ``worse_than_random`` and ``runs_vs_random`` (its runs whose final best is worse than the
     median of random search's on the same problem, a measure of collapse that needs no scale,
-    and of how many runs on problems where random search was run) and ``ms_per_eval``, the
-    median of :func:`ms_per_eval` over its runs on those problems."""
+    and of how many runs on problems where random search was run), ``collapsed_as_best``,
+    ``worse_than_random_as_best`` and ``runs_as_best`` (the same counts over its runs on the
+    problems where its mean is the best of all: see :func:`collapse_floor`) and
+    ``ms_per_eval``, the median of :func:`ms_per_eval` over its runs on those problems."""
     from scipy.stats import rankdata
 
     out: dict[str, dict] = {}
@@ -252,11 +254,19 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
             row = out.setdefault(label, {"problems": 0, "ranks": [], "regrets": [],
                                          "worst_run": None, "ms": [], "run_regrets": [],
                                          "robust_regrets": [], "fragile": [],
-                                         "worse_than_random": 0, "runs_vs_random": 0})
+                                         "worse_than_random": 0, "runs_vs_random": 0,
+                                         "collapsed_as_best": 0,
+                                         "worse_than_random_as_best": 0, "runs_as_best": 0})
+            bests = [r["best"] for r in methods[label] if r["best"] is not None]
+            winner = means[label] == best and rand is not None and rand > best
             if rand_median is not None:
-                bests = [r["best"] for r in methods[label] if r["best"] is not None]
                 row["runs_vs_random"] += len(bests)
                 row["worse_than_random"] += sum(b > rand_median for b in bests)
+            if winner:
+                row["runs_as_best"] += len(bests)
+                row["worse_than_random_as_best"] += sum(b > rand_median for b in bests)
+                row["collapsed_as_best"] += sum((b - best) / (rand - best) >= COLLAPSE
+                                                for b in bests)
             row["problems"] += 1
             row["ms"] += [ms_per_eval(r) for r in methods[label]]
             row["ranks"].append(float(rank))
@@ -284,6 +294,18 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
         row["collapsed_robust"] = sum(g >= COLLAPSE for g in robust)
         row["worst_decile"] = float(np.quantile(runs, 0.9)) if runs else None
     return out
+
+
+def collapse_floor(rows: dict[str, dict]) -> tuple[int, int, int]:
+    """``(collapsed, worse than random search's median, runs)``: over the problems of
+    :func:`suite_summary`'s ``rows`` where random search was run and did not tie the best,
+    the runs of the method whose mean is the best on each (every method of equal best
+    mean).  A run collapses when it ends nearer random search's mean than the best mean, so
+    where random search is within a few standard deviations of the best, the best method's
+    own runs collapse too: what a method would count if it were, on every problem, as good
+    as that problem's best."""
+    return tuple(sum(r[k] for r in rows.values()) for k in (
+        "collapsed_as_best", "worse_than_random_as_best", "runs_as_best"))
 
 
 def _share(k: int, n: int) -> str:
@@ -406,6 +428,12 @@ def _summary_lines(groups: dict[tuple, dict[str, list[dict]]],
         lines += [f"Fragile problems (random search's mean within one standard deviation of "
                   f"its runs of the best mean; their normalised regrets are mostly noise): "
                   f"{', '.join(fragile) if fragile else 'none'}.", ""]
+        collapsed, worse, runs = collapse_floor(rows)
+        if runs:
+            lines += [f"The floor of these counts: the runs of each problem's best method (by "
+                      f"mean), as if one method were as good as the best on every problem: "
+                      f"{_share(collapsed, runs)} collapsed, {_share(worse, runs)} worse than "
+                      f"random search's median run.", ""]
         lines += _paired_lines(sub, suite, split, reference)
     return lines
 

@@ -12,13 +12,19 @@ scaled to rewards in [0.01, 0.99], arm ``k``'s index is its best reward plus
 for the short-tailed rewards of tuning.  A :class:`BranchBandit` computes that index before
 every proposal after the initial design; when its largest is not the incumbent's arm it
 proposes a point of that arm, otherwise it passes to the next step (the forest's own
-proposal).  It passes in a space whose categorical parameters are no condition's parents.
+proposal).  It passes in a space whose categorical parameters are no condition's parents
+(unless ``flat``, below).
 
 Choices can nest: a kernel under the model family "svm", a leaf under a subtree.  With
 ``nested`` the bandit goes on down the tree of choices, MaxUCB at each choice among the
 observations that made every choice above it (:func:`branch_path`), and proposes when any of
 those choices differs from the incumbent's, so that a run refining one leaf of a deep tree
 looks at its siblings as well as at the other subtrees.
+
+A space without conditions has no branching parameter, but its categorical parameters (a loss,
+a penalty, a learning-rate schedule) trap a run the same way: with ``flat`` the bandit's arms
+are the values of each categorical parameter, one MaxUCB per parameter from all observations
+(:func:`flat_path`).
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ from .branch import first_allowed_new, random_draws
 from .stall import failures_in_a_row
 
 __all__ = [
-    "BranchBandit", "branch_dimension", "branch_path", "max_ucb", "nested_dimension"]
+    "BranchBandit", "branch_dimension", "branch_path", "flat_path", "max_ucb",
+    "nested_dimension"]
 
 #: how a :class:`BranchBandit` chooses its point in the arm it pulls
 MOVES = ("search", "random", "parzen")
@@ -142,6 +149,20 @@ def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
     return path
 
 
+def flat_path(space, X: np.ndarray, y: np.ndarray, alpha: float) -> list[tuple[int, int]]:
+    """MaxUCB's choice among the values of each unconditional categorical parameter, from all
+    observations (unit rows ``X``, losses ``y``): ``(column, value index)`` pairs in column
+    order; empty where the space has no such parameter or no observation."""
+    dims = list(space.dimensions.values())
+    path = []
+    for d in range(len(dims)):
+        k = abs(int(space.levels[d]))
+        if space.levels[d] < 0 and k > 1 and dims[d].when is None and len(y):
+            arms = level_index(X[:, d], k).astype(np.int64)
+            path.append((d, int(np.argmax(max_ucb(arms, y, k, alpha)))))
+    return path
+
+
 def _positive(x) -> bool:
     return not isinstance(x, bool) and isinstance(x, (int, float)) and 0 < x < float("inf")
 
@@ -152,7 +173,8 @@ class BranchBandit(Step):
     the space's branching parameter (:func:`branch_dimension`) from the observations; a point
     of that arm when it is not the best observation's, else pass.  A failed evaluation counts
     with the loss the study holds for it (:class:`~mfbo.study.Study`'s ``on_failure``).
-    Passes in a space without a branching parameter and in a finite candidate set.
+    Passes in a space without a branching parameter (unless ``flat``) and in a finite
+    candidate set.
 
     Parameters
     ----------
@@ -180,6 +202,10 @@ class BranchBandit(Step):
         path differs from the best observation's, with all of them made.
     nested_alpha : float, optional
         MaxUCB's exploration weight at the nested choices (``alpha`` where None).
+    flat : bool, default=False
+        Whether, in a space without a branching parameter, each unconditional categorical
+        parameter is a bandit of its own (:func:`flat_path`); the step then proposes when some
+        parameter's choice differs from the best observation's value, with all of them made.
     """
 
     origin: ClassVar[str] = "bandit"
@@ -191,6 +217,7 @@ class BranchBandit(Step):
     tol: float = 1e-3
     nested: bool = False
     nested_alpha: float | None = None
+    flat: bool = False
 
     def __post_init__(self):
         if not _positive(self.alpha):
@@ -208,9 +235,10 @@ class BranchBandit(Step):
         if self.nested_alpha is not None and not _positive(self.nested_alpha):
             raise ValueError(f"BranchBandit(nested_alpha=...) must be None or a positive "
                              f"number, got {self.nested_alpha!r}.")
-        if not isinstance(self.nested, bool):
-            raise ValueError(f"BranchBandit(nested=...) must be True or False, got "
-                             f"{self.nested!r}.")
+        for name in ("nested", "flat"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"BranchBandit({name}=...) must be True or False, got "
+                                 f"{getattr(self, name)!r}.")
 
     def choice(self, ctx: Context) -> list[tuple[int, int]] | None:
         """The bandit's choices (:func:`branch_path`) when some differs from the best
@@ -225,6 +253,8 @@ class BranchBandit(Step):
             return None
         X, y = study.obs.X, study.obs.y
         path = branch_path(space, X, y, self.alpha, self.nested, self.nested_alpha)
+        if not path and self.flat:
+            path = flat_path(space, X, y, self.alpha)
         incumbent = X[int(np.argmin(y))]
         levels = space.levels
         # (an empty path, a space without a branching parameter, passes too)

@@ -124,8 +124,15 @@ def test_the_summary_counts_collapsed_runs_and_names_the_fragile_problems():
     # random's median run: 0.45 on a, 1.2 on b; only random's 0.5 and 1.4 are worse
     assert (m["worse_than_random"], m["runs_vs_random"]) == (0, 4)
     assert (r["worse_than_random"], r["runs_vs_random"]) == (2, 4)
+    # mondrian has the best mean on both: its runs are the floor (1 of 2 collapsed on each)
+    assert (m["collapsed_as_best"], m["worse_than_random_as_best"], m["runs_as_best"]) == \
+        (2, 0, 4)
+    assert (r["collapsed_as_best"], r["runs_as_best"]) == (0, 0)
+    assert report.collapse_floor(rows) == (2, 0, 4)
     md = report.to_markdown(recs)
     assert "collapsed runs (regret >= 0.5)" in md and "| 2 of 4 (50 %) | 1 of 2 (50 %) |" in md
+    assert "as good as the best on every problem: 2 of 4 (50 %) collapsed, 0 of 4 (0 %) " \
+           "worse than random search's median run." in md
     assert "runs worse than random search's median run" in md
     assert f"Fragile problems (random search's mean within one standard deviation of its " \
            f"runs of the best mean; their normalised regrets are mostly noise): {b} (2 evals)." \

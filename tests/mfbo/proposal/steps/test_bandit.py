@@ -10,7 +10,8 @@ import pytest
 
 from mfbo import Categorical, Integer, Optimizer, Real, Space
 from mfbo.proposal import AcquisitionSearch, BranchBandit, get_recipe
-from mfbo.proposal.steps.bandit import branch_dimension, branch_path, max_ucb, nested_dimension
+from mfbo.proposal.steps.bandit import branch_dimension, branch_path, flat_path, max_ucb, \
+    nested_dimension
 from tests.support import SPACE, check_reopen_repeats, quad, run_trials
 
 TREE = {"kind": Categorical(["a", "b", "c"]), "x": Real(0.0, 1.0),
@@ -237,6 +238,7 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                         (dict(patience=1.5), "patience"),
                                         (dict(tol=1.0), "tol"), (dict(tol=-0.1), "tol"),
                                         (dict(nested=1), "nested"),
+                                        (dict(flat="yes"), "flat"),
                                         (dict(nested_alpha=0.0), "nested_alpha"),
                                         (dict(nested_alpha="1"), "nested_alpha")])
 def test_a_bad_setting_is_refused(bad, match):
@@ -251,3 +253,76 @@ def test_the_default_recipe_holds_it_after_the_plateau_escape():
     at = next(i for i, s in enumerate(steps) if isinstance(s, BranchBandit))
     assert isinstance(steps[at - 1], PlateauEscape)
     assert steps[at] == BranchBandit() == BranchBandit(alpha=0.5, move="parzen", patience=6)
+
+
+#: a space without conditions whose categorical values trap a run: "sq" starts well, "hu"
+#: holds the optimum (0.0) at x = 0.8, far from "sq"'s best x
+FLAT = {"loss": Categorical(["sq", "hu", "ep"]), "rate": Categorical(["c", "a"]),
+        "x": Real(0.0, 1.0), "n": Integer(1, 5)}
+
+
+def flat_loss(loss, rate, x, n):
+    centre = {"sq": 0.2, "hu": 0.8, "ep": 0.5}[loss]
+    return {"sq": 0.1, "hu": 0.0, "ep": 1.0}[loss] + 0.05 * (rate == "a") + (x - centre) ** 2
+
+
+#: a design that saw "hu" only far from its good x
+FLAT_DESIGN = [{"loss": "sq", "rate": "c", "x": 0.25, "n": 1},
+               {"loss": "hu", "rate": "a", "x": 0.05, "n": 3},
+               {"loss": "ep", "rate": "c", "x": 0.9, "n": 5},
+               {"loss": "hu", "rate": "c", "x": 0.1, "n": 2}]
+
+
+def test_the_flat_path_is_max_ucb_per_unconditional_categorical_parameter():
+    space = Space(FLAT)
+    rng = np.random.default_rng(5)
+    X = space.canonical(space.sample(30, rng))
+    y = np.array([flat_loss(**p) for p in space.from_unit(X)])
+    for alpha in (0.5, 2.0):
+        expected = []
+        for d, k in ((0, 3), (1, 2)):  # "x" and "n" are no arms
+            arms = np.minimum((X[:, d] * k).astype(int), k - 1)
+            expected.append((d, int(np.argmax(max_ucb(arms, y, k, alpha)))))
+        assert flat_path(space, X, y, alpha) == expected
+    assert flat_path(space, X[:0], y[:0], 0.5) == []
+    assert flat_path(Space(SPACE), X[:, 2:4], y, 0.5) == []  # no categorical parameter
+    # a conditional categorical is no arm: only the unconditional "kind" of the tree
+    tree = Space(TREE)
+    T = tree.canonical(tree.sample(10, rng))
+    assert [d for d, _ in flat_path(tree, T, np.arange(10.0), 0.5)] == [0]
+
+
+def test_a_flat_pull_makes_every_parameters_choice_and_differs_from_the_incumbent():
+    opt = run(recipe(move="parzen", flat=True), 20, design=FLAT_DESIGN, space=FLAT,
+              f=flat_loss)
+    space = Space(FLAT)
+    pulls = 0
+    for i, t in enumerate(opt.trials[4:], start=4):
+        done = opt.trials[:i]
+        X = np.vstack([space.to_unit(s.params) for s in done])
+        y = np.array([s.value for s in done])
+        path = flat_path(space, X, y, 0.5)
+        incumbent = X[int(np.argmin(y))]
+        same = all(min(int(incumbent[d] * k), k - 1) == arm
+                   for (d, arm), k in zip(path, (3, 2)))
+        assert (t.origin == "bandit") == (not same)
+        if t.origin == "bandit":
+            pulls += 1
+            u = space.to_unit(t.params)[0]
+            assert [min(int(u[d] * k), k - 1) for d, k in ((0, 3), (1, 2))] == \
+                [arm for _, arm in path]
+    assert pulls > 0
+    # without flat the bandit passes in this space
+    plain = run(recipe(move="parzen"), 20, design=FLAT_DESIGN, space=FLAT, f=flat_loss)
+    assert "bandit" not in {t.origin for t in plain.trials}
+
+
+def test_flat_changes_nothing_where_the_space_branches():
+    a = run(recipe(move="parzen"), 16, design=DESIGN)
+    b = run(recipe(move="parzen", flat=True), 16, design=DESIGN)
+    assert [t.params for t in a.trials] == [t.params for t in b.trials]
+
+
+def test_flat_proposals_repeat_after_a_reopen(tmp_path):
+    check_reopen_repeats(FLAT, recipe(move="parzen", flat=True), flat_loss, 12, 3,
+                         str(tmp_path / "s.db"), "bandit")
