@@ -35,12 +35,15 @@ from .local_models import (FULL_QUADRATIC_MAX_DIMS, isotropic_step, linear_step,
                            ordinal_as_continuous, quadratic_features, quadratic_step, ridge_solve,
                            trust_box)
 
-__all__ = ["scalarised_losses", "front_local_step", "dominating_step"]
+__all__ = ["CENTRES", "scalarised_losses", "front_gaps", "draw_centre", "front_local_step",
+           "dominating_step"]
 
 #: random points of the trust box, and of each of the shrinking boxes after it, at which
 #: :func:`dominating_step` compares the objectives' local quadratics
 _N_DRAWS = 1024
 _N_SHRINK = 4
+#: how the dominating step draws its front point (:func:`dominating_step`)
+CENTRES = ("uniform", "gaps")
 
 
 def scalarised_losses(L: np.ndarray, weights) -> np.ndarray:
@@ -88,12 +91,37 @@ def front_local_step(ctx: Context, k: int, integers: bool = False) -> Point | No
     return (u, None) if ctx.is_new(u) else None
 
 
-def dominating_step(ctx: Context, k: int) -> Point | None:
+def front_gaps(L: np.ndarray) -> np.ndarray:
+    """Each row's distance to its nearest other row of ``L`` (losses, each column scaled to
+    its range; 0 for a repeated row, and for a single row 1)."""
+    if len(L) == 1:
+        return np.ones(1)
+    span = np.ptp(L, axis=0)
+    Z = L / np.where(span > 0, span, 1.0)
+    D = np.sqrt(((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=-1))
+    np.fill_diagonal(D, np.inf)
+    return D.min(axis=1)
+
+
+def draw_centre(rng: np.random.Generator, front: np.ndarray, how: str = "uniform") -> int:
+    """The row of the front's losses ``front`` a dominating step centres on: drawn uniformly,
+    or with ``how="gaps"`` with a probability proportional to its :func:`front_gaps`
+    (uniformly where every gap is 0)."""
+    n = len(front)
+    if how == "gaps":
+        weights = front_gaps(front)
+        if weights.sum() > 0:
+            return int(rng.choice(n, p=weights / weights.sum()))
+    return int(rng.choice(n))
+
+
+def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | None:
     """The point that local quadratics of the ``k`` objectives predict dominates a random
     front point by most, or ``None``.
 
-    The centre is a feasible observation on the front of the feasible ones, drawn uniformly
-    (from the proposal's stream ``"dominating step"``).  Each objective's loss, normalised
+    The centre is a feasible observation on the front of the feasible ones, drawn (from the
+    proposal's stream ``"dominating step"``) by :func:`draw_centre` (``centre``: its
+    ``how``).  Each objective's loss, normalised
     by its observed range, gets a quadratic (all cross terms up to
     :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS` continuous coordinates, else squares
     only) fitted by least squares to the ``2 p`` feasible observations nearest the centre
@@ -121,7 +149,7 @@ def dominating_step(ctx: Context, k: int) -> Point | None:
     if front.size == 0:
         return None
     rng = ctx.stream("dominating step")
-    centre = int(rng.choice(front))
+    centre = int(front[draw_centre(rng, L[front], centre)])
     levels = ctx.space.levels
     if ctx.space.constrained:  # (same_branch keeps the centre's branch; the rows' indices)
         order = np.where(np.arange(len(X)) == centre, -1.0, np.arange(len(X), dtype=float))

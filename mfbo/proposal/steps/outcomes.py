@@ -69,7 +69,7 @@ from acquisitions.pareto import (HypervolumeImprovement, chebyshev, log_probabil
 from ..._core.arguments import check_int
 from ..models import MondrianModel
 from .base import Context, Point
-from .front_local import dominating_step, front_local_step
+from .front_local import CENTRES, dominating_step, front_local_step
 from .parzen import best_of_good_region
 from .search import AcquisitionSearch
 
@@ -248,6 +248,11 @@ class OutcomeSearch(AcquisitionSearch):
         ``local_every`` divides ``dominating_every``); ``"search"``, the first after the
         initial design and every ``dominating_every``-th after it (the search's, where
         ``local_every`` is 2).
+    dominating_centre : {"uniform", "gaps"}, default="uniform"
+        How the dominating step draws its front point: uniformly, or with a probability
+        proportional to its distance to the nearest other front point (the objectives
+        scaled to their observed ranges), so that sparse stretches of the front are
+        centred on more often.
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -263,6 +268,7 @@ class OutcomeSearch(AcquisitionSearch):
     local_integers: bool = False
     dominating_every: int = 4
     dominating_in: str = "local"
+    dominating_centre: str = "uniform"
 
     def __post_init__(self):
         super().__post_init__()
@@ -290,6 +296,9 @@ class OutcomeSearch(AcquisitionSearch):
         if self.dominating_in not in ("search", "local"):
             raise ValueError(f"OutcomeSearch(dominating_in=...) must be 'search' or 'local', "
                              f"got {self.dominating_in!r}.")
+        if self.dominating_centre not in CENTRES:
+            raise ValueError(f"OutcomeSearch(dominating_centre=...) must be one of "
+                             f"{list(CENTRES)}, got {self.dominating_centre!r}.")
 
     def propose(self, ctx: Context) -> Point | None:
         """:meth:`AcquisitionSearch.propose` with ``random_share`` of the random points and
@@ -323,7 +332,7 @@ class OutcomeSearch(AcquisitionSearch):
         every = self.dominating_every
         due = ctx.due(every) if where == "local" else \
             (ctx.number - ctx.proposer.n_initial) % every == 0
-        return dominating_step(ctx, k) if due else None
+        return dominating_step(ctx, k, self.dominating_centre) if due else None
 
     def chosen_method(self, k: int) -> str:
         if k == 1:

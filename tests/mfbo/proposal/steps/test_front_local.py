@@ -5,7 +5,8 @@ from acquisitions.pareto import chebyshev
 from mfbo import Optimizer, Real
 from mfbo.proposal.steps import OutcomeSearch
 from mfbo.proposal.steps.base import Context
-from mfbo.proposal.steps.front_local import dominating_step, front_local_step, scalarised_losses
+from mfbo.proposal.steps.front_local import dominating_step, draw_centre, front_gaps, \
+    front_local_step, scalarised_losses
 
 
 def _sphere(x, y, z):
@@ -202,9 +203,11 @@ def test_the_outcome_search_takes_the_dominating_step_where_asked(monkeypatch):
     opt = _study(n=80)
     calls = []
 
-    def spy(ctx, k):
+    def spy(ctx, k, centre):
         calls.append(ctx.number - opt.proposer.n_initial)
+        centres.append(centre)
         return None
+    centres = []
     monkeypatch.setattr(outcomes, "dominating_step", spy)
     n0 = opt.proposer.n_initial
     assert (OutcomeSearch().dominating_every, OutcomeSearch().dominating_in) == (4, "local")
@@ -218,3 +221,32 @@ def test_the_outcome_search_takes_the_dominating_step_where_asked(monkeypatch):
         OutcomeSearch(dominating_every=-1)
     with pytest.raises(ValueError, match="dominating_in"):
         OutcomeSearch(dominating_in="everywhere")
+    assert set(centres) == {"uniform"}
+    centres.clear()
+    OutcomeSearch(n_random=50, dominating_centre="gaps").propose(
+        Context(opt.proposer, opt.study, n0 + 3, np.random.default_rng(0)))
+    assert centres == ["gaps"]
+    with pytest.raises(ValueError, match="dominating_centre"):
+        OutcomeSearch(dominating_centre="crowding")
+
+
+def test_front_gaps_are_nearest_neighbour_distances_in_range_scaled_losses():
+    L = np.array([[0.0, 10.0], [1.0, 9.0], [10.0, 0.0]])  # both ranges 10
+    np.testing.assert_allclose(front_gaps(L), [np.sqrt(0.02), np.sqrt(0.02), np.sqrt(1.62)])
+    assert front_gaps(L[:1]).tolist() == [1.0]
+    np.testing.assert_array_equal(front_gaps(np.array([[1.0, 2.0], [1.0, 2.0]])), [0.0, 0.0])
+
+
+def test_the_centre_is_drawn_uniformly_or_in_proportion_to_its_gap():
+    L = np.array([[0.0, 1.0], [0.05, 0.95], [0.1, 0.9], [1.0, 0.0]])
+    a, b = np.random.default_rng(7), np.random.default_rng(7)
+    # uniformly: the draws of the dominating step before it had a choice of centre
+    assert [draw_centre(a, L) for _ in range(20)] == [int(b.choice(4)) for _ in range(20)]
+    rng = np.random.default_rng(1)
+    counts = np.bincount([draw_centre(rng, L, "gaps") for _ in range(20_000)], minlength=4)
+    gaps = front_gaps(L)
+    np.testing.assert_allclose(counts / counts.sum(), gaps / gaps.sum(), atol=0.01)
+    assert counts[3] > counts[:3].sum()  # the isolated end of the front
+    same = np.zeros((3, 2))  # every gap 0: uniformly
+    rng = np.random.default_rng(2)
+    assert set(draw_centre(rng, same, "gaps") for _ in range(50)) == {0, 1, 2}
