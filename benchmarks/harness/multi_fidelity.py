@@ -31,7 +31,15 @@ initial design of 5 and 10 per dimension) the variants screened against it;
 configurations per dimension and pruned trials fed as the worst, ``mondrian-sh-boot2`` with
 20 and no trial kept at a rung that fewer than three trials reached; ``mondrian-sh2`` and
 ``-sh4`` with reduction factor 2 and 4,
-``mondrian-sh-from3`` with the first rung at step 3, these three with mfbo's own initial design),
+``mondrian-sh-from3`` with the first rung at step 3, these three with mfbo's own initial design;
+``mondrian-sh-k10``, ``-batch``, ``-sync``, ``-lead``, ``-front`` and the others listed with
+them in :data:`METHODS`, ``mondrian-sh`` with other initial designs: smaller, trained a step in
+a batch before any configuration goes further (its first rung then judged on the whole batch's
+values, ``SuccessiveHalvingPruner(competitors="reported")``, in ``-sync`` and ``-lead``), or
+after the best of 27 configurations at step 1 is trained to full budget (``-front``)),
+``mondrian-median``, ``-median-shift`` and ``mondrian-sh-init5-shift`` (the library's default
+design with Optuna's ``MedianPruner`` or ``SuccessiveHalvingPruner`` settings, pruned trials
+fed as the worst loss so far or shifted),
 ``mondrian-model`` (mfbo with :class:`mfbo.pruners.MondrianPruner`),
 ``mondrian-bohb`` (Hyperband's brackets whose new configurations an online Mondrian forest over
 (configuration, budget) proposes, BOHB's model-based sampling:
@@ -75,12 +83,16 @@ LEVELS = (5, 10, 20)
 
 # -- the runs --------------------------------------------------------------------------------
 
-def _train(problem, params, cost: int, report, prune) -> tuple[int, float | None]:
-    """Train ``params`` step by step: ``report(step, loss)`` after each, stopping when
-    ``prune()`` says so (never at full budget).  The cost after, and the full-budget loss
-    (None if pruned)."""
+def _train(problem, params, cost: int, report, prune, start: int = 0
+           ) -> tuple[int, float | None]:
+    """Train ``params`` step by step from step ``start`` (the steps up to it trained and
+    reported already: they are judged first): ``report(step, loss)`` after each, stopping
+    when ``prune()`` says so (never at full budget).  The cost after, and the full-budget
+    loss (None if pruned)."""
     curve = problem.curve_of(params)
-    for step, loss in enumerate(curve, start=1):
+    if 0 < start < len(curve) and prune():
+        return cost, None
+    for step, loss in enumerate(curve[start:], start=start + 1):
         cost += 1
         report(step, float(loss))
         if step < len(curve) and prune():
@@ -88,13 +100,71 @@ def _train(problem, params, cost: int, report, prune) -> tuple[int, float | None
     return cost, float(curve[-1])
 
 
-def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: str = "worst"):
+def _front(opt, problem, n: int, rest: str) -> tuple[int, list, list]:
+    """Ask ``n`` configurations of the initial design at once, train each one step, and the
+    best at that step on to full budget (not judged by the pruner); the others are told pruned
+    (``rest="pruned"``) or left to go on (``"continue"``).  The cost, the events and the
+    ``(trial, values)`` left to go on, in the order asked."""
+    trials = opt.ask(min(n, opt.n_initial))
+    curves = [problem.curve_of(t.params) for t in trials]
+    lead = int(np.argmin([c[0] for c in curves]))
+    for step, loss in enumerate(curves[lead], start=1):
+        opt.report(trials[lead], step, float(loss))
+    for t, curve in zip(trials, curves):
+        if t is not trials[lead]:
+            opt.report(t, 1, float(curve[0]))
+    cost = len(curves[lead]) + len(trials) - 1
+    opt.tell(trials[lead], float(curves[lead][-1]))  # told first: it shifts the others
+    others = [(t, {1: float(c[0])}) for t, c in zip(trials, curves) if t is not trials[lead]]
+    if rest == "pruned":
+        for t, _ in others:
+            opt.tell(t, state="pruned")
+        others = []
+    return cost, [(cost, float(curves[lead][-1]))], others
+
+
+def _batch(opt, problem, n: int, steps: int, lead: int | None) -> tuple[int, list]:
+    """Ask ``n`` configurations of the initial design at once and train each ``steps`` steps.
+    The cost and the ``(trial, values)``, the ``lead`` best at that step first (None: all, best
+    first), the others in the order asked."""
+    batch = []
+    for t in opt.ask(min(n, opt.n_initial)):
+        curve = problem.curve_of(t.params)[:steps]
+        for step, loss in enumerate(curve, start=1):
+            opt.report(t, step, float(loss))
+        batch.append((t, {s: float(v) for s, v in enumerate(curve, start=1)}))
+    order = sorted(range(len(batch)), key=lambda i: batch[i][1][steps])
+    first = order if lead is None else order[:lead]
+    return sum(len(v) for _, v in batch), \
+        [batch[i] for i in first] + [b for i, b in enumerate(batch) if i not in first]
+
+
+def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: str = "worst",
+          initial_steps: int = 0, lead: int | None = None, batch_per_dim: int | None = None,
+          front: int = 0, front_rest: str = "pruned"):
     """mfbo with ``pruner(problem)`` (None: at full fidelity); with ``sampler(problem, seed)``
     (a :class:`~benchmarks.harness.multi_fidelity_bohb.ForestSampler`), each trial's
     configuration is the sampler's, enqueued, and the sampler is told every value reported;
     ``initial_per_dim``: an initial design of that many configurations per dimension (None:
     mfbo's); ``on_pruned``: what a pruned trial feeds the surrogate (:attr:`mfbo.Study.obs`,
-    :mod:`mfbo.study.pruned`)."""
+    :mod:`mfbo.study.pruned`).
+
+    How a pruned run starts (the initial design otherwise trains one configuration at a
+    time, as the later trials): ``initial_steps``: the initial design (its first
+    ``batch_per_dim`` per dimension; None: all of it) is asked at once and each of its
+    configurations trained that many steps before any goes further, then each goes on as the
+    pruner says, the ``lead`` best at that step first (None: all, best first) and the others
+    in the order asked; ``front``: the first ``front`` configurations of the initial design
+    are trained one step each and the best of them on to full budget, not judged by the
+    pruner (the most aggressive bracket of Hyperband, of one survivor), before anything else,
+    and the others are then told pruned (``front_rest="pruned"``) or go on from their first
+    step in the order asked (``"continue"``)."""
+    if sampler is not None and (initial_steps or front):
+        raise ValueError("a sampler's configurations are asked one at a time: initial_steps "
+                         "and front are not for it.")
+    if front_rest not in ("pruned", "continue"):
+        raise ValueError(f"front_rest must be 'pruned' or 'continue', got {front_rest!r}.")
+
     def run(problem, seed: int, max_cost: int) -> list:
         import mfbo
 
@@ -102,17 +172,27 @@ def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: s
         opt = mfbo.Optimizer(problem.space, random_state=seed, n_initial=n_initial,
                              pruner=pruner(problem) if pruner else None, on_pruned=on_pruned)
         forest = sampler(problem, seed) if sampler else None
-        cost, events = 0, []
+        cost, events, started = 0, [], []  # started: (trial, values) trained in part
+        if front and pruner is not None:
+            cost, events, started = _front(opt, problem, front, front_rest)
+        if initial_steps and pruner is not None:
+            n = opt.n_initial if batch_per_dim is None else batch_per_dim * len(problem.space)
+            spent, started = _batch(opt, problem, n, initial_steps, lead)
+            cost += spent
         while cost < max_cost:
-            if forest is not None:
-                opt.enqueue(forest.ask())
-            t, values = opt.ask(), {}
+            if started:
+                t, values = started.pop(0)
+            else:
+                if forest is not None:
+                    opt.enqueue(forest.ask())
+                t, values = opt.ask(), {}
 
             def report(step, value):
                 opt.report(t, step, value)
                 values[step] = value
             cost, full = _train(problem, t.params, cost, report,
-                                lambda: pruner is not None and opt.should_prune(t))
+                                lambda: pruner is not None and opt.should_prune(t),
+                                start=len(values))
             if forest is not None:
                 forest.tell(t.params, values)
             if full is None:
@@ -157,15 +237,28 @@ def _hyperband(problem):
 
 
 def _successive_halving(problem, min_resource: int = 1, reduction_factor: int = 3,
-                        bootstrap_count: int = 0, stop_repeats: int = 0):
+                        bootstrap_count: int = 0, stop_repeats: int = 0,
+                        competitors: str = "judged"):
     import mfbo
     return mfbo.pruners.SuccessiveHalvingPruner(min_resource, reduction_factor,
                                                 bootstrap_count=bootstrap_count,
-                                                stop_repeats=stop_repeats)
+                                                stop_repeats=stop_repeats,
+                                                competitors=competitors)
 
 
-def _sh_repeats(problem, steps: int = 1):
-    return _successive_halving(problem, stop_repeats=steps)
+def _sh_repeats(problem, steps: int = 1, competitors: str = "judged"):
+    return _successive_halving(problem, stop_repeats=steps, competitors=competitors)
+
+
+def _sh_reported(problem):
+    return _sh_repeats(problem, 3, "reported")
+
+
+def _sh_variant(per_dim: int | None, pruner=lambda p: _sh_repeats(p, 3), **options):
+    """``mondrian-sh`` (pruned trials shifted, repeats stopped after three steps) with an
+    initial design of ``per_dim`` configurations per dimension (None: mfbo's), ``pruner`` and
+    :func:`_mfbo`'s ``options``."""
+    return _mfbo(pruner, initial_per_dim=per_dim, on_pruned="shift", **options)
 
 
 METHODS = {
@@ -184,6 +277,37 @@ METHODS = {
     "mondrian-sh-rep3": _mfbo(lambda p: _sh_repeats(p, 3), initial_per_dim=20),
     "mondrian-sh-shift-rep-init5": _mfbo(_sh_repeats, on_pruned="shift"),
     "mondrian-sh-shift-rep-init10": _mfbo(_sh_repeats, initial_per_dim=10, on_pruned="shift"),
+    # variants of mondrian-sh's initial design screened on dev (benchmarks/DEFAULTS.md):
+    # -k<k>: k configurations per dimension; -batch: the design trained a step in a batch,
+    # then on best first; -batch-reported, -sync, -lead, -lead3: the same with the first
+    # rung judged on the whole batch's values, then on in the order asked (-sync), after the
+    # best one (-lead) or three (-lead3); -lead-b10: a batch of 10 per dimension only;
+    # -front: the best of 27 at step 1 trained first, to full budget, the others stopped;
+    # -front27c, -first: the others (or all the design) then go on in the order asked
+    "mondrian-sh-k10": _sh_variant(10),
+    "mondrian-sh-k15": _sh_variant(15),
+    "mondrian-sh-k10-rep2": _sh_variant(10, lambda p: _sh_repeats(p, 2)),
+    "mondrian-sh-batch": _sh_variant(20, initial_steps=1),
+    "mondrian-sh-batch-k10": _sh_variant(10, initial_steps=1),
+    "mondrian-sh-batch-k5": _sh_variant(None, initial_steps=1),
+    "mondrian-sh-batch-reported": _sh_variant(20, _sh_reported, initial_steps=1),
+    "mondrian-sh-batch-reported-k10": _sh_variant(10, _sh_reported, initial_steps=1),
+    "mondrian-sh-batch-reported-k5": _sh_variant(None, _sh_reported, initial_steps=1),
+    "mondrian-sh-sync": _sh_variant(20, _sh_reported, initial_steps=1, lead=0),
+    "mondrian-sh-sync-k10": _sh_variant(10, _sh_reported, initial_steps=1, lead=0),
+    "mondrian-sh-sync-k15": _sh_variant(15, _sh_reported, initial_steps=1, lead=0),
+    "mondrian-sh-lead": _sh_variant(20, _sh_reported, initial_steps=1, lead=1),
+    "mondrian-sh-lead-k10": _sh_variant(10, _sh_reported, initial_steps=1, lead=1),
+    "mondrian-sh-lead-k15": _sh_variant(15, _sh_reported, initial_steps=1, lead=1),
+    "mondrian-sh-lead3-k10": _sh_variant(10, _sh_reported, initial_steps=1, lead=3),
+    "mondrian-sh-lead-b10": _sh_variant(20, _sh_reported, initial_steps=1, lead=1,
+                                        batch_per_dim=10),
+    "mondrian-sh-front": _sh_variant(20, front=27),
+    "mondrian-sh-front-k10": _sh_variant(10, front=27),
+    "mondrian-sh-front27c": _sh_variant(20, front=27, front_rest="continue"),
+    "mondrian-sh-front27c-k10": _sh_variant(10, front=27, front_rest="continue"),
+    "mondrian-sh-first": _sh_variant(20, front=10 ** 6, front_rest="continue"),
+    "mondrian-sh-first-k10": _sh_variant(10, front=10 ** 6, front_rest="continue"),
     "mondrian-sh-init5": _mfbo(_successive_halving),  # mfbo's own initial design (5 D)
     "mondrian-sh-init10": _mfbo(_successive_halving, initial_per_dim=10),
     "mondrian-sh-init40": _mfbo(_successive_halving, initial_per_dim=40),
@@ -193,6 +317,12 @@ METHODS = {
     "mondrian-sh2": _mfbo(lambda p: _successive_halving(p, 1, 2)),
     "mondrian-sh4": _mfbo(lambda p: _successive_halving(p, 1, 4)),
     "mondrian-sh-from3": _mfbo(lambda p: _successive_halving(p, 3, 3)),
+    # the library's defaults (mfbo's initial design, Optuna's settings of the pruner) with
+    # pruned trials fed as the worst loss so far or shifted (mfbo.study.pruned)
+    "mondrian-median": _mfbo(lambda p: __import__("mfbo").pruners.MedianPruner()),
+    "mondrian-median-shift": _mfbo(lambda p: __import__("mfbo").pruners.MedianPruner(),
+                                   on_pruned="shift"),
+    "mondrian-sh-init5-shift": _mfbo(_successive_halving, on_pruned="shift"),
     "mondrian-model": _mfbo(lambda p: __import__("mfbo").pruners.MondrianPruner(
         max_resource=p.max_budget)),
     "mondrian-bohb": bohb,

@@ -8,7 +8,10 @@ from ..._core.arguments import check_int
 from ...study.pruned import repeated
 from .base import Pruner
 
-__all__ = ["SuccessiveHalvingPruner"]
+__all__ = ["SuccessiveHalvingPruner", "COMPETITORS"]
+
+#: whom a trial competes with at a rung (:class:`SuccessiveHalvingPruner`'s ``competitors``)
+COMPETITORS = ("judged", "reported")
 
 
 class SuccessiveHalvingPruner(Pruner):
@@ -42,19 +45,29 @@ class SuccessiveHalvingPruner(Pruner):
         trained deterministically, it would end where that one did, and it would tie it at
         every rung, which keeps it.  More steps tell a repeat from a distinct configuration
         that ties by chance (an accuracy on a small validation set); 0 never stops repeats.
+    competitors : {"judged", "reported"}, default="judged"
+        Whom a trial competes with at a rung: ``"judged"``, the trials judged there before
+        (their recorded values, Optuna's rule); ``"reported"``, also every other pending
+        trial that reported the rung's step without being judged there yet (by its value at
+        that step), so that trials trained side by side to a rung before any is judged are
+        judged together, as in synchronous successive halving.
     """
 
     records = True  # the rungs reached
 
     def __init__(self, min_resource: int = 1, reduction_factor: int = 3,
                  min_early_stopping_rate: int = 0, bootstrap_count: int = 0,
-                 stop_repeats: int = 0):
+                 stop_repeats: int = 0, competitors: str = "judged"):
         self._min_resource = check_int(min_resource, "min_resource", minimum=1)
         self._reduction_factor = check_int(reduction_factor, "reduction_factor", minimum=2)
         self._min_early_stopping_rate = check_int(min_early_stopping_rate,
                                                   "min_early_stopping_rate", minimum=0)
         self._bootstrap_count = check_int(bootstrap_count, "bootstrap_count", minimum=0)
         self._stop_repeats = check_int(stop_repeats, "stop_repeats", minimum=0)
+        if competitors not in COMPETITORS:
+            raise ValueError(f"competitors must be one of {COMPETITORS}, got "
+                             f"{competitors!r}.")
+        self._competitors = competitors
 
     def prune(self, study, trial) -> bool:
         return self.judge(study, trial, study.trials)
@@ -71,11 +84,18 @@ class SuccessiveHalvingPruner(Pruner):
         value = trial.intermediate_values[step]
         sign = study.sign
         rung = len(trial.rungs)
-        while step >= self._min_resource * self._reduction_factor ** (
-                self._min_early_stopping_rate + rung):
+        reported = self._competitors == "reported"
+        while step >= (at := self._min_resource * self._reduction_factor ** (
+                self._min_early_stopping_rate + rung)):
             # the other trials' values at this rung, and this one's (recorded for them)
-            competing = [sign * t.rungs[rung] for t in trials
-                         if rung in t.rungs and t is not trial]
+            competing = []
+            for t in trials:
+                if t is trial:
+                    continue
+                if rung in t.rungs:
+                    competing.append(sign * t.rungs[rung])
+                elif reported and t.state == "pending" and at in t.intermediate_values:
+                    competing.append(sign * t.intermediate_values[at])
             study.record_rung(trial, rung, value)
             competing.append(sign * value)
             if len(competing) <= self._bootstrap_count:

@@ -65,3 +65,53 @@ def test_the_report_ranks_methods_per_cost_level():
     # mondrian-model reaches mondrian's 1.0 at cost 5 (mondrian at 10): a ratio of 0.5
     assert "| mondrian-model | 0.50 (0.50) | 0.50 |" in text
     assert "| tpe-median | 20.00 (20.00) | 20.00 |" in text
+
+
+def test_a_batched_initial_design_trains_every_configuration_a_step_then_the_best_first():
+    """``initial_steps=1``: the whole initial design reports its first step before any of its
+    configurations goes further, and the first to go on is the one best at that step; with
+    nothing yet at the later rungs it is trained to full budget straight away."""
+    import mfbo
+
+    problem = PROBLEMS["branin-mf"]
+    run = bench._mfbo(lambda p: bench._sh_repeats(p, 3), initial_per_dim=5,
+                      on_pruned="shift", initial_steps=1)
+    events = run(problem, 0, 5 * problem.max_budget)
+    design = mfbo.Optimizer(problem.space, random_state=0, n_initial=10).ask(10)
+    curves = [problem.curve_of(t.params) for t in design]
+    first = min(curves, key=lambda c: c[0])
+    assert events[0] == (10 + problem.max_budget - 1, float(first[-1]))
+    # one at a time (the default): the first configuration is trained to full budget first
+    events = bench._mfbo(lambda p: bench._sh_repeats(p, 3), initial_per_dim=5,
+                         on_pruned="shift")(problem, 0, 5 * problem.max_budget)
+    assert events[0] == (problem.max_budget, float(curves[0][-1]))
+
+
+def test_the_best_of_a_front_at_step_one_is_trained_first_and_the_others_stopped_or_go_on():
+    """``front=n``: the first ``n`` configurations of the initial design are trained one
+    step each and the best of them to full budget before anything else; the others are told
+    pruned, or with ``front_rest="continue"`` go on in the order asked (the first of them is
+    then alone at every later rung, so it is trained to full budget next)."""
+    import mfbo
+
+    problem = PROBLEMS["branin-mf"]
+    R = problem.max_budget
+    design = mfbo.Optimizer(problem.space, random_state=0, n_initial=10).ask(6)
+    curves = [problem.curve_of(t.params) for t in design]
+    lead = min(range(6), key=lambda i: curves[i][0])
+    for rest in ("pruned", "continue"):
+        events = bench._mfbo(lambda p: bench._sh_repeats(p, 3), initial_per_dim=5,
+                             on_pruned="shift", front=6, front_rest=rest)(problem, 0, 5 * R)
+        assert events[0] == (6 + R - 1, float(curves[lead][-1]))
+        if rest == "continue":
+            after = next(i for i in range(6) if i != lead)
+            assert events[1] == (6 + 2 * (R - 1), float(curves[after][-1]))
+        else:
+            assert events[1][1] not in {float(c[-1]) for c in curves}
+
+
+def test_the_start_options_are_checked():
+    with pytest.raises(ValueError, match="front_rest"):
+        bench._mfbo(bench._successive_halving, front=3, front_rest="later")
+    with pytest.raises(ValueError, match="sampler"):
+        bench._mfbo(bench._successive_halving, lambda p, s: None, initial_steps=1)

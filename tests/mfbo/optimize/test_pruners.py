@@ -117,6 +117,7 @@ def test_same_decisions_as_optuna(name, direction):
     (lambda: SuccessiveHalvingPruner(reduction_factor=1), "reduction_factor"),
     (lambda: SuccessiveHalvingPruner(min_early_stopping_rate=-1), "min_early_stopping_rate"),
     (lambda: SuccessiveHalvingPruner(bootstrap_count=True), "bootstrap_count"),
+    (lambda: SuccessiveHalvingPruner(competitors="all"), "competitors"),
     (lambda: HyperbandPruner(max_resource=0), "max_resource"),
     (lambda: HyperbandPruner(min_resource=5, max_resource=4), "max_resource"),
     (lambda: HyperbandPruner(max_resource=9, reduction_factor=1), "reduction_factor"),
@@ -187,6 +188,26 @@ def test_nop_never_prunes():
 @pytest.mark.parametrize("pruner", [NopPruner(), MedianPruner(n_warmup_steps=2),
                                     PercentilePruner(25.0, n_min_trials=3),
                                     SuccessiveHalvingPruner(2, 4, 1, 3),
+                                    SuccessiveHalvingPruner(competitors="reported"),
                                     HyperbandPruner(2, max_resource=50, reduction_factor=2)])
 def test_a_pruner_reads_as_the_call_that_makes_it(pruner):
     assert repr(eval(repr(pruner), vars(mfbo))) == repr(pruner)
+
+
+@pytest.mark.parametrize("competitors", ["judged", "reported"])
+def test_reported_competitors_judge_trials_trained_side_by_side_together(competitors):
+    """Six trials report their first step before any is judged, the worst first: judged
+    against the trials judged before (Optuna's rule) each is the best so far and goes on;
+    against every pending trial that reported the step, the rung keeps the best two of the
+    six (6 // 3), as synchronous successive halving does.  A trial that reported the step
+    and was stopped without being judged there never counts (it would leave one)."""
+    opt = mfbo.Optimizer({"x": (0.0, 1.0)}, surrogate="random", random_state=0,
+                         pruner=SuccessiveHalvingPruner(1, 3, competitors=competitors))
+    gone = opt.ask()
+    opt.report(gone, 1, -1.0)  # the best value, but stopped before it was judged
+    opt.tell(gone, state="pruned")
+    trials = opt.ask(6)
+    for t, v in zip(trials, [0.6, 0.5, 0.4, 0.3, 0.2, 0.1]):
+        opt.report(t, 1, v)
+    kept = [not opt.should_prune(t) for t in trials]
+    assert kept == ([True] * 6 if competitors == "judged" else [False] * 4 + [True] * 2)
