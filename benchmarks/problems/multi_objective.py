@@ -21,6 +21,13 @@ one objective with constraints by the best feasible value.
 - ``linear-constraint`` and ``disc-constraint``: ``(x - 1)^2 + (y - 1)^2`` on the unit square
   subject to ``x + y <= 0.6`` (optimum 0.98) or to ``(x - 0.3)^2 + (y - 0.3)^2 <= 0.09``
   (optimum ``(0.99 - 0.3)^2 = 0.4761`` on the boundary).
+- ``camel-disc``: the six-hump camel function on [-2, 2] x [-1, 1] subject to lying at least
+  0.6 from both its global minima (+-0.0898, -+0.7126), so that the low values just inside
+  either disc tempt a search to its boundary; feasible optimum -0.215464 at about
+  (+-1.7036, -+0.7961), the camel's other two minima.
+- ``gardner-toy`` (Gardner et al. 2014's first problem): ``cos(2x) cos(y) + sin(x)`` on
+  [0, 6]^2 subject to ``cos(x) cos(y) - sin(x) sin(y) <= 0.5``; feasible optimum -2 at
+  (3 pi / 2, 0).
 - ``tree-<data>``: a decision tree's validation error against its number of leaves (a 30 %
   holdout; ``max_depth``, ``min_samples_leaf``, ``ccp_alpha``, ``criterion``), on scikit-learn's
   bundled ``breast_cancer`` and ``digits``.
@@ -50,7 +57,9 @@ Split: dev (what settings were chosen on) ``zdt1``, ``dtlz2-k2``, ``dtlz2-k4``, 
 ``dtlz2-k3``, ``branin-constrained``, ``gramacy-toy``, ``tree-digits``: other front shapes,
 another number of objectives, published constrained problems and another data set
 (``dtlz2-k4`` and ``dtlz7-k3`` joined dev later, so that more than two objectives are
-chosen on as well).  The problems that crash
+chosen on as well; ``camel-disc`` and ``gardner-toy`` later still, after the test split's
+``branin-constrained`` showed runs drawn to the boundary next to an infeasible minimum: dev
+problems with that shape).  The problems that crash
 have splits of their own: ``crash-dev`` (``linear-crash``, ``disc-crash``,
 ``linear-disc-crash``, ``disc-linear-crash``, ``zdt1-crash``) and ``crash-test``
 (``branin-crash``, ``gramacy-crash``).  ``constraint-test`` (``pressure-vessel``,
@@ -183,6 +192,19 @@ def _gramacy(p):
             "c2": x1 ** 2 + x2 ** 2 - 1.5}
 
 
+def _camel_disc(p):
+    x, y = p["x"], p["y"]
+    f = (4 - 2.1 * x ** 2 + x ** 4 / 3) * x ** 2 + x * y + (-4 + 4 * y ** 2) * y ** 2
+    near = min((x - 0.0898) ** 2 + (y + 0.7126) ** 2, (x + 0.0898) ** 2 + (y - 0.7126) ** 2)
+    return {"f": f, "c": 0.36 - near}
+
+
+def _gardner(p):
+    x, y = p["x"], p["y"]
+    return {"f": math.cos(2 * x) * math.cos(y) + math.sin(x),
+            "c": math.cos(x) * math.cos(y) - math.sin(x) * math.sin(y) - 0.5}
+
+
 def _corner(constraint: str) -> Callable:
     def f(p):
         x, y = p["x"], p["y"]
@@ -248,6 +270,12 @@ OUTCOME_PROBLEMS = {p.name: p for p in [
     OutcomeProblem("disc-constraint", {"x": ("real", 0.0, 1.0, False),
                                        "y": ("real", 0.0, 1.0, False)},
                    _corner("disc"), ("f",), ("c",), optimum=0.4761),
+    OutcomeProblem("camel-disc", {"x": ("real", -2.0, 2.0, False),
+                                  "y": ("real", -1.0, 1.0, False)},
+                   _camel_disc, ("f",), ("c",), optimum=-0.215464),
+    OutcomeProblem("gardner-toy", {"x": ("real", 0.0, 6.0, False),
+                                   "y": ("real", 0.0, 6.0, False)},
+                   _gardner, ("f",), ("c",), optimum=-2.0),
     OutcomeProblem("tree-cancer", _TREE_SPACE, _tree("cancer"), ("error", "leaves"),
                    reference=(0.5, 100.0)),
     OutcomeProblem("tree-digits", _TREE_SPACE, _tree("digits"), ("error", "leaves"),

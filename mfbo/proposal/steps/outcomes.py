@@ -18,8 +18,9 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   (log-EI), or nothing before a feasible trial.
 - Constraints, in every case: the log of the probability that every constraint is met is
   added (the acquisition times the probability of feasibility; with the Chebyshev
-  scalarisation, ``exp(-scalarised)`` times it).  Before any feasible trial the probability
-  of feasibility alone is maximised.  With ``feasibility="moments"`` it is
+  scalarisation, ``exp(-scalarised)`` times it); with ``min_feasibility`` a point whose
+  probability is below it ranks after every point above it.  Before any feasible trial the
+  probability of feasibility alone is maximised.  With ``feasibility="moments"`` it is
   ``sum_c log P(c <= 0)`` under a normal distribution of each constraint with its forest's
   mean and std; with ``"trees"`` it is the probability under the forests' own mixture: the
   mean over the trees (joint draws) of each tree's normal probability that every constraint
@@ -44,10 +45,12 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   where no forest's leaf mean can, so it moves a front point towards the values the front
   shares (a front's distance variables), which the acquisition alone does not approach.
 - Several objectives, ``dominating_every`` (by default every fourth proposal, half the local
-  step's): the point that local quadratics of each objective predict dominates a random
-  front point by most (:func:`~mfbo.proposal.steps.front_local.dominating_step`), where
-  it gives one: it takes a front point onto the front where it lies, which the scalarised
-  step, moving along the front too, does less often.
+  step's): the point that local quadratics of each objective predict dominates a front
+  point by most (:func:`~mfbo.proposal.steps.front_local.dominating_step`), where it gives
+  one: it takes a front point onto the front where it lies, which the scalarised step,
+  moving along the front too, does less often.  The front point is drawn in proportion to
+  its distance to the nearest other (``dominating_centre="gaps"``), so that the sparse
+  stretches of the front fill first.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
   probability of not failing (left out while no trial has failed).
@@ -85,6 +88,11 @@ SCALARISE = ("bounds", "draws")
 
 #: the reference point of the hypervolume, in normalised units (1: the worst observed)
 REFERENCE = 1.1
+
+
+#: what a point below ``OutcomeSearch(min_feasibility=...)`` scores, plus its log-probability
+#: of feasibility: below every point above the bound
+_BELOW = -1e6
 
 
 def _feasible(Y: np.ndarray, k: int) -> np.ndarray:
@@ -248,11 +256,18 @@ class OutcomeSearch(AcquisitionSearch):
         ``local_every`` divides ``dominating_every``); ``"search"``, the first after the
         initial design and every ``dominating_every``-th after it (the search's, where
         ``local_every`` is 2).
-    dominating_centre : {"uniform", "gaps"}, default="uniform"
+    dominating_centre : {"uniform", "gaps"}, default="gaps"
         How the dominating step draws its front point: uniformly, or with a probability
         proportional to its distance to the nearest other front point (the objectives
         scaled to their observed ranges), so that sparse stretches of the front are
         centred on more often.
+    min_feasibility : float, default=0
+        With constraints, once a trial was feasible: the points whose probability of
+        feasibility is below this bound rank after every point above it (by that probability
+        alone), so that the acquisition is maximised where the constraints are met with at
+        least this probability (Gelbart, Snoek and Adams 2014's probabilistic constraint);
+        0: the acquisition times the probability everywhere, which a low loss just past a
+        constraint's boundary can hold there for much of a run.
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -268,7 +283,8 @@ class OutcomeSearch(AcquisitionSearch):
     local_integers: bool = False
     dominating_every: int = 4
     dominating_in: str = "local"
-    dominating_centre: str = "uniform"
+    dominating_centre: str = "gaps"
+    min_feasibility: float = 0.0
 
     def __post_init__(self):
         super().__post_init__()
@@ -296,6 +312,10 @@ class OutcomeSearch(AcquisitionSearch):
         if self.dominating_in not in ("search", "local"):
             raise ValueError(f"OutcomeSearch(dominating_in=...) must be 'search' or 'local', "
                              f"got {self.dominating_in!r}.")
+        f = self.min_feasibility
+        if isinstance(f, bool) or not isinstance(f, numbers.Real) or not 0 <= f < 1:
+            raise ValueError(f"OutcomeSearch(min_feasibility=...) must be a number in [0, 1), "
+                             f"got {f!r}.")
         if self.dominating_centre not in CENTRES:
             raise ValueError(f"OutcomeSearch(dominating_centre=...) must be one of "
                              f"{list(CENTRES)}, got {self.dominating_centre!r}.")
@@ -414,12 +434,19 @@ class OutcomeSearch(AcquisitionSearch):
                 moments, trees = joint.predict(U), None
             out = objective_score(U, moments, trees) if any_feasible else np.zeros(U.shape[0])
             if constraint_trees:
-                out = out + log_probability_feasible_trees(trees[o.k:], zero)
+                log_p = log_probability_feasible_trees(trees[o.k:], zero)
             elif n_cons:
                 preds = moments[o.k:]
                 cm = np.column_stack([p[0] for p in preds])
                 cs = np.column_stack([p[1] for p in preds])
-                out = out + log_probability_feasible(cm, cs, np.asarray(zero))
+                log_p = log_probability_feasible(cm, cs, np.asarray(zero))
+            else:
+                return out
+            out = out + log_p
+            if self.min_feasibility and any_feasible:
+                # below the bound: after every point above it, by the probability alone
+                below = log_p < np.log(self.min_feasibility)
+                out = np.where(below, _BELOW + log_p, out)
             return out
 
         return ctx.wrap_score(score)

@@ -199,6 +199,36 @@ def test_tree_feasibility_prefers_feasible_points_and_scores_finitely():
     assert not np.array_equal(score, moments)
 
 
+def test_below_the_feasibility_bound_every_point_ranks_after_those_above():
+    opt = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=0, constraints=["c"])
+    for _ in range(16):
+        t = opt.ask()
+        x, y = t.params["x"], t.params["y"]
+        opt.tell(t, {"loss": (x - 0.2) ** 2 + y, "c": 0.3 - x})  # feasible where x >= 0.3
+    step, plain, bounded, (inside, outside) = _variant_scores(
+        opt, np.array([[0.9, 0.5], [0.05, 0.0]]), min_feasibility=0.5)
+    assert step.min_feasibility == 0.0  # the default
+    above = bounded == plain
+    below = bounded < -1e5
+    assert above.any() and below.any() and np.all(above | below)
+    assert bounded[above].min() > bounded[below].max()
+    # what a point below scores, less the constant, is its log-probability, under the bound
+    assert np.all(bounded[below] + 1e6 < np.log(0.5))
+    assert inside > -1e5 > outside
+    # where the plain score prefers a point the constraint likely rules out, the bound does not
+    assert plain[below].max() > plain[above].min()
+    # before any feasible trial the probability alone is maximised, as without the bound
+    first = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=0, constraints=["c"])
+    for _ in range(8):
+        t = first.ask()
+        first.tell(t, {"loss": t.params["y"], "c": 1.0 + t.params["x"]})  # never feasible
+    _, plain, bounded, _ = _variant_scores(first, np.zeros((1, 2)), min_feasibility=0.5)
+    np.testing.assert_array_equal(plain, bounded)
+    for bad in (-0.1, 1.0, True, "0.5", float("nan")):
+        with pytest.raises(ValueError, match="min_feasibility"):
+            OutcomeSearch(min_feasibility=bad)
+
+
 def test_pareto_rank_counts_the_feasible_observations_that_dominate():
     from mfbo.proposal.steps.outcomes import _pareto_rank
 
