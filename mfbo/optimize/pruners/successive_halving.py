@@ -54,6 +54,9 @@ class SuccessiveHalvingPruner(Pruner):
     """
 
     records = True  # the rungs reached
+    # a pruner pickled before these settings existed reads their defaults
+    _competitors = "judged"
+    _stop_repeats = 0
 
     def __init__(self, min_resource: int = 1, reduction_factor: int = 3,
                  min_early_stopping_rate: int = 0, bootstrap_count: int = 0,

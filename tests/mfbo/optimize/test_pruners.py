@@ -211,3 +211,17 @@ def test_reported_competitors_judge_trials_trained_side_by_side_together(competi
         opt.report(t, 1, v)
     kept = [not opt.should_prune(t) for t in trials]
     assert kept == ([True] * 6 if competitors == "judged" else [False] * 4 + [True] * 2)
+
+
+def test_a_pruner_pickled_before_its_later_settings_reads_their_defaults():
+    import pickle
+
+    pruner = SuccessiveHalvingPruner(1, 3)
+    for name in ("_competitors", "_stop_repeats"):
+        del pruner.__dict__[name]  # as a pickle made before the setting existed holds it
+    old = pickle.loads(pickle.dumps(pruner))
+    assert (old._competitors, old._stop_repeats) == ("judged", 0)
+    opt = mfbo.Optimizer({"x": (0.0, 1.0)}, surrogate="random", random_state=0, pruner=old)
+    t = opt.ask()
+    opt.report(t, 1, 0.5)
+    assert not opt.should_prune(t)  # alone at its rung: it goes on
