@@ -359,7 +359,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              _mondrian_with(_DEFAULT.with_settings(BranchBandit, flat=True, alpha=alpha,
                                                    patience=patience)))
       for alpha, atag in ((0.5, ""), (1.0, "-a1"))
-      for patience, ptag in ((6, ""), (3, "-p3"))),
+      for patience, ptag in ((6, ""), (3, "-p3"), (10, "-p10"), (15, "-p15"))),
     *(Method(f"mondrian-stall{w}", f"mfbo: online Mondrian forest, UCB kappa=1, after {w} "
              f"evaluations in a row that did not improve the best loss by 0.1 %, the "
              f"acquisition's best point away from the incumbent (StallEscape(window={w}))",
