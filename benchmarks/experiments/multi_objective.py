@@ -37,6 +37,12 @@ since, and ``mfbo-no-dominating``, ``dominating_every=0``, the former ``mfbo``),
 ``mfbo-dominating2`` and ``-dominating4`` (that step in the search's proposals instead, the
 first after the initial design and every second or fourth after it,
 ``dominating_in="search"``),
+``mfbo-uniform-centre`` (the dominating step's front point drawn uniformly,
+``OutcomeSearch(dominating_centre="uniform")``, the former ``mfbo``; ``mfbo`` draws it in
+proportion to its gap to the nearest other front point),
+``mfbo-pof0``, ``-pof50`` and ``-pof80`` (the points less likely feasible than 0, 0.5 or 0.8
+ranked after every other, ``OutcomeSearch(min_feasibility=...)``; ``mfbo``'s is 0, so
+``mfbo-pof0`` is ``mfbo``),
 ``mfbo-quick-search`` (the ablation that measured the cheaper
 outcome search, half the random points and all local searches stopped after two rounds without
 gain; that search is ``mfbo``'s since, so it is ``mfbo`` now, kept so that the lab notebook's
@@ -288,6 +294,9 @@ METHODS = {
     "mfbo-dominating4": _dominating(4, "search"),
     "mfbo-dominating-local2": _dominating(2),
     "mfbo-dominating-local4": _dominating(4),
+    "mfbo-uniform-centre": lambda p, b, s: _with_search(p, b, s, dominating_centre="uniform"),
+    **{f"mfbo-pof{round(t * 100)}": (lambda t: lambda p, b, s: _with_search(
+        p, b, s, min_feasibility=t))(t) for t in (0.0, 0.5, 0.8)},
     "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
     "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),

@@ -78,7 +78,9 @@ def test_tree_feasibility_runs_and_leaves_the_default_as_it_was():
 
 @pytest.mark.parametrize("method, problem", [("mfbo-front-parzen", "dtlz2-k2"),
                                              ("mfbo-parego-draws", "dtlz7-k3"),
-                                             ("mfbo-no-front-local", "dtlz2-k4")])
+                                             ("mfbo-no-front-local", "dtlz2-k4"),
+                                             ("mfbo-uniform-centre", "zdt1"),
+                                             ("mfbo-pof50", "camel-disc")])
 def test_outcome_search_options_run_and_leave_the_default_as_it_was(method, problem):
     from mfbo.proposal import proposer
 
