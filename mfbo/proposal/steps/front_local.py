@@ -94,13 +94,15 @@ def front_local_step(ctx: Context, k: int, integers: bool = False) -> Point | No
 def front_gaps(L: np.ndarray) -> np.ndarray:
     """Each row's distance to its nearest other row of ``L`` (losses, each column scaled to
     its range; 0 for a repeated row, and for a single row 1)."""
+    from scipy.spatial import cKDTree
+
     if len(L) == 1:
         return np.ones(1)
     span = np.ptp(L, axis=0)
     Z = L / np.where(span > 0, span, 1.0)
-    D = np.sqrt(((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=-1))
-    np.fill_diagonal(D, np.inf)
-    return D.min(axis=1)
+    # (a k-d tree: a front of thousands of points needs no matrix of all pairs)
+    distance, _ = cKDTree(Z).query(Z, k=2)
+    return distance[:, 1]
 
 
 def draw_centre(rng: np.random.Generator, front: np.ndarray, how: str = "uniform") -> int:
