@@ -258,15 +258,11 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
                                          "collapsed_as_best": 0,
                                          "worse_than_random_as_best": 0, "runs_as_best": 0})
             bests = [r["best"] for r in methods[label] if r["best"] is not None]
-            winner = means[label] == best and rand is not None and rand > best
+            worse = 0
             if rand_median is not None:
+                worse = sum(b > rand_median for b in bests)
                 row["runs_vs_random"] += len(bests)
-                row["worse_than_random"] += sum(b > rand_median for b in bests)
-            if winner:
-                row["runs_as_best"] += len(bests)
-                row["worse_than_random_as_best"] += sum(b > rand_median for b in bests)
-                row["collapsed_as_best"] += sum((b - best) / (rand - best) >= COLLAPSE
-                                                for b in bests)
+                row["worse_than_random"] += worse
             row["problems"] += 1
             row["ms"] += [ms_per_eval(r) for r in methods[label]]
             row["ranks"].append(float(rank))
@@ -274,15 +270,21 @@ def suite_summary(groups: dict[tuple, dict[str, list[dict]]]) -> dict[str, dict]
                 row["fragile"].append((problem, budget))
             if rand is not None and rand > best:
                 row["regrets"].append((means[label] - best) / (rand - best))
+                collapsed = 0
                 for r in methods[label]:
                     if r["best"] is None:
                         continue
                     regret = float((r["best"] - best) / (rand - best))
                     row["run_regrets"].append(regret)
+                    collapsed += regret >= COLLAPSE
                     if not fragile:
                         row["robust_regrets"].append(regret)
                     if row["worst_run"] is None or regret > row["worst_run"][3]:
                         row["worst_run"] = (problem, budget, r["seed"], regret)
+                if means[label] == best:  # this problem's best method: the floor's runs
+                    row["runs_as_best"] += len(bests)
+                    row["worse_than_random_as_best"] += worse
+                    row["collapsed_as_best"] += collapsed
     for row in out.values():
         row["mean_rank"] = float(np.mean(row.pop("ranks")))
         row["ms_per_eval"] = _median(row.pop("ms"))

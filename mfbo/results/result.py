@@ -149,8 +149,9 @@ class OptimizeResult:
         trials is not split, so that a prediction pools neighbours) predicts best, rather
         than the one that was observed best: for a noisy objective (a cross-validated score)
         the observed best is often a lucky draw, while the forest's mean pools each
-        configuration's neighbours and its repeated evaluations (a configuration told several times, e.g. with
-        :meth:`mfbo.Optimizer.tell` and a params dict, is one candidate).  With constraints,
+        configuration's neighbours and its repeated evaluations (a configuration told
+        several times, e.g. with :meth:`mfbo.Optimizer.tell` and a params dict, is one
+        candidate).  With constraints,
         only configurations evaluated feasible are candidates.
 
         Returns a dict: ``params``, ``estimate`` and ``std`` (the forest's mean and standard

@@ -31,12 +31,12 @@ from acquisitions.pareto import chebyshev, non_dominated
 
 from .base import Context, Point
 from .local import same_branch
-from .local_models import (FULL_QUADRATIC_MAX_DIMS, isotropic_step, linear_step, nearest,
-                           ordinal_as_continuous, quadratic_features, quadratic_step, ridge_solve,
+from .local_models import (isotropic_step, linear_step, nearest, ordinal_as_continuous,
+                           quadratic_features, quadratic_size, quadratic_step, ridge_solve,
                            trust_box)
 
-__all__ = ["CENTRES", "scalarised_losses", "front_gaps", "draw_centre", "front_local_step",
-           "dominating_step"]
+__all__ = ["CENTRES", "range_scaled", "scalarised_losses", "front_gaps", "draw_centre",
+           "front_local_step", "dominating_step"]
 
 #: random points of the trust box, and of each of the shrinking boxes after it, at which
 #: :func:`dominating_step` compares the objectives' local quadratics
@@ -46,12 +46,18 @@ _N_SHRINK = 4
 CENTRES = ("uniform", "gaps")
 
 
-def scalarised_losses(L: np.ndarray, weights) -> np.ndarray:
-    """The augmented Chebyshev scalarisation with ``weights`` of losses ``L`` (n × k), each
-    objective normalised by its range in ``L`` (a range of zero by 1)."""
+def range_scaled(L: np.ndarray) -> np.ndarray:
+    """Losses ``L`` (n × k), each objective less its least value and divided by its range in
+    ``L`` (a range of zero by 1): every objective in [0, 1]."""
     L = np.asarray(L, dtype=float)
     lo, span = L.min(axis=0), np.ptp(L, axis=0)
-    return chebyshev((L - lo) / np.where(span > 0, span, 1.0), weights)
+    return (L - lo) / np.where(span > 0, span, 1.0)
+
+
+def scalarised_losses(L: np.ndarray, weights) -> np.ndarray:
+    """The augmented Chebyshev scalarisation with ``weights`` of losses ``L`` (n × k), each
+    objective normalised by its range in ``L`` (:func:`range_scaled`)."""
+    return chebyshev(range_scaled(L), weights)
 
 
 def front_local_step(ctx: Context, k: int, integers: bool = False) -> Point | None:
@@ -98,8 +104,7 @@ def front_gaps(L: np.ndarray) -> np.ndarray:
 
     if len(L) == 1:
         return np.ones(1)
-    span = np.ptp(L, axis=0)
-    Z = L / np.where(span > 0, span, 1.0)
+    Z = range_scaled(L)
     # (a k-d tree: a front of thousands of points needs no matrix of all pairs)
     distance, _ = cKDTree(Z).query(Z, k=2)
     return distance[:, 1]
@@ -118,15 +123,14 @@ def draw_centre(rng: np.random.Generator, front: np.ndarray, how: str = "uniform
 
 
 def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | None:
-    """The point that local quadratics of the ``k`` objectives predict dominates a random
-    front point by most, or ``None``.
+    """The point that local quadratics of the ``k`` objectives predict dominates a front
+    point by most, or ``None``.
 
     The centre is a feasible observation on the front of the feasible ones, drawn (from the
     proposal's stream ``"dominating step"``) by :func:`draw_centre` (``centre``: its
-    ``how``).  Each objective's loss, normalised
-    by its observed range, gets a quadratic (all cross terms up to
-    :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS` continuous coordinates, else squares
-    only) fitted by least squares to the ``2 p`` feasible observations nearest the centre
+    ``how``).  Each objective's loss, normalised by its observed range, gets a quadratic
+    (all cross terms up to :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS` continuous
+    coordinates, else squares only) fitted by least squares to the ``2 p`` feasible observations nearest the centre
     (``p`` its number of coefficients), all with the same design.  The step is the point of
     the box those observations span around the centre (and within the unit cube) where the
     worst of the objectives' predicted changes from the centre is lowest (plus ParEGO's
@@ -166,15 +170,13 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | No
     X, L, centre = X[same], L[same], int(same[:centre].sum())
     cont = np.flatnonzero(~fixed)
     c = cont.size
-    full = c <= FULL_QUADRATIC_MAX_DIMS
-    p = 1 + c + (c * (c + 1) // 2 if full else c)
+    full, p = quadratic_size(c)
     if c == 0 or len(X) < 4 * p:
         return None
     near, radius = nearest(X, X[centre], cont, 2 * p)
     if not radius > 0:
         return None
-    lo, span = L.min(axis=0), np.ptp(L, axis=0)
-    T = (L[near] - lo) / np.where(span > 0, span, 1.0)
+    T = range_scaled(L)[near]
     Z = (X[near][:, cont] - X[centre, cont]) / radius
     coef = ridge_solve(quadratic_features(Z, full), T, p)
     if coef is None:

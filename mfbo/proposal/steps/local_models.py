@@ -20,7 +20,7 @@ import numpy as np
 from ..models.targets import LOG_SHIFT
 
 __all__ = ["quadratic_step", "isotropic_step", "linear_step", "ordinal_as_continuous",
-           "quadratic_features", "nearest", "ridge_solve", "trust_box",
+           "quadratic_size", "quadratic_features", "nearest", "ridge_solve", "trust_box",
            "FULL_QUADRATIC_MAX_DIMS", "MIN_ORDINAL_LEVELS"]
 
 #: up to this many continuous dimensions the quadratic has all cross terms; beyond, only
@@ -42,6 +42,13 @@ def ordinal_as_continuous(levels) -> np.ndarray:
     out = np.array(levels, dtype=np.int64, copy=True)
     out[out >= MIN_ORDINAL_LEVELS] = 0
     return out
+
+
+def quadratic_size(c: int) -> tuple[bool, int]:
+    """``(full, p)``: whether a quadratic in ``c`` coordinates has all cross terms (up to
+    :data:`FULL_QUADRATIC_MAX_DIMS`; else the squares only), and its number of coefficients."""
+    full = c <= FULL_QUADRATIC_MAX_DIMS
+    return full, 1 + c + (c * (c + 1) // 2 if full else c)
 
 
 def quadratic_features(Z: np.ndarray, full: bool) -> np.ndarray:
@@ -177,8 +184,7 @@ def quadratic_step(U: np.ndarray, y: np.ndarray, levels, rng: np.random.Generato
     when the fit is degenerate."""
     U, y, cont = _continuous(U, y, levels)
     c = cont.size
-    full = c <= FULL_QUADRATIC_MAX_DIMS
-    p = 1 + c + (c * (c + 1) // 2 if full else c)
+    full, p = quadratic_size(c)
     fit = _local_fit(U, y, cont, p, min_fraction, lambda Z: quadratic_features(Z, full))
     if fit is None:
         return None

@@ -248,8 +248,9 @@ class OutcomeSearch(AcquisitionSearch):
         back to their levels), as :class:`~mfbo.proposal.steps.LocalStep`'s ``integers``.
     dominating_every : int, default=4
         With several objectives, every ``dominating_every`` proposals (0: never) the step
-        that local quadratics of the objectives predict dominates a random front point by
-        most (this module's description), where it gives a new point.
+        that local quadratics of the objectives predict dominates a front point (drawn as
+        ``dominating_centre`` says) by most (this module's description), where it gives a new
+        point.
     dominating_in : {"local", "search"}, default="local"
         Which proposals those are: ``"local"``, the ``dominating_every``-th after the initial
         design and its multiples (before the local step, whose proposals they are where
