@@ -211,21 +211,9 @@ def _flat_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[d
 
 
 def _with_search(problem: OutcomeProblem, budget: int, seed: int, **changes) -> list[dict]:
-    """mfbo with these settings of its :class:`~mfbo.proposal.steps.OutcomeSearch` changed."""
-    import dataclasses
-
-    from mfbo.proposal import proposer
-
-    built = proposer.outcome_steps
-
-    def changed(recipe, method="auto"):
-        *steps, search = built(recipe, method)
-        return (*steps, dataclasses.replace(search, **changes))
-    proposer.outcome_steps = changed
-    try:
-        return _mfbo(problem, budget, seed)
-    finally:
-        proposer.outcome_steps = built
+    """mfbo with these settings of its :class:`~mfbo.proposal.steps.OutcomeSearch` changed
+    (the optimizer's ``outcome_options``)."""
+    return _mfbo(problem, budget, seed, outcome_options=changes)
 
 
 def _tree_feasibility(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:

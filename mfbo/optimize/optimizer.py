@@ -35,7 +35,7 @@ from ..study.objectives import Objectives
 from ..study.pruned import ON_PRUNED
 from ..study.study import ON_FAILURE, Rows, Study
 from ..study.trial import Trial, TrialPruned, extra_fields, finite, public, shorten
-from ..proposal.steps.outcomes import METHODS
+from ..proposal.steps.outcomes import METHODS, checked_outcome_options
 
 __all__ = ["Trial", "Optimizer", "StudyExhausted"]
 
@@ -188,6 +188,13 @@ class Optimizer:
         draws (``"hvi"``; ``"auto"`` takes it for two objectives) or random Chebyshev
         scalarisations of the objectives' lower confidence bounds (``"parego"``; ``"auto"``
         for three or more); :class:`~mfbo.proposal.steps.OutcomeSearch`.
+    outcome_options : dict, optional
+        Further settings of that :class:`~mfbo.proposal.steps.OutcomeSearch`, which proposes
+        in a study of several objectives or with constraints (ignored otherwise), e.g.
+        ``{"min_feasibility": 0.5}`` (rank first the points that meet the constraints with
+        probability at least 0.5) or ``{"feasibility": "trees"}``; each key is one of its
+        parameters but ``method`` (``pareto_method``), refused before anything is made if it
+        is no setting or its value is out of range.
     pruner : Pruner or None, default=None
         The rule :meth:`should_prune` applies to the values a trial reported
         (:class:`~mfbo.pruners.MedianPruner`, :class:`~mfbo.pruners.SuccessiveHalvingPruner`,
@@ -201,12 +208,14 @@ class Optimizer:
                  n_random_candidates=None, local_search=None, surrogate_options=None,
                  storage=None, study_name="default", min_distance=0.0,
                  neighbourhood=None, direction="minimize", pruner=None, directions=None,
-                 constraints=None, pareto_method="auto", on_pruned="worst"):
+                 constraints=None, pareto_method="auto", on_pruned="worst",
+                 outcome_options=None):
         self._lock = threading.RLock()
         objectives = Objectives.make(direction, directions, constraints)
         if pareto_method not in METHODS:
             raise ValueError(f"pareto_method must be one of {list(METHODS)}, got "
                              f"{pareto_method!r}.")
+        outcome_options = checked_outcome_options(outcome_options)
         self.pruner: Pruner = as_pruner(pruner)
         space = as_space(space)
         recipe = as_recipe(surrogate).with_options(
@@ -228,7 +237,7 @@ class Optimizer:
         model = recipe.build_model(len(space), seed, surrogate_options)
         cands = make_candidates(space, candidates)
         self.proposer = Proposer(space, recipe, model, ss.entropy, cands, batch_strategy, liar,
-                                 min_distance, outputs, pareto_method)
+                                 min_distance, outputs, pareto_method, outcome_options)
         self.study = Study(space, storage, study_name, cands, on_failure, config={
             "surrogate": surrogate if isinstance(surrogate, str) else repr(surrogate)},
             objectives=objectives, on_pruned=on_pruned)

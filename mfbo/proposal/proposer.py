@@ -39,17 +39,19 @@ def _load_proposal_modules() -> None:
     from scipy.stats import qmc  # noqa: F401
 
 
-def outcome_steps(recipe: Recipe, method: str = "auto") -> tuple:
+def outcome_steps(recipe: Recipe, method: str = "auto", options=None) -> tuple:
     """The policy of a study of several objectives or with constraints: the recipe's random
     interleaving, then :class:`~mfbo.proposal.steps.OutcomeSearch` with the settings of the
     recipe's acquisition search, of whose random points it scores half (the other steps read
-    one loss)."""
+    one loss), and then ``options``, a mapping of OutcomeSearch's settings that replace
+    those (its ``method`` is ``method``)."""
     steps = [s for s in recipe.steps if isinstance(s, RandomInterleave)]
     search = recipe.step(AcquisitionSearch)
     settings = {} if search is None else {
         f: getattr(search, f) for f in ("n_random", "local_search", "patience",
                                         "min_improvement", "search_patience",
                                         "neighbourhood", "joint_move_dims")}
+    settings.update(options or {})
     return (*steps, OutcomeSearch(method=method, **settings))
 
 
@@ -79,12 +81,15 @@ class Proposer:
         random interleaving followed by :class:`~mfbo.proposal.steps.OutcomeSearch`.
     pareto_method : {"auto", "hvi", "parego"}, default="auto"
         :class:`~mfbo.proposal.steps.OutcomeSearch`'s method with several objectives.
+    outcome_options : mapping or None, default=None
+        Further settings of that :class:`~mfbo.proposal.steps.OutcomeSearch`
+        (:func:`outcome_steps`).
     """
 
     def __init__(self, space: Space, recipe: Recipe, model: Model, entropy,
                  candidates: CandidateSet | None = None, batch_strategy: str = "constant_liar",
                  liar: str = "min", min_distance: float = 0.0, outputs=None,
-                 pareto_method: str = "auto"):
+                 pareto_method: str = "auto", outcome_options=None):
         _load_proposal_modules()
         if batch_strategy not in ("constant_liar", "thompson"):
             raise ValueError(f"batch_strategy must be 'constant_liar' or 'thompson', got "
@@ -107,7 +112,8 @@ class Proposer:
             if set_initial_size is not None:
                 set_initial_size(self.n_initial)
         #: the policy after the initial design
-        self.steps = recipe.steps if not outputs else outcome_steps(recipe, pareto_method)
+        self.steps = recipe.steps if not outputs else outcome_steps(recipe, pareto_method,
+                                                                    outcome_options)
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
         self.acquisition = self._acquisitions[0]

@@ -61,7 +61,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Mapping
 
 import numpy as np
 
@@ -76,7 +76,7 @@ from .front_local import CENTRES, dominating_step, front_local_step
 from .parzen import best_of_good_region
 from .search import AcquisitionSearch
 
-__all__ = ["OutcomeSearch", "OutcomeModels", "METHODS", "FEASIBILITY"]
+__all__ = ["OutcomeSearch", "OutcomeModels", "METHODS", "FEASIBILITY", "checked_outcome_options"]
 
 METHODS = ("auto", "hvi", "parego")
 
@@ -463,3 +463,24 @@ class OutcomeSearch(AcquisitionSearch):
             return ctx.best_observed(10)
         idx = idx[non_dominated(Y[idx, :o.k])]
         return study.obs.X[idx[:10]]
+
+
+def checked_outcome_options(options, name: str = "outcome_options") -> dict:
+    """``options`` as a dict of :class:`OutcomeSearch`'s settings (None: none), refused with an
+    error naming ``name`` where it is not a mapping, holds a key that is no setting (or
+    ``method``, which ``pareto_method`` gives) or a value the setting refuses."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"{name} must be a mapping of OutcomeSearch's settings or None, got "
+                        f"{options!r}.")
+    fields = {f.name for f in dataclasses.fields(OutcomeSearch)} - {"method"}
+    unknown = sorted(str(k) for k in options if k not in fields)
+    if unknown:
+        raise ValueError(f"{name} has no setting {', '.join(map(repr, unknown))}; the settings "
+                         f"are {sorted(fields)} (the method is pareto_method's).")
+    try:
+        OutcomeSearch(**options)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{name}: {error}") from None
+    return dict(options)

@@ -561,3 +561,76 @@ OutcomeMachine.TestCase.settings = settings(
     max_examples=12, stateful_step_count=14, deadline=None,
     suppress_health_check=[HealthCheck.too_slow])
 test_outcome_state_machine = OutcomeMachine.TestCase
+
+
+def _constrained(x, y):
+    return {"loss": (x - 1) ** 2 + (y - 1) ** 2, "c": x + y - 0.6}
+
+
+def test_outcome_options_set_the_outcome_search_over_the_recipe_s_settings():
+    import dataclasses
+
+    from mfbo.proposal.steps import OutcomeSearch
+    options = {"min_feasibility": 0.5, "feasibility": "trees"}
+    search = Optimizer(SPACE, constraints=["c"], outcome_options=options).proposer.steps[-1]
+    plain = Optimizer(SPACE, constraints=["c"]).proposer.steps[-1]
+    assert isinstance(search, OutcomeSearch) and plain.min_feasibility == 0.0
+    assert search == dataclasses.replace(plain, **options)
+    assert plain.neighbourhood == "joint"  # the Mondrian recipe's, not the class default
+    # a study without several objectives or constraints proposes as before
+    steps = Optimizer(SPACE, outcome_options=options).proposer.steps
+    assert steps == Optimizer(SPACE).proposer.steps
+
+
+def test_outcome_options_reach_minimize_the_decorator_a_resumed_study_and_optuna(tmp_path):
+    options = {"feasibility": "trees", "random_share": 1.0}
+    loop = run(Optimizer(SPACE, constraints=["c"], random_state=2, outcome_options=options),
+               _constrained, 30)
+    other = run(Optimizer(SPACE, constraints=["c"], random_state=2), _constrained, 30)
+    assert [t.params for t in loop.trials] != [t.params for t in other.trials]
+    res = mfbo.minimize(_constrained, SPACE, n_calls=30, random_state=2, constraints=["c"],
+                        n_initial=loop.n_initial, outcome_options=options, progress_bar=False)
+    assert [t.params for t in res.trials] == [t.params for t in loop.trials]
+
+    @mfbo.objective(SPACE)
+    def f(x, y):
+        return _constrained(x, y)
+    again = f.minimize(n_calls=30, random_state=2, constraints=["c"], n_initial=loop.n_initial,
+                       outcome_options=options, progress_bar=False)
+    assert [t.params for t in again.trials] == [t.params for t in loop.trials]
+    db = str(tmp_path / "s.db")
+    kwargs = dict(constraints=["c"], random_state=2, outcome_options=options, storage=db)
+    run(Optimizer(SPACE, **kwargs), _constrained, 18).close()
+    resumed = run(Optimizer(SPACE, **kwargs), _constrained, 12)
+    assert [t.params for t in resumed.trials] == [t.params for t in loop.trials]
+    optuna = pytest.importorskip("optuna", reason="the Optuna sampler needs optuna")
+    from mfbo.integrations.optuna import MondrianSampler
+    sampler = MondrianSampler(seed=0, outcome_options=options,
+                              constraints_func=lambda t: [t.user_attrs["c"]])
+    assert sampler._options["outcome_options"] == options
+    study = optuna.create_study(sampler=sampler)
+
+    def objective(trial):
+        out = _constrained(trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1))
+        trial.set_user_attr("c", out["c"])
+        return out["loss"]
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    study.optimize(objective, n_trials=14)
+    assert len(study.trials) == 14
+
+
+@pytest.mark.parametrize("options, error, match", [
+    ("trees", TypeError, "outcome_options must be a mapping"),
+    ({"method": "hvi"}, ValueError, "outcome_options has no setting 'method'"),
+    ({"nope": 1}, ValueError, "outcome_options has no setting 'nope'"),
+    ({"min_feasibility": 1.5}, ValueError, r"outcome_options: OutcomeSearch\(min_feasibility"),
+    ({"feasibility": "magic"}, ValueError, r"outcome_options: OutcomeSearch\(feasibility"),
+])
+def test_bad_outcome_options_are_refused_naming_them(tmp_path, options, error, match):
+    db = str(tmp_path / "s.db")
+    with pytest.raises(error, match=match):
+        Optimizer(SPACE, constraints=["c"], storage=db, outcome_options=options)
+    with pytest.raises(error, match=match):
+        mfbo.minimize(_constrained, SPACE, n_calls=3, constraints=["c"],
+                      outcome_options=options, progress_bar=False)
+    assert not (tmp_path / "s.db").exists() or _events(db) == 0
