@@ -43,6 +43,9 @@ proportion to its gap to the nearest other front point),
 ``mfbo-pof0``, ``-pof50`` and ``-pof80`` (the points less likely feasible than 0, 0.5 or 0.8
 ranked after every other, ``OutcomeSearch(min_feasibility=...)``; ``mfbo``'s is 0, so
 ``mfbo-pof0`` is ``mfbo``),
+``mfbo-clipped-losses`` (with one objective, an infeasible trial's loss told to the
+objective's model raised to the best feasible loss,
+``OutcomeSearch(infeasible_losses="clipped")``; ``mfbo`` tells it as returned),
 ``mfbo-quick-search`` (the ablation that measured the cheaper
 outcome search, half the random points and all local searches stopped after two rounds without
 gain; that search is ``mfbo``'s since, so it is ``mfbo`` now, kept so that the lab notebook's
@@ -285,6 +288,7 @@ METHODS = {
     "mfbo-uniform-centre": lambda p, b, s: _with_search(p, b, s, dominating_centre="uniform"),
     **{f"mfbo-pof{round(t * 100)}": (lambda t: lambda p, b, s: _with_search(
         p, b, s, min_feasibility=t))(t) for t in (0.0, 0.5, 0.8)},
+    "mfbo-clipped-losses": lambda p, b, s: _with_search(p, b, s, infeasible_losses="clipped"),
     "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
     "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),

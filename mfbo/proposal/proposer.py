@@ -23,6 +23,7 @@ from .models import Model
 from .recipes import Recipe
 from .steps import EXHAUSTED, AcquisitionSearch, Context, OutcomeSearch, RandomInterleave, \
     run_steps
+from .steps.outcomes import clipped_losses
 
 __all__ = ["Proposer"]
 
@@ -114,6 +115,10 @@ class Proposer:
         #: the policy after the initial design
         self.steps = recipe.steps if not outputs else outcome_steps(recipe, pareto_method,
                                                                     outcome_options)
+        #: whether an infeasible trial's loss is told raised to the best feasible loss
+        #: (``OutcomeSearch(infeasible_losses="clipped")``, with one objective)
+        self._clips = bool(outputs) and self.steps[-1].infeasible_losses == "clipped"
+        self._clip_level: float | None = None  # the best feasible loss the model was told
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
         self.acquisition = self._acquisitions[0]
@@ -139,7 +144,7 @@ class Proposer:
         journal, or one whose other workers' trials were read in a batch, proposes as the
         uninterrupted run of one process does."""
         n = study.obs.n
-        X, y = study.obs.X, study.obs.y
+        X = study.obs.X
         # (a registered model factory need not subclass Model)
         one = getattr(self.model, "one_at_a_time", False)
         repeat = study.first_repeat
@@ -150,10 +155,26 @@ class Proposer:
                 if tell is not None:
                     tell()
                 self._told_repeat = True
-            self.model.observe(X[:end], y[:end], end - self._fed)
+            y, level = self.losses(study, end)
+            if level != getattr(self, "_clip_level", None):
+                if self._fed:  # the losses told before are raised to another level
+                    getattr(self.model, "on_targets_changed", lambda: None)()
+                self._clip_level = level
+            self.model.observe(X[:end], y, end - self._fed)
             for j, m in enumerate(self.models[1:], start=1):
                 m.observe(X[:end], study.obs.Y[:end, j], end - self._fed)
             self._fed = end
+
+    def losses(self, study: Study, end: int | None = None) -> tuple[np.ndarray, float | None]:
+        """``(losses, level)``: what the model is told of the first ``end`` observations
+        (all: None), the study's losses, but for an infeasible trial of a study of one
+        objective with constraints, whose loss is raised to ``level``, the best feasible
+        loss (:func:`~mfbo.proposal.steps.outcomes.clipped_losses`; None where nothing is
+        raised)."""
+        y = study.obs.y[:end]
+        if not getattr(self, "_clips", False) or study.objectives.k != 1:
+            return y, None
+        return clipped_losses(y, study.obs.Y[:end])
 
     def _rng(self, number: int) -> np.random.Generator:
         return np.random.default_rng([*np.atleast_1d(self._entropy).tolist(), number])
@@ -251,7 +272,7 @@ class Proposer:
         pending = study.pending
         if not (pending and self.batch_strategy == "constant_liar"):
             return self.model, lied
-        X, y = study.obs.X, study.obs.y
+        X, (y, _) = study.obs.X, self.losses(study)
         lie = {"min": y.min(), "mean": y.mean(), "max": y.max()}[self.liar]
         if lied is not None and lied._lies == len(pending) - 1:
             lied.add_lies(pending[-1].unit, lie)  # the trial proposed just before

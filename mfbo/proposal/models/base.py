@@ -66,6 +66,12 @@ class Model:
         :meth:`observe`, when two complete trials of the study have returned exactly the same
         loss (a plateau problem).  Does nothing unless a model has a use for it."""
 
+    def on_targets_changed(self) -> None:
+        """Called before :meth:`observe` when the losses of observations told before have
+        changed (an infeasible trial's loss raised to another best feasible loss): the next
+        :meth:`observe` must not keep what they were.  Does nothing unless a model keeps them
+        between calls."""
+
     def with_lies(self, X: np.ndarray, y: np.ndarray, X_lie: np.ndarray,
                   y_lie: float) -> "Model":
         """A copy that has also seen ``X_lie`` with loss ``y_lie`` (constant liar); the
@@ -138,6 +144,9 @@ class EstimatorModel(Model):
         else:
             self.estimator.fit(X, y)
         self._n = X.shape[0]
+
+    def on_targets_changed(self) -> None:
+        self._n = 0  # fitted afresh at the next observation, not updated
 
     @property
     def ready(self):

@@ -172,6 +172,9 @@ class MondrianModel(Model):
             self.repeat_y_transform = None
             self._retarget = True
 
+    def on_targets_changed(self) -> None:
+        self._retarget = True  # every target is derived afresh at the next observation
+
     def _limit(self) -> float:
         # raw losses are squared by the forest's variances; logs of losses are not
         return RAW_SAFE_MAGNITUDE if self.y_transform is None else SAFE_MAGNITUDE

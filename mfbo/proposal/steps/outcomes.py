@@ -76,12 +76,17 @@ from .front_local import CENTRES, dominating_step, front_local_step
 from .parzen import best_of_good_region
 from .search import AcquisitionSearch
 
-__all__ = ["OutcomeSearch", "OutcomeModels", "METHODS", "FEASIBILITY", "checked_outcome_options"]
+__all__ = ["OutcomeSearch", "OutcomeModels", "METHODS", "FEASIBILITY", "INFEASIBLE_LOSSES",
+           "checked_outcome_options", "clipped_losses"]
 
 METHODS = ("auto", "hvi", "parego")
 
 #: how :class:`OutcomeSearch` computes the probability of feasibility
 FEASIBILITY = ("moments", "trees")
+
+#: what the model of the one objective of a study with constraints is told of an infeasible
+#: trial's loss (the loss observed, or :func:`clipped_losses`)
+INFEASIBLE_LOSSES = ("observed", "clipped")
 
 #: what :class:`OutcomeSearch`'s Chebyshev scalarisation (``"parego"``) is taken of
 SCALARISE = ("bounds", "draws")
@@ -99,6 +104,18 @@ def _feasible(Y: np.ndarray, k: int) -> np.ndarray:
     """Which rows of a study's outcomes (``k`` objectives' losses, then the constraints'
     values) meet every constraint (all of them without constraints)."""
     return np.all(Y[:, k:] <= 0, axis=1)
+
+
+def clipped_losses(y: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, float | None]:
+    """``(losses, level)``: the losses ``y`` of a study of one objective whose outcomes ``Y``
+    hold the loss and then the constraints' values, each infeasible one raised to the best
+    feasible loss, ``level`` (an infeasible trial improves on nothing, however low its loss);
+    ``y`` itself and None while no trial is feasible."""
+    feasible = _feasible(Y, 1)
+    if not feasible.any():
+        return y, None
+    level = float(y[feasible].min())
+    return np.where(feasible, y, np.maximum(y, level)), level
 
 
 def _pareto_rank(Y: np.ndarray, k: int) -> np.ndarray:
@@ -269,6 +286,14 @@ class OutcomeSearch(AcquisitionSearch):
         least this probability (Gelbart, Snoek and Adams 2014's probabilistic constraint);
         0: the acquisition times the probability everywhere, which a low loss just past a
         constraint's boundary can hold there for much of a run.
+    infeasible_losses : {"observed", "clipped"}, default="observed"
+        With one objective and constraints: what the objective's model is told of an
+        infeasible trial, the loss it returned or that loss raised to the best feasible loss
+        (:func:`clipped_losses`: the expected improvement then comes from the feasible
+        trials' losses, not from the low losses of an infeasible region that the
+        probability of feasibility, blurred at a forest's block edges, does not rule out;
+        but an optimum on a constraint's boundary is approached more slowly, without the
+        losses beyond it).
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -286,6 +311,7 @@ class OutcomeSearch(AcquisitionSearch):
     dominating_in: str = "local"
     dominating_centre: str = "gaps"
     min_feasibility: float = 0.0
+    infeasible_losses: str = "observed"
 
     def __post_init__(self):
         super().__post_init__()
@@ -317,6 +343,9 @@ class OutcomeSearch(AcquisitionSearch):
         if isinstance(f, bool) or not isinstance(f, numbers.Real) or not 0 <= f < 1:
             raise ValueError(f"OutcomeSearch(min_feasibility=...) must be a number in [0, 1), "
                              f"got {f!r}.")
+        if self.infeasible_losses not in INFEASIBLE_LOSSES:
+            raise ValueError(f"OutcomeSearch(infeasible_losses=...) must be one of "
+                             f"{list(INFEASIBLE_LOSSES)}, got {self.infeasible_losses!r}.")
         if self.dominating_centre not in CENTRES:
             raise ValueError(f"OutcomeSearch(dominating_centre=...) must be one of "
                              f"{list(CENTRES)}, got {self.dominating_centre!r}.")

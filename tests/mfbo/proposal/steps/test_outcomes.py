@@ -287,3 +287,145 @@ def test_parego_of_the_trees_draws_prefers_the_front_and_scores_finitely():
     assert good > bad
     with pytest.raises(ValueError, match=r"scalarise=\.\.\.\) must be one of"):
         OutcomeSearch(scalarise="means")
+
+
+def test_clipped_losses_raise_the_infeasible_losses_to_the_best_feasible_one():
+    from mfbo.proposal.steps.outcomes import clipped_losses
+    y = np.array([3.0, -5.0, 2.0, 1.0, 4.0])
+    # the loss, one constraint, whether the trial failed (+1) or not (-1)
+    Y = np.column_stack([y, [-1.0, 0.5, 0.0, 2.0, -0.1], [-1, -1, -1, -1, 1]])
+    got, level = clipped_losses(y, Y)
+    assert level == 2.0  # rows 0 and 2 are feasible (a value of 0 meets the constraint)
+    assert got.tolist() == [3.0, 2.0, 2.0, 2.0, 4.0]
+    assert y.tolist() == [3.0, -5.0, 2.0, 1.0, 4.0]  # untouched
+    none, level = clipped_losses(y[1:2], Y[1:2])
+    assert level is None and none.tolist() == [-5.0]
+
+
+def _constrained_run(n, **kwargs):
+    opt = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=1, constraints=["c"],
+                    outcome_options={"infeasible_losses": "clipped"}, **kwargs)
+    for _ in range(n):
+        t = opt.ask()
+        x, y = t.params["x"], t.params["y"]
+        # lowest where infeasible (x + y > 1), best feasible on the line x + y = 1
+        opt.tell(t, {"loss": -(x + y) ** 2, "c": x + y - 1.0})
+    return opt
+
+
+@pytest.mark.parametrize("setting", ["clipped", "observed"])
+def test_the_objective_s_model_is_told_the_clipped_losses(monkeypatch, setting):
+    from mfbo.proposal.models import MondrianModel
+    from mfbo.proposal.steps.outcomes import clipped_losses
+    told, changed = [], []
+    observe = MondrianModel.observe
+    calls = {"n": 0}
+
+    def spy(self, X, y, n_new):
+        if self is opt_model[0]:
+            told.append(np.array(y))
+        return observe(self, X, y, n_new)
+
+    opt_model = [None]
+    monkeypatch.setattr(MondrianModel, "observe", spy)
+    monkeypatch.setattr(MondrianModel, "on_targets_changed",
+                        lambda self: (changed.append(len(told)), setattr(self, "_retarget",
+                                                                         True)))
+    opt = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=1, constraints=["c"],
+                    outcome_options={"infeasible_losses": setting})
+    opt_model[0] = opt.proposer.model
+    levels = []
+    for _ in range(20):
+        t = opt.ask()
+        x, y = t.params["x"], t.params["y"]
+        opt.tell(t, {"loss": -(x + y) ** 2, "c": x + y - 1.0})
+        calls["n"] += 1
+    obs = opt.study.obs
+    assert len(told) == obs.n
+    for i, y in enumerate(told):  # one at a time, each the prefix's losses as clipped then
+        want, level = clipped_losses(obs.y[:i + 1], obs.Y[:i + 1])
+        levels.append(level)
+        np.testing.assert_array_equal(y, want if setting == "clipped" else obs.y[:i + 1])
+    infeasible = obs.Y[:, 1] > 0
+    assert infeasible.any() and (~infeasible).any()
+    if setting == "clipped":
+        assert told[-1][infeasible].min() >= told[-1][~infeasible].min()
+        # told before each observation after which the level moved (not before the first)
+        moved = [i for i in range(1, len(levels)) if levels[i] != levels[i - 1]
+                 and levels[i - 1] is not None]
+        assert moved and changed == moved
+    else:
+        assert not changed
+
+
+def test_clipped_losses_resume_bit_identical_and_feed_the_liar(tmp_path):
+    whole = _constrained_run(24)
+    db = str(tmp_path / "s.db")
+    clipped = {"infeasible_losses": "clipped"}
+    first = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=1, constraints=["c"],
+                      storage=db, outcome_options=clipped)
+    for _ in range(15):
+        t = first.ask()
+        x, y = t.params["x"], t.params["y"]
+        first.tell(t, {"loss": -(x + y) ** 2, "c": x + y - 1.0})
+    first.close()
+    second = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=1,
+                       constraints=["c"], storage=db, outcome_options=clipped)
+    for _ in range(9):
+        t = second.ask()
+        x, y = t.params["x"], t.params["y"]
+        second.tell(t, {"loss": -(x + y) ** 2, "c": x + y - 1.0})
+    assert [t.params for t in second.trials] == [t.params for t in whole.trials]
+    # pending trials: the constant liar's copy is told the clipped losses, and the lie is
+    # their least, the best feasible loss, not an infeasible trial's lower one
+    whole.ask(2)
+    lied, _ = whole.proposer.scoring_model(whole.study, None)
+    y, level = whole.proposer.losses(whole.study)
+    assert level is not None and y.min() == level
+    assert whole.study.obs.y.min() < level  # an infeasible loss is lower
+    np.testing.assert_array_equal(lied._aug[1][:y.size], y)
+    assert lied._aug[1][y.size:].tolist() == [level, level]  # one lie per pending trial
+
+
+def test_infeasible_losses_is_checked_and_old_proposers_tell_the_losses_as_they_are():
+    import pickle
+    with pytest.raises(ValueError, match=r"infeasible_losses=\.\.\.\) must be one of"):
+        OutcomeSearch(infeasible_losses="dropped")
+    # the default tells the losses as they are
+    default = Optimizer({"x": Real(0, 1), "y": Real(0, 1)}, random_state=1, constraints=["c"])
+    assert default.proposer.steps[-1].infeasible_losses == "observed"
+    assert not default.proposer._clips
+    opt = _constrained_run(14)
+    proposer = pickle.loads(pickle.dumps(opt.proposer))
+    del proposer.__dict__["_clips"]  # a proposer pickled before the setting existed
+    y, level = proposer.losses(opt.study)
+    assert level is None
+    np.testing.assert_array_equal(y, opt.study.obs.y)
+    assert (y < opt.proposer.losses(opt.study)[0]).any()  # which the new one raises
+
+
+def test_an_estimator_model_is_fitted_afresh_when_its_targets_changed():
+    from mfbo.proposal.models.base import EstimatorModel
+
+    class Online:
+        def __init__(self):
+            self.calls = []
+
+        def fit(self, X, y):
+            self.calls.append(("fit", len(y)))
+            return self
+
+        def partial_fit(self, X, y):
+            self.calls.append(("partial_fit", len(y)))
+            return self
+
+        def predict(self, X, return_std=False):
+            return np.zeros(len(X)), np.ones(len(X))
+    est = Online()
+    model = EstimatorModel(est)
+    X = np.random.default_rng(0).random((4, 2))
+    model.observe(X[:3], np.zeros(3), 3)
+    model.observe(X, np.zeros(4), 1)
+    model.on_targets_changed()
+    model.observe(X, np.ones(4), 0 + 1)
+    assert est.calls == [("fit", 3), ("partial_fit", 1), ("fit", 4)]
