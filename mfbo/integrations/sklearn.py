@@ -363,7 +363,8 @@ class MondrianSearchCV(BaseSearchCV):
         With multi-metric scoring, two or more of its scorers' names to optimise together,
         each maximised (scikit-learn's scores are greater-is-better): the optimizer is told
         every one's ``mean_test_<name>`` and searches their Pareto front (:class:`mfbo.
-        Optimizer`'s ``directions``; ``optimizer_kwargs`` may set ``pareto_method``), and
+        Optimizer`'s ``directions``; ``optimizer_kwargs`` may set ``pareto_method`` and
+        ``outcome_options``), and
         ``pareto_front_`` lists the candidates on it.  ``refit`` still chooses the one
         candidate refitted (a scorer's name, a callable of ``cv_results_``, or False: none).
         Not with ``racing``, which compares one score.  None: the optimizer maximises the

@@ -457,3 +457,21 @@ def test_bad_racing_settings_are_named():
         small(LogisticRegression(), RACED, racing=True, racing_z=-1.0).fit(X, y)
     with pytest.raises((ValueError, TypeError), match="racing"):
         small(LogisticRegression(), RACED, racing="yes").fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.FitFailedWarning")
+def test_outcome_options_reach_the_search_s_optimizer(monkeypatch):
+    seen = []
+    close = mfbo.Optimizer.close
+    monkeypatch.setattr(mfbo.Optimizer, "close", lambda self: (seen.append(self), close(self)))
+    scoring = {"s": lambda est, X_, y_: est.score(X_, y_), "small": lambda est, X_, y_: -est.a}
+    options = {"outcome_options": {"dominating_centre": "uniform", "local_every": 3}}
+    small(Brittle(), {"a": Real(0.0, 1.0)}, n_iter=8, n_points=4, scoring=scoring, refit="s",
+          objectives=["s", "small"], optimizer_kwargs=options).fit(X, y)
+    search_step = seen[0].proposer.steps[-1]
+    assert (search_step.dominating_centre, search_step.local_every) == ("uniform", 3)
+    with pytest.raises(ValueError, match="outcome_options has no setting 'centre'"):
+        small(Brittle(), {"a": Real(0.0, 1.0)}, scoring=scoring, refit="s",
+              objectives=["s", "small"],
+              optimizer_kwargs={"outcome_options": {"centre": "gaps"}}).fit(X, y)
