@@ -54,7 +54,9 @@ SMAC3's ``smac-hyperband`` (HyperbandFacade: random configurations, Hyperband) a
 :mod:`benchmarks.harness.multi_fidelity_peers`).
 
 Run: ``python -m benchmarks.harness.multi_fidelity --split test --seeds 10 --out F.jsonl``
-(then ``--report F.jsonl``).
+(then ``--report F.jsonl``).  ``--trace METHOD`` (one of mfbo's) shows instead where its runs
+spend their cost: the initial design, the trials after it, and of these the copies, trials
+of a tabulated configuration already trained to full budget in the run (:func:`spend`).
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ from benchmarks.harness.tables import markdown_table
 from benchmarks.problems.multi_fidelity import PROBLEMS
 from benchmarks.problems.problems import SUITES
 
-__all__ = ["LEVELS", "METHODS", "run_one", "score_at", "cost_to_reach", "summarise", "main"]
+__all__ = ["LEVELS", "METHODS", "run_one", "spend", "trace", "score_at", "cost_to_reach",
+           "summarise", "main"]
 
 #: the cost levels, in full budgets
 LEVELS = (5, 10, 20)
@@ -147,7 +150,8 @@ def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: s
     configuration is the sampler's, enqueued, and the sampler is told every value reported;
     ``initial_per_dim``: an initial design of that many configurations per dimension (None:
     mfbo's); ``on_pruned``: what a pruned trial feeds the surrogate (:attr:`mfbo.Study.obs`,
-    :mod:`mfbo.study.pruned`).
+    :mod:`mfbo.study.pruned`).  A run ``run(problem, seed, max_cost, trace=None)`` calls
+    ``trace(optimizer)`` at its end (:func:`trace`).
 
     How a pruned run starts (the initial design otherwise trains one configuration at a
     time, as the later trials): ``initial_steps``: the initial design (its first
@@ -165,7 +169,7 @@ def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: s
     if front_rest not in ("pruned", "continue"):
         raise ValueError(f"front_rest must be 'pruned' or 'continue', got {front_rest!r}.")
 
-    def run(problem, seed: int, max_cost: int) -> list:
+    def run(problem, seed: int, max_cost: int, trace=None) -> list:
         import mfbo
 
         n_initial = None if initial_per_dim is None else initial_per_dim * len(problem.space)
@@ -200,7 +204,10 @@ def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: s
             else:
                 opt.tell(t, full)
                 events.append((cost, full))
+        if trace is not None:
+            trace(opt)
         return events
+    run.traceable = True  # run(..., trace=f) calls f(optimizer) at the end (see spend)
     return run
 
 
@@ -353,6 +360,68 @@ def run_one(problem: str, method: str, seed: int) -> dict:
             "optimum": p.optimum, "max_budget": p.max_budget, "wall_s": time.time() - start}
 
 
+def spend(problem, trials) -> dict:
+    """Where an mfbo run's steps went (``trials``: its study's, in the order asked): for the
+    initial design (origin ``"design"``) and for the trials after it (``"model"``), how many
+    trials and the steps they trained, and of those the copies: trials of the tabulated
+    configuration (:meth:`~benchmarks.problems.multi_fidelity.MultiFidelityProblem.row_of`) of
+    a trial asked before them that ran to full budget, which learn nothing new (none where
+    the curves are computed); ``"by_origin"``: the copies after the design by the proposal
+    step that made them (:attr:`mfbo.Trial.origin`)."""
+    out = {phase: {"trials": 0, "steps": 0, "copies": 0, "copy_steps": 0}
+           for phase in ("design", "model")}
+    by_origin, complete = {}, set()
+    for t in trials:
+        phase = "design" if t.origin == "design" else "model"
+        row, steps = problem.row_of(t.params), len(t.intermediate_values)
+        out[phase]["trials"] += 1
+        out[phase]["steps"] += steps
+        if row is not None and row in complete:
+            out[phase]["copies"] += 1
+            out[phase]["copy_steps"] += steps
+            if phase == "model":
+                by_origin[t.origin] = by_origin.get(t.origin, 0) + 1
+        if t.state == "complete" and row is not None:
+            complete.add(row)
+    out["by_origin"] = by_origin
+    return out
+
+
+def trace(method: str, problems, seeds: int) -> str:
+    """The markdown table of where ``method``'s runs (one of mfbo's) spend their cost on each
+    of ``problems``, means over seeds ``0 .. seeds - 1`` (:func:`spend`; costs in full
+    budgets)."""
+    run = METHODS.get(method)
+    if not getattr(run, "traceable", False):
+        raise ValueError(f"only mfbo's methods can be traced, got method={method!r}.")
+    rows = []
+    for name in problems:
+        problem = PROBLEMS[name].load()
+        runs = []
+        for seed in range(seeds):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                run(problem, seed, LEVELS[-1] * problem.max_budget,
+                    trace=lambda opt: runs.append(spend(problem, opt.study.trials)))
+
+        def mean(phase, key):
+            return float(np.mean([r[phase][key] for r in runs]))
+        full = problem.max_budget
+        model = mean("model", "steps")
+        origins = {}
+        for r in runs:
+            for o, n in r["by_origin"].items():
+                origins[o] = origins.get(o, 0) + n / len(runs)
+        rows.append([name, f"{mean('design', 'steps') / full:.1f}",
+                     f"{mean('model', 'steps') / full:.1f}",
+                     f"{mean('model', 'copy_steps') / full:.1f}"
+                     + (f" ({mean('model', 'copy_steps') / model:.0%})" if model else ""),
+                     f"{mean('model', 'copies'):.1f} of {mean('model', 'trials'):.1f}",
+                     ", ".join(f"{o} {n:.1f}" for o, n in sorted(origins.items())) or "-"])
+    return markdown_table(["problem", "design cost", "cost after it", "of it on copies",
+                           "copies (trials after the design)", "copies by origin"], rows)
+
+
 # -- the report ------------------------------------------------------------------------------
 
 def score_at(record: dict, level: int) -> float | None:
@@ -462,12 +531,18 @@ def main(argv=None) -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", default=None, help="JSON lines; runs in it are skipped")
     parser.add_argument("--report", default=None, help="summarise this file and stop")
+    parser.add_argument("--trace", default=None, metavar="METHOD",
+                        help="where this mfbo method's runs spend their cost (copies of a "
+                             "configuration trained to full budget), then stop")
     args = parser.parse_args(argv)
     if args.report:
         print(summarise(_read(args.report)))
         return
     problems = args.problems.split(",") if args.problems \
         else SUITES["multi-fidelity"].problems(args.split)
+    if args.trace:
+        print(trace(args.trace, problems, args.seeds))
+        return
     methods = args.methods.split(",")
     unknown = [m for m in methods if m not in METHODS] + [p for p in problems
                                                            if p not in PROBLEMS]

@@ -90,14 +90,23 @@ class MultiFidelityProblem:
         self.optimum = float(self._table[1][:, -1].min())
         return self
 
+    def row_of(self, params: dict) -> int | None:
+        """The tabulated configuration whose curve ``params`` gets (the nearest in the unit
+        cube; None when the curve is computed): two configurations of one row are the same
+        to the objective."""
+        if self.n_table is None:
+            return None
+        U = self.load()._table[0]
+        u = self.unit_space.to_unit([params])[0]
+        return int(np.argmin(((U - u) ** 2).sum(axis=1)))
+
     def curve_of(self, params: dict) -> np.ndarray:
         """The loss after each step (``max_budget`` of them) of the configuration ``params``:
         the nearest tabulated one's, or computed."""
-        if self.n_table is None:
+        row = self.row_of(params)
+        if row is None:
             return np.array(list(self.curve(params)))
-        U, curves = self.load()._table
-        u = self.unit_space.to_unit([params])[0]
-        return curves[int(np.argmin(((U - u) ** 2).sum(axis=1)))]
+        return self._table[1][row]
 
 
 # -- synthetic functions ---------------------------------------------------------------------

@@ -115,3 +115,50 @@ def test_the_start_options_are_checked():
         bench._mfbo(bench._successive_halving, front=3, front_rest="later")
     with pytest.raises(ValueError, match="sampler"):
         bench._mfbo(bench._successive_halving, lambda p, s: None, initial_steps=1)
+
+
+class _Rows:
+    """A problem whose tabulated configuration is the params' ``row`` (None: computed)."""
+
+    @staticmethod
+    def row_of(params):
+        return params["row"]
+
+
+def _done(i, row, steps, state, origin):
+    from mfbo.study.trial import Trial
+
+    return Trial(id=i, params={"row": row}, state=state, origin=origin,
+                 intermediate_values={s: 1.0 for s in range(1, steps + 1)})
+
+
+def test_spend_counts_the_steps_of_copies_of_a_configuration_trained_to_full_budget():
+    trials = [_done(0, 7, 9, "complete", "design"), _done(1, 7, 1, "pruned", "design"),
+              _done(2, 3, 3, "pruned", "design"), _done(3, 3, 9, "complete", "parzen"),
+              _done(4, 7, 3, "pruned", "parzen"), _done(5, 3, 3, "pruned", "acquisition"),
+              _done(6, 3, 2, "pending", "parzen"), _done(7, None, 9, "complete", "local"),
+              _done(8, None, 1, "pruned", "local")]
+    out = bench.spend(_Rows, trials)
+    # trial 1 repeats 0 in the design; 2 comes before row 3 was complete, 3 itself is not a copy
+    assert out["design"] == {"trials": 3, "steps": 13, "copies": 1, "copy_steps": 1}
+    assert out["model"] == {"trials": 6, "steps": 27, "copies": 3, "copy_steps": 8}
+    assert out["by_origin"] == {"parzen": 2, "acquisition": 1}
+
+
+def test_a_traced_run_is_the_same_run_and_shows_where_its_cost_went():
+    problem = PROBLEMS["boosting-iris"]
+    seen = []
+    method = bench.METHODS["mondrian-sh"]
+    traced = method(problem, 0, 6 * problem.max_budget, trace=seen.append)
+    assert traced == method(problem, 0, 6 * problem.max_budget) and len(seen) == 1
+    trials = seen[0].study.trials
+    out = bench.spend(problem, trials)
+    # every step of the run is a step of the design or after it
+    assert out["design"]["steps"] + out["model"]["steps"] == sum(
+        len(t.intermediate_values) for t in trials) >= 6 * problem.max_budget
+    text = bench.trace("mondrian-sh", ["branin-mf"], 1)
+    assert text.splitlines()[2].startswith("| branin-mf |") and "| 0.0 (0%) |" in text
+    with pytest.raises(ValueError, match="method"):
+        bench.trace("smac-mf", ["branin-mf"], 1)
+    with pytest.raises(ValueError, match="method"):
+        bench.trace("no-such-method", ["branin-mf"], 1)

@@ -61,3 +61,15 @@ def test_the_suite_splits_dev_from_test():
     # every family (a model, or synthetic) on both sides
     assert {mf.FAMILIES[n] for n in mf.DEV} == {mf.FAMILIES[n] for n in mf.TEST} \
         == {"mf-synthetic", "mf-sgd", "mf-mlp", "mf-boosting"}
+
+
+def test_row_of_names_the_tabulated_configuration_whose_curve_a_configuration_gets():
+    from benchmarks.problems.multi_fidelity import PROBLEMS
+
+    assert PROBLEMS["branin-mf"].row_of({"x1": 0.0, "x2": 1.0}) is None
+    p = PROBLEMS["sgd-breast_cancer"].load()
+    U, curves = p._table
+    for i in (0, 5, 127):
+        params = p.unit_space.from_unit(U[i:i + 1])[0]
+        assert p.row_of(params) == i
+        assert (p.curve_of(params) == curves[i]).all()
