@@ -394,6 +394,8 @@ def trace(method: str, problems, seeds: int) -> str:
     run = METHODS.get(method)
     if not getattr(run, "traceable", False):
         raise ValueError(f"only mfbo's methods can be traced, got method={method!r}.")
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"seeds must be a positive integer, got {seeds!r}.")
     rows = []
     for name in problems:
         problem = PROBLEMS[name].load()

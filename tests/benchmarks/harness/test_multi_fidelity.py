@@ -162,3 +162,6 @@ def test_a_traced_run_is_the_same_run_and_shows_where_its_cost_went():
         bench.trace("smac-mf", ["branin-mf"], 1)
     with pytest.raises(ValueError, match="method"):
         bench.trace("no-such-method", ["branin-mf"], 1)
+    for bad in (0, True, 1.5):
+        with pytest.raises(ValueError, match="seeds"):
+            bench.trace("mondrian-sh", ["branin-mf"], bad)
