@@ -48,6 +48,11 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   (``LocalStep(isotropic=False)``, the default before it); ``mondrian`` takes it only where its
   curvature is positive and it predicts the observations it was fitted to better than a
   plane (``"if-curved"``), ``mondrian-iso`` wherever it can be fitted;
+* ``mondrian-bandit-pp``, ``-parzen-pp``, ``-pp`` (and each with ``-nested`` after
+  ``mondrian``): ``mondrian`` whose branch bandit's pulls, Parzen step, or both draw each
+  parameter from the best of the observations where it is active (``per_parameter=True``),
+  the bandit going on down nested choices with ``-nested``: identical to ``mondrian`` in a space
+  without conditions;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -237,6 +242,14 @@ def _after_plateau(step) -> Recipe:
     return dataclasses.replace(_FORMER, steps=tuple(steps))
 
 
+def _per_parameter(bandit: bool, parzen: bool, nested: bool = False) -> Recipe:
+    """The default Mondrian recipe whose branch bandit (``bandit``) and Parzen step (``parzen``)
+    draw from Parzen densities made per parameter (``per_parameter=True``), the bandit going
+    on down the tree of choices with ``nested``."""
+    recipe = _DEFAULT.with_settings(BranchBandit, per_parameter=bandit, nested=nested)
+    return recipe.with_settings(ParzenStep, per_parameter=parzen)
+
+
 def _with_branch_escape(window: int, burst: int = 1, move: str = "search") -> Recipe:
     """The default Mondrian recipe with a :class:`BranchEscape` of ``window``."""
     return _after_plateau(BranchEscape(window=window, burst=burst, move=move))
@@ -352,6 +365,17 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"nested_alpha={a}))",
              _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=True, nested_alpha=a)))
       for a in (1.0, 2.0)),
+    *(Method(f"mondrian{ntag}{tag}", f"mfbo: online Mondrian forest, UCB kappa=1, in a "
+             f"conditional space each parameter's Parzen density made of the best of the "
+             f"observations where it is active, in {where}{nwhere} (per_parameter=True)",
+             _mondrian_with(_per_parameter(bandit, parzen, nested)))
+      for tag, bandit, parzen, where in (
+          ("-bandit-pp", True, False, "the branch bandit's pulls"),
+          ("-parzen-pp", False, True, "the Parzen step"),
+          ("-pp", True, True, "the branch bandit's pulls and the Parzen step"))
+      for nested, ntag, nwhere in ((False, "", ""),
+                                   (True, "-nested", ", the bandit choosing on down the tree "
+                                                     "of choices (nested=True)"))),
     *(Method(f"mondrian-bandit-flat{atag}{ptag}", f"mfbo: online Mondrian forest, UCB kappa=1, "
              f"in a space without conditions each categorical parameter's value chosen by "
              f"MaxUCB (alpha {alpha}, patience {patience}) when some differs from the "

@@ -206,6 +206,13 @@ class BranchBandit(Step):
         Whether, in a space without a branching parameter, each unconditional categorical
         parameter is a bandit of its own (:func:`flat_path`); the step then proposes when some
         parameter's choice differs from the best observation's value, with all of them made.
+    per_parameter : bool, default=False
+        With the ``"parzen"`` move, whether every parameter of the point, the choices nested
+        under the arm included, is drawn from a density made for each parameter of the best
+        of the observations where it is active
+        (:func:`~mfbo.proposal.steps.branch.random_draws`): the pull goes near the arm's own
+        best values, a step of the arm's own search, as a pull of MaxUCB is, instead of
+        drawing the arm's parameters from the prior and its nested choices uniformly.
     """
 
     origin: ClassVar[str] = "bandit"
@@ -218,6 +225,7 @@ class BranchBandit(Step):
     nested: bool = False
     nested_alpha: float | None = None
     flat: bool = False
+    per_parameter: bool = False
 
     def __post_init__(self):
         if not _positive(self.alpha):
@@ -235,10 +243,13 @@ class BranchBandit(Step):
         if self.nested_alpha is not None and not _positive(self.nested_alpha):
             raise ValueError(f"BranchBandit(nested_alpha=...) must be None or a positive "
                              f"number, got {self.nested_alpha!r}.")
-        for name in ("nested", "flat"):
+        for name in ("nested", "flat", "per_parameter"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"BranchBandit({name}=...) must be True or False, got "
                                  f"{getattr(self, name)!r}.")
+        if self.per_parameter and self.move != "parzen":
+            raise ValueError(f"BranchBandit(per_parameter=True) needs move='parzen', got "
+                             f"move={self.move!r}.")
 
     def choice(self, ctx: Context) -> list[tuple[int, int]] | None:
         """The bandit's choices (:func:`branch_path`) when some differs from the best
@@ -280,7 +291,7 @@ class BranchBandit(Step):
             mine = np.flatnonzero(inside(X))
             starts = X[mine[np.argsort(y[mine], kind="stable")][:10]] if mine.size else None
             return ctx.best_where(inside, self.n_random, starts)
-        U = random_draws(ctx, parzen=self.move == "parzen")
+        U = random_draws(ctx, parzen=self.move == "parzen", per_parameter=self.per_parameter)
         for (d, arm), k in zip(path, ks):
             U[:, d] = (arm + 0.5) / k
         return first_allowed_new(ctx, space.canonical(U))

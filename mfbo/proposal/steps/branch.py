@@ -31,16 +31,20 @@ __all__ = ["BranchEscape", "branch_codes", "random_draws", "first_allowed_new", 
 MOVES = ("search", "neighbour", "random", "parzen")
 
 
-def random_draws(ctx: Context, parzen: bool, n: int = 64) -> np.ndarray:
+def random_draws(ctx: Context, parzen: bool, n: int = 64,
+                 per_parameter: bool = False) -> np.ndarray:
     """``n`` uniformly random unit rows of the space (from ``ctx.rng``); with ``parzen`` their
     non-categorical coordinates drawn instead from the Parzen density of the best observations
     (:func:`~mfbo.proposal.steps.parzen.good_region_sample`), so that the good values of the
-    parameters that branches share go with them."""
+    parameters that branches share go with them; with ``per_parameter`` too, every coordinate,
+    the categorical ones included, drawn from the density made for each parameter of the best
+    observations where it is active (``good_region_sample``'s ``per_parameter``)."""
     space = ctx.space
     U = space.sample(n, ctx.rng)
     if parzen:
-        G = good_region_sample(ctx.study.obs.X, ctx.study.obs.y, space.levels, n, ctx.rng)
-        U = np.where(space.levels < 0, U, G)
+        G = good_region_sample(ctx.study.obs.X, ctx.study.obs.y, space.levels, n, ctx.rng,
+                               per_parameter)
+        U = G if per_parameter else np.where(space.levels < 0, U, G)
     return U
 
 

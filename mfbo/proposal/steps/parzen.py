@@ -127,7 +127,7 @@ class ParzenDensity:
 
 
 def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
-                       rng: np.random.Generator) -> np.ndarray:
+                       rng: np.random.Generator, per_parameter: bool = False) -> np.ndarray:
     """``n`` unit-cube points from the Parzen density of the best observations.
 
     Parameters
@@ -153,15 +153,32 @@ def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
         is in [0, 1]: in a conditional space a parameter's density is made of the good
         observations where it is active (as TPE's), and is the prior where none is.  Ordinal
         coordinates are left between their level centres, for the caller to snap.
+    per_parameter : bool, default=False
+        Whether each parameter's density is made instead of the :func:`n_good` best of the
+        observations where it is active (TPE's split made per parameter, as Optuna's
+        independent sampler makes it): a parameter of a branch that none of the best
+        observations took is drawn near its own best values rather than from the prior.  The
+        same draws in a space without conditions.
     """
+    if not isinstance(per_parameter, bool):
+        raise TypeError(f"per_parameter must be True or False, got {per_parameter!r}.")
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     levels = np.asarray(list(levels), dtype=np.int64)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[0] != y.shape[0] or X.shape[1] != levels.size:
         raise ValueError(f"X must be a non-empty (m, {levels.size}) matrix with one loss per "
                          f"row, got X of shape {X.shape} and {y.shape[0]} losses.")
-    good = X[np.argsort(y, kind="stable")[:n_good(y.shape[0])]]
-    return ParzenDensity(good, levels).sample(n, rng)
+    order = np.argsort(y, kind="stable")
+    if not per_parameter:
+        return ParzenDensity(X[order[:n_good(y.shape[0])]], levels).sample(n, rng)
+    density = ParzenDensity(X[order[:0]], levels)
+    for d in range(levels.size):
+        v = X[order, d]
+        v = v[(v >= 0.0) & (v <= 1.0)]
+        v = v[:n_good(v.size)] if v.size else v
+        density.values[d] = v
+        density.widths[d] = _bandwidths(v) if v.size else v
+    return density.sample(n, rng)
 
 
 def truncated_normal(mu: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -196,6 +213,11 @@ class ParzenStep(Step):
         Also when a local step was due but its minimiser is a point already asked (the local
         model has converged on it): a run that has converged otherwise pays for a search of
         the whole space in every such slot, the most expensive ask there is.
+    per_parameter : bool, default=False
+        Whether each parameter's density is made of the best of the observations where it is
+        active (:func:`good_region_sample`'s ``per_parameter``), so that the candidates in a
+        branch the best observations did not take sit near that branch's own best values.
+        The same proposals in a space without conditions.
     """
 
     origin: ClassVar[str] = "parzen"
@@ -203,27 +225,33 @@ class ParzenStep(Step):
     every: int = 2
     n_candidates: int = 200
     when_converged: bool = False
+    per_parameter: bool = False
 
     def __post_init__(self):
         check_int(self.every, "ParzenStep(every=...)", minimum=0)
         check_int(self.n_candidates, "ParzenStep(n_candidates=...)")
-        if not isinstance(self.when_converged, bool):
-            raise TypeError(f"ParzenStep(when_converged=...) must be a bool, got "
-                            f"{self.when_converged!r}.")
+        for name in ("when_converged", "per_parameter"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"ParzenStep({name}=...) must be a bool, got "
+                                f"{getattr(self, name)!r}.")
 
     def propose(self, ctx: Context) -> Point | None:
         if ctx.candidates is not None or not (
                 (ctx.converged and self.when_converged) or ctx.due(self.every)):
             return None
-        return best_of_good_region(ctx, ctx.score(), ctx.study.obs.y, self.n_candidates)
+        return best_of_good_region(ctx, ctx.score(), ctx.study.obs.y, self.n_candidates,
+                                   self.per_parameter)
 
 
-def best_of_good_region(ctx: Context, score, y: np.ndarray, n_candidates: int) -> Point:
+def best_of_good_region(ctx: Context, score, y: np.ndarray, n_candidates: int,
+                        per_parameter: bool = False) -> Point:
     """The acquisition ``score``'s best new point of ``n_candidates`` drawn from the Parzen
     density of the observations that ``y`` ranks best (lower is better; one value per
-    observation): :func:`good_region_sample`'s points scored, with no local search."""
+    observation; ``per_parameter`` as :func:`good_region_sample`'s): those points scored,
+    with no local search."""
     study = ctx.study
-    good = good_region_sample(study.obs.X, y, ctx.space.levels, n_candidates, ctx.rng)
+    good = good_region_sample(study.obs.X, y, ctx.space.levels, n_candidates, ctx.rng,
+                              per_parameter)
     pts = maximize_random_local(score, ctx.space.levels, n=10, rng=ctx.rng, n_random=0,
                                 extra=good, patience=0, exclude=study.asked_keys,
                                 far_from=study.asked.X)

@@ -110,3 +110,21 @@ def test_the_condratio_methods_are_the_ratio_methods_only_in_conditional_spaces(
     runs = [bench.run("branin", m, budget=14, seeds=1, out=tmp_path / f"{m}.jsonl",
                       progress=False)[0] for m in ("mondrian", "mondrian-condratio2")]
     assert runs[0]["values"] == runs[1]["values"]
+
+
+def test_the_per_parameter_methods_change_only_those_settings_and_no_flat_run(tmp_path):
+    from mfbo.proposal import BranchBandit, ParzenStep, get_recipe
+
+    default = get_recipe("mondrian")
+    for name, bandit, parzen, nested in (("mondrian-bandit-pp", True, False, False),
+                                         ("mondrian-nested-bandit-pp", True, False, True),
+                                         ("mondrian-parzen-pp", False, True, False),
+                                         ("mondrian-nested-pp", True, True, True)):
+        recipe = methods.optimizer_settings(name)["surrogate"]
+        assert recipe == default.with_settings(
+            BranchBandit, per_parameter=bandit, nested=nested).with_settings(
+            ParzenStep, per_parameter=parzen)
+    # Branin has no conditional parameter: the default's run, evaluation for evaluation
+    runs = [bench.run("branin", m, budget=16, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-nested-pp")]
+    assert runs[0]["values"] == runs[1]["values"]

@@ -240,7 +240,10 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                         (dict(nested=1), "nested"),
                                         (dict(flat="yes"), "flat"),
                                         (dict(nested_alpha=0.0), "nested_alpha"),
-                                        (dict(nested_alpha="1"), "nested_alpha")])
+                                        (dict(nested_alpha="1"), "nested_alpha"),
+                                        (dict(per_parameter=1), "per_parameter"),
+                                        (dict(per_parameter=True, move="search"),
+                                         "per_parameter")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
@@ -325,4 +328,54 @@ def test_flat_changes_nothing_where_the_space_branches():
 
 def test_flat_proposals_repeat_after_a_reopen(tmp_path):
     check_reopen_repeats(FLAT, recipe(move="parzen", flat=True), flat_loss, 12, 3,
+                         str(tmp_path / "s.db"), "bandit")
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_per_parameter_pulls_make_the_path_s_choices_and_are_active(nested):
+    space = Space(NESTED)
+    settings = dict(move="parzen", nested=nested, alpha=2.0, per_parameter=True)
+    opt = run(recipe(**settings), 20, design=NESTED_DESIGN, space=NESTED, f=nested_loss)
+    pulls = 0
+    for i, t in enumerate(opt.trials[4:], start=4):
+        done = opt.trials[:i]
+        X = space.to_unit([s.params for s in done])
+        y = np.array([s.value for s in done])
+        path = branch_path(space, X, y, 2.0, nested=nested)
+        best = X[int(np.argmin(y))]
+        if all(int(best[d] >= 0.5) == arm for d, arm in path):
+            assert t.origin != "bandit"
+            continue
+        pulls += 1
+        assert t.origin == "bandit"
+        u = space.to_unit(t.params)[0]
+        assert all(int(u[d] >= 0.5) == arm for d, arm in path)
+        space.validate(t.params)
+        assert ("y" in t.params) == (t.params.get("sub") == "u")
+    assert pulls > 0
+
+
+def test_per_parameter_pulls_draw_the_arm_s_own_parameters_near_its_best():
+    # "b" seen at two points, its own y at 0.62 and 0.1: per parameter a pull of "b" draws y
+    # near 0.62 (its best), pooled it draws y from the prior (no best point is in "b")
+    design = [{"kind": "a", "x": 0.3}, {"kind": "a", "x": 0.35}, {"kind": "c", "x": 0.3},
+              {"kind": "b", "x": 0.9, "y": 0.62}, {"kind": "b", "x": 0.95, "y": 0.1},
+              {"kind": "a", "x": 0.25}, {"kind": "a", "x": 0.32}, {"kind": "c", "x": 0.9}]
+
+    def pulled_ys(per_parameter):
+        out = []
+        for seed in range(6):
+            opt = run(recipe(search=False, move="parzen", per_parameter=per_parameter), 1,
+                      seed=seed, design=design)
+            t = opt.trials[-1]
+            assert t.origin == "bandit" and t.params["kind"] == "b"
+            out.append(t.params["y"])
+        return np.array(out)
+    own, pooled = pulled_ys(True), pulled_ys(False)
+    assert np.mean(np.abs(own - 0.62)) < np.mean(np.abs(pooled - 0.62))
+
+
+def test_per_parameter_pulls_repeat_after_a_reopen(tmp_path):
+    check_reopen_repeats(NESTED, recipe(move="parzen", nested=True, alpha=2.0,
+                                        per_parameter=True), nested_loss, 12, 3,
                          str(tmp_path / "s.db"), "bandit")

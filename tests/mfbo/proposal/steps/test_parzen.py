@@ -262,3 +262,77 @@ def test_a_converged_local_step_becomes_a_parzen_step(monkeypatch):
 def test_the_converged_switch_is_checked():
     with pytest.raises(TypeError, match=r"ParzenStep\(when_converged=\.\.\.\)"):
         _recipe(parzen={"when_converged": 1})
+
+
+def test_per_parameter_densities_are_made_of_each_parameter_s_own_best_active_points():
+    # the second coordinate is active only in the poor half of the points; per parameter its
+    # density is made of the best of those (n_good(8) = 2: 0.8 and 0.82), not the prior
+    inactive = mfbo.Space.inactive_unit
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.random(16), np.full(16, inactive)])
+    X[8:, 1] = [0.8, 0.82, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    y = np.arange(16.0)
+    own = good_region_sample(X, y, [0, 0], 20_000, np.random.default_rng(0), per_parameter=True)
+    pooled = good_region_sample(X, y, [0, 0], 20_000, np.random.default_rng(0))
+    # kernels at 0.8 and 0.82 (widths 0.8 and 1/3: the larger gap, at least 1/3) and the
+    # prior, a third each; pooled, the prior alone (no best point has it active)
+    parts = [(0.8, 0.8), (0.82, 1 / 3), (0.5, 1.0)]
+
+    def cdf(x):
+        return sum(_truncated_normal_cdf(x, mu, sd) for mu, sd in parts) / 3
+    assert stats.kstest(own[:, 1], cdf).pvalue > 1e-3
+    prior = lambda x: _truncated_normal_cdf(x, 0.5, 1.0)  # noqa: E731
+    assert stats.kstest(pooled[:, 1], prior).pvalue > 1e-3
+    assert stats.kstest(own[:, 1], prior).pvalue < 1e-6
+    # the first coordinate, active everywhere, is drawn as before
+    assert np.array_equal(own[:, 0], pooled[:, 0])
+
+
+def test_per_parameter_draws_are_the_same_where_every_parameter_is_active():
+    X = np.random.default_rng(0).random((30, 3))
+    y = np.random.default_rng(1).random(30)
+    for levels in ([0, 0, 0], [0, 5, -3]):
+        a = good_region_sample(X, y, levels, 200, np.random.default_rng(4))
+        b = good_region_sample(X, y, levels, 200, np.random.default_rng(4), per_parameter=True)
+        assert np.array_equal(a, b)
+
+
+def test_per_parameter_settings_are_checked():
+    with pytest.raises(TypeError, match="per_parameter"):
+        good_region_sample(np.zeros((3, 1)), np.zeros(3), [0], 5, np.random.default_rng(0),
+                           per_parameter="yes")
+    with pytest.raises(TypeError, match=r"ParzenStep\(per_parameter=\.\.\.\)"):
+        ParzenStep(per_parameter=1)
+
+
+TREE_SPACE = {"b": mfbo.Categorical([0, 1]),
+              "u": mfbo.Real(0.0, 1.0, when={"b": 0}), "v": mfbo.Real(0.0, 1.0, when={"b": 1})}
+
+
+def _tree_loss(b, u=None, v=None):
+    return 0.3 + (u - 0.2) ** 2 if b == 0 else (v - 0.7) ** 2
+
+
+def test_per_parameter_parzen_steps_are_active_allowed_and_repeat_after_a_reopen(tmp_path):
+    from tests.support import check_reopen_repeats
+
+    surrogate = _recipe(parzen={"every": 1, "per_parameter": True})
+    space = mfbo.Space(TREE_SPACE)
+    opt = run_trials(mfbo.Optimizer(TREE_SPACE, surrogate=surrogate, random_state=0,
+                                    n_initial=4), lambda **p: _tree_loss(**p), 16)
+    assert "parzen" in [t.origin for t in opt.trials]
+    for t in opt.trials:
+        space.validate(t.params)
+        assert ("u" in t.params) == (t.params["b"] == 0) and ("v" in t.params) == (
+            t.params["b"] == 1)
+    check_reopen_repeats(TREE_SPACE, surrogate, lambda **p: _tree_loss(**p), 8, 2,
+                         str(tmp_path / "s.db"), "parzen")
+
+
+def test_per_parameter_parzen_steps_change_nothing_in_a_flat_space():
+    plain = run_trials(mfbo.Optimizer(SPACE, surrogate=_recipe(), random_state=1,
+                                      n_initial=4), quad, 14)
+    pp = run_trials(mfbo.Optimizer(SPACE, surrogate=_recipe(parzen={"per_parameter": True}),
+                                   random_state=1, n_initial=4), quad, 14)
+    assert [t.params for t in pp.trials] == [t.params for t in plain.trials]
+    assert "parzen" in [t.origin for t in pp.trials]
