@@ -274,7 +274,7 @@ METHODS = {
     # an initial design of 20 configurations per dimension (screened on dev with 10 and 40),
     # pruned trials fed their last loss shifted to full budget (mfbo.study.pruned), repeats of
     # a complete trial's first three steps stopped (screened on dev against the variants below)
-    "mondrian-sh": _mfbo(lambda p: _sh_repeats(p, 3), initial_per_dim=20, on_pruned="shift"),
+    "mondrian-sh": _sh_variant(20),
     "mondrian-sh-worst": _mfbo(_successive_halving, initial_per_dim=20),  # as pruned: the worst
     "mondrian-sh-shift": _mfbo(_successive_halving, initial_per_dim=20, on_pruned="shift"),
     "mondrian-sh-rank": _mfbo(_successive_halving, initial_per_dim=20, on_pruned="rank"),
