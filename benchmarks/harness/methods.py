@@ -53,6 +53,13 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   parameter from the best of the observations where it is active (``per_parameter=True``),
   the bandit going on down nested choices with ``-nested``: identical to ``mondrian`` in a space
   without conditions;
+* ``mondrian-bandit-ppe`` (and ``-nested-bandit-ppe``): ``mondrian`` whose branch bandit's pulls
+  draw per parameter only once the arm pulled has a loss below the median
+  (``per_parameter="earned"``);
+* ``mondrian-bandit-burstK`` (``-nested-``, and ``-burstKp``): ``mondrian`` whose branch
+  bandit follows each pull with ``K - 1`` proposals in the arm pulled, the acquisition's best
+  point there (``burst=K``; ``p``: drawn from the per-parameter densities, ``refine="parzen"``);
+  ``-ppe-burstK`` both: each identical to ``mondrian`` in a space without conditions;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -376,6 +383,23 @@ METHODS: dict[str, Method] = {m.name: m for m in [
       for nested, ntag, nwhere in ((False, "", ""),
                                    (True, "-nested", ", the bandit choosing on down the tree "
                                                      "of choices (nested=True)"))),
+    *(Method(f"mondrian{ntag}-bandit{etag}{btag}", f"mfbo: online Mondrian forest, UCB kappa=1, "
+             f"the branch bandit{nwhere}{ewhere}{bwhere} (BranchBandit(nested={nested}, "
+             f"per_parameter={pp!r}, burst={burst}, refine={refine!r}))",
+             _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested, per_parameter=pp,
+                                                   burst=burst, refine=refine)))
+      for nested, ntag, nwhere in ((False, "", ""),
+                                   (True, "-nested", " choosing on down the tree of choices"))
+      for pp, etag, ewhere in ((False, "", ""),
+                               ("earned", "-ppe", ", its pulls drawn per parameter once the "
+                                                  "arm's best is below the median loss"))
+      for burst, refine, btag, bwhere in (
+          (1, "search", "", ""),
+          *((k, "search", f"-burst{k}", f", each pull followed by {k - 1} acquisition "
+                                          f"searches in the arm") for k in (2, 3, 5)),
+          *((k, "parzen", f"-burst{k}p", f", each pull followed by {k - 1} per-parameter "
+                                           f"draws in the arm") for k in (3,)))
+      if pp or burst > 1),
     *(Method(f"mondrian-bandit-flat{atag}{ptag}", f"mfbo: online Mondrian forest, UCB kappa=1, "
              f"in a space without conditions each categorical parameter's value chosen by "
              f"MaxUCB (alpha {alpha}, patience {patience}) when some differs from the "

@@ -25,6 +25,13 @@ A space without conditions has no branching parameter, but its categorical param
 a penalty, a learning-rate schedule) trap a run the same way: with ``flat`` the bandit's arms
 are the values of each categorical parameter, one MaxUCB per parameter from all observations
 (:func:`flat_path`).
+
+In MaxUCB an arm's pull is a step of that arm's own optimiser; a pull here is one point of the
+arm.  Two options make it more of a step: ``per_parameter="earned"`` draws the arm's own
+parameters near its best values once that best is better than the median loss (from the prior
+before, so that an arm seen only at poor settings is explored, not narrowed on them), and
+``burst`` follows a pull with the acquisition's best points of the arm it pulled, so that the
+arm is refined before MaxUCB judges it again.
 """
 
 from __future__ import annotations
@@ -43,10 +50,12 @@ from .stall import failures_in_a_row
 
 __all__ = [
     "BranchBandit", "branch_dimension", "branch_path", "flat_path", "max_ucb",
-    "nested_dimension"]
+    "nested_dimension", "path_of", "arm_has_earned"]
 
 #: how a :class:`BranchBandit` chooses its point in the arm it pulls
 MOVES = ("search", "random", "parzen")
+#: how the rest of a burst chooses its points in the arm pulled
+REFINES = ("search", "parzen")
 
 
 def _condition_counts(space) -> np.ndarray:
@@ -163,6 +172,44 @@ def flat_path(space, X: np.ndarray, y: np.ndarray, alpha: float) -> list[tuple[i
     return path
 
 
+def path_of(space, u: np.ndarray, nested: bool = False,
+            flat: bool = False) -> list[tuple[int, int]]:
+    """The choices of the unit row ``u`` at the columns :func:`branch_path` (with ``nested``)
+    or, in a space without a branching parameter, :func:`flat_path` (with ``flat``) chooses
+    at: ``(column, value index)`` pairs, outermost first, down to the first inactive one."""
+    counts = _condition_counts(space)
+    path: list[tuple[int, int]] = []
+    d = branch_dimension(space, counts)
+    while d is not None and 0.0 <= u[d] <= 1.0:
+        path.append((d, int(level_index(u[d], abs(int(space.levels[d]))))))
+        d = nested_dimension(space, path, counts) if nested else None
+    if d is None and not path and flat:
+        dims = list(space.dimensions.values())
+        path = [(d, int(level_index(u[d], abs(int(space.levels[d])))))
+                for d in range(len(dims)) if space.levels[d] < 0
+                and abs(int(space.levels[d])) > 1 and dims[d].when is None]
+    return path
+
+
+def _inside(space, path):
+    """A function of unit rows: whether each makes every choice of ``path``."""
+    ks = [abs(int(space.levels[d])) for d, _ in path]
+
+    def inside(U):
+        keep = np.ones(U.shape[:-1], dtype=bool)
+        for (d, arm), k in zip(path, ks):
+            keep &= level_index(U[..., d], k) == arm
+        return keep
+    return inside
+
+
+def arm_has_earned(space, X: np.ndarray, y: np.ndarray, path) -> bool:
+    """Whether the best loss among the observations (unit rows ``X``, losses ``y``) that make
+    every choice of ``path`` is below the median of all losses (False where there is none)."""
+    mine = _inside(space, path)(X)
+    return bool(mine.any()) and float(y[mine].min()) < float(np.median(y))
+
+
 def _positive(x) -> bool:
     return not isinstance(x, bool) and isinstance(x, (int, float)) and 0 < x < float("inf")
 
@@ -206,13 +253,24 @@ class BranchBandit(Step):
         Whether, in a space without a branching parameter, each unconditional categorical
         parameter is a bandit of its own (:func:`flat_path`); the step then proposes when some
         parameter's choice differs from the best observation's value, with all of them made.
-    per_parameter : bool, default=False
+    per_parameter : bool or "earned", default=False
         With the ``"parzen"`` move, whether every parameter of the point, the choices nested
         under the arm included, is drawn from a density made for each parameter of the best
         of the observations where it is active
         (:func:`~mfbo.proposal.steps.branch.random_draws`): the pull goes near the arm's own
         best values, a step of the arm's own search, as a pull of MaxUCB is, instead of
-        drawing the arm's parameters from the prior and its nested choices uniformly.
+        drawing the arm's parameters from the prior and its nested choices uniformly;
+        ``"earned"``: so only when the arm's best loss is below the median loss
+        (:func:`arm_has_earned`), the default's draw otherwise.
+    burst : int, default=1
+        How many proposals in a row a pull makes in the arm it pulled (the choices of the
+        pull's :func:`path_of`): after the pull, ``burst - 1`` more by ``refine``, unless the
+        arm holds the best observation before the burst is over (the steps after the bandit
+        refine it then).
+    refine : {"search", "parzen"}, default="search"
+        How the rest of a burst chooses its points: the acquisition's best point of the arm
+        (``n_random`` random points and local searches from the arm's best observations), or
+        one drawn from the per-parameter Parzen densities with the arm's choices made.
     """
 
     origin: ClassVar[str] = "bandit"
@@ -225,7 +283,9 @@ class BranchBandit(Step):
     nested: bool = False
     nested_alpha: float | None = None
     flat: bool = False
-    per_parameter: bool = False
+    per_parameter: bool | str = False
+    burst: int = 1
+    refine: str = "search"
 
     def __post_init__(self):
         if not _positive(self.alpha):
@@ -243,13 +303,21 @@ class BranchBandit(Step):
         if self.nested_alpha is not None and not _positive(self.nested_alpha):
             raise ValueError(f"BranchBandit(nested_alpha=...) must be None or a positive "
                              f"number, got {self.nested_alpha!r}.")
-        for name in ("nested", "flat", "per_parameter"):
+        for name in ("nested", "flat"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"BranchBandit({name}=...) must be True or False, got "
                                  f"{getattr(self, name)!r}.")
-        if self.per_parameter and self.move != "parzen":
-            raise ValueError(f"BranchBandit(per_parameter=True) needs move='parzen', got "
+        pp = self.per_parameter
+        if not (isinstance(pp, bool) or (isinstance(pp, str) and pp == "earned")):
+            raise ValueError(f"BranchBandit(per_parameter=...) must be True, False or "
+                             f"'earned', got {pp!r}.")
+        if pp is not False and self.move != "parzen":
+            raise ValueError(f"BranchBandit(per_parameter={pp!r}) needs move='parzen', got "
                              f"move={self.move!r}.")
+        check_int(self.burst, "BranchBandit(burst=...)")
+        if self.refine not in REFINES:
+            raise ValueError(f"BranchBandit(refine=...) must be one of {REFINES}, got "
+                             f"{self.refine!r}.")
 
     def choice(self, ctx: Context) -> list[tuple[int, int]] | None:
         """The bandit's choices (:func:`branch_path`) when some differs from the best
@@ -273,25 +341,56 @@ class BranchBandit(Step):
             return None
         return path
 
+    def continuing(self, ctx: Context) -> list[tuple[int, int]] | None:
+        """The choices of a burst under way, or None: the arm (:func:`path_of`) of the last
+        observation when it was proposed by this step, the observations of that arm proposed
+        by it at the end of the study are not a multiple of ``burst`` (a pull and its
+        refinements, then the next pull), and the arm does not hold the best observation."""
+        if self.burst == 1 or ctx.candidates is not None or ctx.study.obs.n == 0:
+            return None
+        origins, X, y = ctx.study.obs_origins, ctx.study.obs.X, ctx.study.obs.y
+        path = path_of(ctx.space, X[-1], self.nested, self.flat)
+        if not path or origins[-1] != self.origin:
+            return None
+        inside = _inside(ctx.space, path)
+        run = 0
+        while run < len(origins) and origins[-1 - run] == self.origin and inside(X[-1 - run]):
+            run += 1
+        if run % self.burst == 0 or inside(X[int(np.argmin(y))]):
+            return None
+        return path
+
     def propose(self, ctx: Context) -> Point | None:
+        path = self.continuing(ctx)
+        if path is not None:
+            if self.refine == "search":
+                return self.search_in(ctx, path)
+            return self.draw_in(ctx, path, True)
         path = self.choice(ctx)
         if path is None:
             return None
-        space = ctx.space
-        ks = [abs(int(space.levels[d])) for d, _ in path]
         if self.move == "search":
-            X, y = ctx.study.obs.X, ctx.study.obs.y
+            return self.search_in(ctx, path)
+        pp = self.per_parameter
+        if pp == "earned":
+            pp = arm_has_earned(ctx.space, ctx.study.obs.X, ctx.study.obs.y, path)
+        return self.draw_in(ctx, path, pp)
 
-            def inside(U):
-                keep = np.ones(U.shape[:-1], dtype=bool)
-                for (d, arm), k in zip(path, ks):
-                    keep &= level_index(U[..., d], k) == arm
-                return keep
+    def search_in(self, ctx: Context, path) -> Point:
+        """The acquisition's best new point that makes every choice of ``path``: ``n_random``
+        random points and local searches from the best observations that make them."""
+        X, y = ctx.study.obs.X, ctx.study.obs.y
+        inside = _inside(ctx.space, path)
+        mine = np.flatnonzero(inside(X))
+        starts = X[mine[np.argsort(y[mine], kind="stable")][:10]] if mine.size else None
+        return ctx.best_where(inside, self.n_random, starts)
 
-            mine = np.flatnonzero(inside(X))
-            starts = X[mine[np.argsort(y[mine], kind="stable")][:10]] if mine.size else None
-            return ctx.best_where(inside, self.n_random, starts)
-        U = random_draws(ctx, parzen=self.move == "parzen", per_parameter=self.per_parameter)
-        for (d, arm), k in zip(path, ks):
-            U[:, d] = (arm + 0.5) / k
+    def draw_in(self, ctx: Context, path, per_parameter: bool) -> Point:
+        """A new allowed point drawn by the move (``"random"`` or ``"parzen"``, with
+        ``per_parameter``) with every choice of ``path`` made."""
+        space = ctx.space
+        U = random_draws(ctx, parzen=self.move == "parzen" or per_parameter,
+                         per_parameter=per_parameter)
+        for d, arm in path:
+            U[:, d] = (arm + 0.5) / abs(int(space.levels[d]))
         return first_allowed_new(ctx, space.canonical(U))
