@@ -519,6 +519,15 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            ("scikit-optimize",)),
     Method("skopt-gp", "scikit-optimize gp_minimize", _peer("run_skopt_gp"),
            ("scikit-optimize",)),
+    # the default recipe with a stall escape to the incumbent's one-exchange neighbours in its
+    # discrete coordinates, right after its plateau escape (before the local and Parzen steps)
+    *(Method(f"mondrian-exchange{w}", "mfbo: online Mondrian forest, UCB kappa=1, after "
+             f"every {w} evaluations in a row without a gain of 0.1 %, the acquisition's best "
+             f"incumbent with one categorical or integer value changed "
+             f"(StallEscape(window={w}, move='exchange') after the plateau escape)",
+             _mondrian_with(dataclasses.replace(_DEFAULT, steps=(
+                 *_DEFAULT.steps[:2], StallEscape(window=w, move="exchange"),
+                 *_DEFAULT.steps[2:])))) for w in (4, 6)),
 ]}
 
 

@@ -10,6 +10,12 @@ the best by a relative margin and restarts elsewhere after a run of them; a
 proposes the acquisition's best point outside a box around the incumbent (another value of a
 categorical parameter, or a coordinate at least ``radius`` of its range away), so that the
 model's own view of the rest of the space is tried once before refining resumes.
+
+The move ``"exchange"`` asks the objective instead of the model where the model cannot know:
+a forest predicts a combination of categorical values it has never observed from the leaves
+of others, so the escape tries the incumbent itself with one discrete value changed (SMAC's
+one-exchange neighbourhood, Hutter et al. 2011, section 4.3, in the discrete coordinates
+only), the neighbour the acquisition scores best.
 """
 
 from __future__ import annotations
@@ -19,13 +25,15 @@ from typing import ClassVar
 
 import numpy as np
 
+from acquisitions import level_index
+
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 
-__all__ = ["StallEscape", "failures_in_a_row", "MOVES"]
+__all__ = ["StallEscape", "failures_in_a_row", "exchanges", "MOVES"]
 
 #: where a :class:`StallEscape` puts its point
-MOVES = ("search", "random")
+MOVES = ("search", "random", "exchange")
 
 
 def failures_in_a_row(y: np.ndarray, n_initial: int, tol: float) -> int:
@@ -39,6 +47,25 @@ def failures_in_a_row(y: np.ndarray, n_initial: int, tol: float) -> int:
     success = y[start:] < best - tol * np.abs(best)
     hits = np.flatnonzero(success)
     return int(success.size - (hits[-1] + 1 if hits.size else 0))
+
+
+def exchanges(u: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """The one-exchange neighbours of the unit point ``u`` in its discrete coordinates: ``u``
+    with one categorical coordinate at another of its values, or one integer coordinate one
+    level up or down (level centres; the other coordinates kept), as rows, in the order of
+    the coordinates; an empty ``(0, D)`` array where the space has no discrete coordinate."""
+    u = np.asarray(u, dtype=float)
+    rows = []
+    for d in np.flatnonzero(levels):
+        k = abs(int(levels[d]))
+        own = int(level_index(u[d], k))
+        others = [i for i in range(k) if i != own] if levels[d] < 0 else \
+            [i for i in (own - 1, own + 1) if 0 <= i < k]
+        for i in others:
+            row = u.copy()
+            row[d] = (i + 0.5) / k
+            rows.append(row)
+    return np.array(rows).reshape(len(rows), u.shape[0])
 
 
 @dataclass(frozen=True)
@@ -58,10 +85,14 @@ class StallEscape(Step):
     radius : float, default=0.25
     n_random : int, default=2000
         Random points scored per escape before local search.
-    move : {"search", "random"}, default="search"
+    move : {"search", "random", "exchange"}, default="search"
         ``"search"``: the acquisition's best point away (random points and local searches
         from the best observations away); ``"random"``: a uniformly random point away (the
-        first of 64 draws that is, else a random point).
+        first of 64 draws that is, else a random point); ``"exchange"``: of the incumbent's
+        one-exchange neighbours in the discrete coordinates (:func:`exchanges`) not yet
+        asked, the one the acquisition scores best (the step passes where there is none, as
+        in a space without categorical or integer coordinates); ``radius`` and ``cells`` do
+        not apply to it.
     cells : bool, default=False
     """
 
@@ -116,6 +147,8 @@ class StallEscape(Step):
         X, y = study.obs.X, study.obs.y
         levels = space.levels
         inc = X[int(np.argmin(y))]
+        if self.move == "exchange":
+            return self.exchange(ctx, inc)
         if self.move == "random":
             C = space.canonical(space.sample(64, ctx.rng))
             keep = self.away(C, inc, levels) & space.allowed(C)
@@ -125,3 +158,16 @@ class StallEscape(Step):
         if starts is not None:
             starts = np.clip(starts, 0.0, 1.0)
         return ctx.best_where(lambda U: self.away(U, inc, levels), self.n_random, starts)
+
+    def exchange(self, ctx: Context, inc: np.ndarray) -> Point | None:
+        """The acquisition's best new one-exchange neighbour of ``inc``, or None."""
+        space = ctx.space
+        N = exchanges(inc, space.levels)
+        if space.constrained and N.shape[0]:
+            N = space.canonical(N)
+        known = ctx.study.asked.X
+        N = N[[ctx.is_new(u, known) for u in N]] if N.shape[0] else N
+        if N.shape[0] == 0:
+            return None
+        scores = np.asarray(ctx.score()(N), dtype=float)
+        return N[int(np.argmax(scores))], None

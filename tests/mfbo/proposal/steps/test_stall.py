@@ -11,7 +11,7 @@ import pytest
 
 from mfbo import Categorical, Integer, Optimizer, Real
 from mfbo.proposal import AcquisitionSearch, StallEscape, get_recipe
-from mfbo.proposal.steps.stall import failures_in_a_row
+from mfbo.proposal.steps.stall import exchanges, failures_in_a_row
 
 
 @pytest.mark.parametrize("y, n_initial, tol, expected", [
@@ -106,6 +106,8 @@ def test_it_passes_in_a_candidate_set_and_refuses_bad_settings():
         StallEscape(tol=-0.1)
     with pytest.raises(ValueError, match=r"StallEscape\(move=...\)"):
         StallEscape(move="jump")
+    with pytest.raises(ValueError, match=r"StallEscape\(move=...\)"):
+        StallEscape(move="exchanges")
     with pytest.raises(TypeError, match=r"StallEscape\(cells=...\)"):
         StallEscape(cells=1)
 
@@ -134,4 +136,64 @@ def test_one_escape_per_batch_and_a_pickled_optimizer_proposes_as_the_original()
     for _ in range(11):
         t = part.ask()
         part.tell(t, trap(**t.params))
+    assert [t.params for t in part.trials] == [t.params for t in whole.trials]
+
+
+def test_exchanges_change_one_discrete_value_at_a_time():
+    levels = np.array([-3, 0, 4, -2])
+    u = np.array([0.5, 0.37, 0.125, 0.75])  # values 1 of 3, -, level 0 of 4, 1 of 2
+    N = exchanges(u, levels)
+    expected = [[1 / 6, 0.37, 0.125, 0.75], [5 / 6, 0.37, 0.125, 0.75],
+                [0.5, 0.37, 0.375, 0.75], [0.5, 0.37, 0.125, 0.25]]
+    np.testing.assert_allclose(N, expected)
+    assert exchanges(np.array([0.2, 0.9]), np.array([0, 0])).shape == (0, 2)
+
+
+def exchange_recipe(window=4):
+    return dataclasses.replace(recipe(), steps=(
+        StallEscape(window=window, move="exchange"), AcquisitionSearch(n_random=300)))
+
+
+def test_exchange_escapes_are_the_best_scored_new_neighbour_of_the_incumbent():
+    opt = run(exchange_recipe(), 40)
+    trials, space = opt.trials, opt.space
+    y = np.array([t.value for t in trials])
+    moves = [i for i, t in enumerate(trials) if t.origin == "stall"]
+    assert moves
+    escape = StallEscape(window=4)
+    for i in range(5, len(trials)):
+        r = failures_in_a_row(y[:i], 5, escape.tol)
+        if trials[i].origin == "stall":
+            assert r >= 4 and r % 4 == 0
+    for i in moves:
+        U = space.to_unit([trials[i].params, trials[int(np.argmin(y[:i]))].params])
+        neighbours = exchanges(U[1], space.levels)
+        assert np.isclose(np.abs(neighbours - U[0]).max(axis=1), 0).any()
+        assert trials[i].params not in [t.params for t in trials[:i]]
+
+
+def test_exchange_passes_without_discrete_coordinates():
+    space = {"x": Real(0.0, 1.0), "z": Real(-1.0, 1.0)}
+    opt = Optimizer(space, surrogate=exchange_recipe(1), random_state=0, n_initial=3)
+    for _ in range(12):
+        t = opt.ask()
+        opt.tell(t, 1.0)
+    assert "stall" not in {t.origin for t in opt.trials}
+
+
+def test_exchange_in_a_reopened_sqlite_study_proposes_the_same(tmp_path):
+    def go(opt, n):
+        for _ in range(n):
+            t = opt.ask()
+            opt.tell(t, trap(**t.params))
+        return opt
+
+    whole = go(Optimizer(SPACE, surrogate=exchange_recipe(3), random_state=4, n_initial=5), 26)
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    part = go(Optimizer(SPACE, surrogate=exchange_recipe(3), random_state=4, n_initial=5,
+                        storage=url, study_name="s"), 12)
+    del part
+    part = go(Optimizer(SPACE, surrogate=exchange_recipe(3), random_state=4, n_initial=5,
+                        storage=url, study_name="s"), 14)
+    assert "stall" in {t.origin for t in whole.trials}
     assert [t.params for t in part.trials] == [t.params for t in whole.trials]
