@@ -197,3 +197,19 @@ def test_exchange_in_a_reopened_sqlite_study_proposes_the_same(tmp_path):
                         storage=url, study_name="s"), 14)
     assert "stall" in {t.origin for t in whole.trials}
     assert [t.params for t in part.trials] == [t.params for t in whole.trials]
+
+
+def test_exchange_leaves_a_continuous_space_as_the_default_recipe_proposes():
+    space = {"x": Real(0.0, 1.0), "z": Real(-1.0, 1.0)}
+    default = get_recipe("mondrian")
+    steps = (*default.steps[:2], StallEscape(window=2, move="exchange"), *default.steps[2:])
+    with_escape = dataclasses.replace(default, steps=steps, name=None)
+
+    def params(surrogate):
+        opt = Optimizer(space, surrogate=surrogate, random_state=3, n_initial=4)
+        for _ in range(20):
+            t = opt.ask()
+            opt.tell(t, round(abs(t.params["x"] - 0.4), 1) + t.params["z"] ** 2)
+        return [t.params for t in opt.trials]
+
+    assert params(with_escape) == params(default)
