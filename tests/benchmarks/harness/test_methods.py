@@ -128,3 +128,23 @@ def test_the_per_parameter_methods_change_only_those_settings_and_no_flat_run(tm
     runs = [bench.run("branin", m, budget=16, seeds=1, out=tmp_path / f"{m}.jsonl",
                       progress=False)[0] for m in ("mondrian", "mondrian-nested-pp")]
     assert runs[0]["values"] == runs[1]["values"]
+
+
+def test_the_earned_and_burst_methods_change_only_those_settings_and_no_flat_run(tmp_path):
+    from mfbo.proposal import BranchBandit, get_recipe
+
+    default = get_recipe("mondrian")
+    for name, settings in (
+            ("mondrian-bandit-ppe", dict(per_parameter="earned")),
+            ("mondrian-nested-bandit-ppe", dict(nested=True, per_parameter="earned")),
+            ("mondrian-bandit-burst3", dict(burst=3)),
+            ("mondrian-nested-bandit-burst3p", dict(nested=True, burst=3, refine="parzen")),
+            ("mondrian-nested-bandit-ppe-burst5", dict(nested=True, per_parameter="earned",
+                                                       burst=5))):
+        recipe = methods.optimizer_settings(name)["surrogate"]
+        assert recipe == default.with_settings(BranchBandit, **settings)
+    # Branin has no conditional parameter: the default's run, evaluation for evaluation
+    runs = [bench.run("branin", m, budget=16, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0]
+            for m in ("mondrian", "mondrian-nested-bandit-ppe-burst3")]
+    assert runs[0]["values"] == runs[1]["values"]

@@ -10,8 +10,8 @@ import pytest
 
 from mfbo import Categorical, Integer, Optimizer, Real, Space
 from mfbo.proposal import AcquisitionSearch, BranchBandit, get_recipe
-from mfbo.proposal.steps.bandit import branch_dimension, branch_path, flat_path, max_ucb, \
-    nested_dimension
+from mfbo.proposal.steps.bandit import arm_has_earned, branch_dimension, branch_path, \
+    flat_path, max_ucb, nested_dimension, path_of
 from tests.support import SPACE, check_reopen_repeats, quad, run_trials
 
 TREE = {"kind": Categorical(["a", "b", "c"]), "x": Real(0.0, 1.0),
@@ -243,7 +243,13 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                         (dict(nested_alpha="1"), "nested_alpha"),
                                         (dict(per_parameter=1), "per_parameter"),
                                         (dict(per_parameter=True, move="search"),
-                                         "per_parameter")])
+                                         "per_parameter"),
+                                        (dict(per_parameter="yes"), "per_parameter"),
+                                        (dict(per_parameter="earned", move="random"),
+                                         "per_parameter"),
+                                        (dict(burst=0), "burst"), (dict(burst=2.0), "burst"),
+                                        (dict(burst=True), "burst"),
+                                        (dict(refine="random"), "refine")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
@@ -378,4 +384,97 @@ def test_per_parameter_pulls_draw_the_arm_s_own_parameters_near_its_best():
 def test_per_parameter_pulls_repeat_after_a_reopen(tmp_path):
     check_reopen_repeats(NESTED, recipe(move="parzen", nested=True, alpha=2.0,
                                         per_parameter=True), nested_loss, 12, 3,
+                         str(tmp_path / "s.db"), "bandit")
+
+
+def test_the_path_of_a_row_reads_the_choices_the_bandit_makes():
+    from benchmarks.problems.conditional import DeepTree
+
+    space = DeepTree().space
+    at = {n: d for d, n in enumerate(space.names)}
+    X = space.canonical(space.sample(30, np.random.default_rng(0)))
+    for u in X:
+        p = path_of(space, u, nested=True)
+        assert [space.names[d] for d, _ in p][:1] == ["b"] and len(p) == 3
+        assert all(int(u[d] >= 0.5) == arm for d, arm in p)
+        assert path_of(space, u) == p[:1]
+        assert p[1][0] == at["b1" if p[0][1] else "b0"]
+    flat = Space(FLAT)
+    u = flat.to_unit([{"loss": "hu", "rate": "c", "x": 0.2, "n": 2}])[0]
+    assert path_of(flat, u) == []
+    assert [(flat.names[d], a) for d, a in path_of(flat, u, flat=True)] == [("loss", 1),
+                                                                            ("rate", 0)]
+
+
+def test_an_arm_has_earned_once_its_best_is_below_the_median():
+    space = Space(TREE)
+    X = space.to_unit([{"kind": "a", "x": 0.3}, {"kind": "b", "x": 0.9, "y": 0.1},
+                       {"kind": "c", "x": 0.3}, {"kind": "b", "x": 0.2, "y": 0.6}])
+    b, c = [(0, 1)], [(0, 2)]
+    y = np.array([1.0, 3.0, 3.0, 4.0])  # median 3: not below it
+    assert not arm_has_earned(space, X, y, b) and not arm_has_earned(space, X, y, c)
+    y = np.array([1.0, 3.0, 3.0, 2.4])  # median 2.7
+    assert arm_has_earned(space, X, y, b) and not arm_has_earned(space, X, y, c)
+    assert not arm_has_earned(space, X[:1], y[:1], b)  # never pulled
+
+
+#: "b" seen at one poor point (0.78) and at one below the median loss that is not the best
+EARNED = [{"kind": "a", "x": 0.3}, {"kind": "a", "x": 0.32}, {"kind": "a", "x": 0.25},
+          {"kind": "b", "x": 0.8, "y": 0.6}, {"kind": "b", "x": 0.95, "y": 0.1},
+          {"kind": "c", "x": 0.3}, {"kind": "c", "x": 0.5}, {"kind": "c", "x": 0.9}]
+
+
+@pytest.mark.parametrize("earned", [True, False])
+def test_an_earned_pull_is_per_parameter_and_an_unearned_one_the_default_s(earned):
+    design = EARNED if earned else EARNED[:3] + EARNED[4:]  # "b" only at its poor point
+    ys = [loss(**p) for p in design]
+    b = [v for v, p in zip(ys, design) if p["kind"] == "b"]
+    assert (min(b) < np.median(ys)) == earned and min(b) > min(ys)
+
+    def pulled(per_parameter, seed):
+        opt = run(recipe(search=False, move="parzen", per_parameter=per_parameter), 1,
+                  seed=seed, design=design)
+        t = opt.trials[-1]
+        assert t.origin == "bandit" and t.params["kind"] == "b"
+        return t.params
+    for seed in range(3):
+        assert pulled("earned", seed) == pulled(earned, seed)
+    assert any(pulled(True, seed) != pulled(False, seed) for seed in range(3))
+
+
+@pytest.mark.parametrize("refine", ["search", "parzen"])
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_burst_refines_the_arm_pulled_until_it_is_over_or_holds_the_incumbent(refine, nested):
+    space, burst = Space(NESTED), 3
+    opt = run(recipe(move="parzen", nested=nested, alpha=2.0, burst=burst, refine=refine), 24,
+              design=NESTED_DESIGN, space=NESTED, f=nested_loss)
+    X = space.to_unit([t.params for t in opt.trials])
+    y = np.array([t.value for t in opt.trials])
+    pulls = refinements = 0
+    run_arm, run_len = None, 0  # the arm of the bandit's proposals in a row, and how many
+    for i in range(4, len(y)):
+        t, best = opt.trials[i], X[int(np.argmin(y[:i]))]
+        space.validate(t.params)  # active and allowed
+        owed = run_arm is not None and run_len % burst and not all(
+            int(best[d] >= 0.5) == a for d, a in run_arm)
+        if owed:  # the burst goes on in the arm pulled
+            assert t.origin == "bandit" and path_of(space, X[i], nested) == run_arm
+            refinements += 1
+            run_len += 1
+            continue
+        path = branch_path(space, X[:i], y[:i], 2.0, nested=nested)
+        if all(int(best[d] >= 0.5) == a for d, a in path):
+            assert t.origin != "bandit"
+            run_arm, run_len = None, 0
+            continue
+        assert t.origin == "bandit" and all(int(X[i, d] >= 0.5) == a for d, a in path)
+        pulls += 1
+        same = run_arm is not None and path_of(space, X[i], nested) == run_arm
+        run_arm, run_len = path_of(space, X[i], nested), (run_len + 1 if same else 1)
+    assert pulls > 0 and refinements > 0
+
+
+def test_bursts_and_earned_pulls_repeat_after_a_reopen(tmp_path):
+    check_reopen_repeats(NESTED, recipe(move="parzen", nested=True, alpha=2.0, burst=3,
+                                        per_parameter="earned"), nested_loss, 12, 3,
                          str(tmp_path / "s.db"), "bandit")
