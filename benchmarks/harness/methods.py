@@ -55,7 +55,8 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   without conditions;
 * ``mondrian-bandit-ppe`` (and ``-nested-bandit-ppe``): ``mondrian`` whose branch bandit's pulls
   draw per parameter only once the arm pulled has a loss below the median
-  (``per_parameter="earned"``);
+  (``per_parameter="earned"``); ``-ppe25``, ``-ppe1``: below the 0.25 or 0.1 quantile of the
+  losses (``earn_quantile``);
 * ``mondrian-bandit-burstK`` (``-nested-``, and ``-burstKp``): ``mondrian`` whose branch
   bandit follows each pull with ``K - 1`` proposals in the arm pulled, the acquisition's best
   point there (``burst=K``; ``p``: drawn from the per-parameter densities, ``refine="parzen"``);
@@ -400,6 +401,15 @@ METHODS: dict[str, Method] = {m.name: m for m in [
           *((k, "parzen", f"-burst{k}p", f", each pull followed by {k - 1} per-parameter "
                                            f"draws in the arm") for k in (3,)))
       if pp or burst > 1),
+    *(Method(f"mondrian{ntag}-bandit-ppe{q:g}".replace("0.", ""), f"mfbo: online Mondrian "
+             f"forest, UCB kappa=1, the branch bandit{nwhere}, its pulls drawn per parameter once "
+             f"the arm's best is below the {q:g} quantile of the losses (BranchBandit(nested="
+             f"{nested}, per_parameter='earned', earn_quantile={q}))",
+             _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested,
+                                                   per_parameter="earned", earn_quantile=q)))
+      for nested, ntag, nwhere in ((False, "", ""),
+                                   (True, "-nested", " choosing on down the tree of choices"))
+      for q in (0.1, 0.25)),
     *(Method(f"mondrian-bandit-flat{atag}{ptag}", f"mfbo: online Mondrian forest, UCB kappa=1, "
              f"in a space without conditions each categorical parameter's value chosen by "
              f"MaxUCB (alpha {alpha}, patience {patience}) when some differs from the "

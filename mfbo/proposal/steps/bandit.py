@@ -203,11 +203,12 @@ def _inside(space, path):
     return inside
 
 
-def arm_has_earned(space, X: np.ndarray, y: np.ndarray, path) -> bool:
+def arm_has_earned(space, X: np.ndarray, y: np.ndarray, path, quantile: float = 0.5) -> bool:
     """Whether the best loss among the observations (unit rows ``X``, losses ``y``) that make
-    every choice of ``path`` is below the median of all losses (False where there is none)."""
+    every choice of ``path`` is below the ``quantile`` of all losses (the median by default;
+    False where there is none)."""
     mine = _inside(space, path)(X)
-    return bool(mine.any()) and float(y[mine].min()) < float(np.median(y))
+    return bool(mine.any()) and float(y[mine].min()) < float(np.quantile(y, quantile))
 
 
 def _positive(x) -> bool:
@@ -260,8 +261,11 @@ class BranchBandit(Step):
         (:func:`~mfbo.proposal.steps.branch.random_draws`): the pull goes near the arm's own
         best values, a step of the arm's own search, as a pull of MaxUCB is, instead of
         drawing the arm's parameters from the prior and its nested choices uniformly;
-        ``"earned"``: so only when the arm's best loss is below the median loss
-        (:func:`arm_has_earned`), the default's draw otherwise.
+        ``"earned"``: so only when the arm's best loss is below the ``earn_quantile`` of the
+        losses (:func:`arm_has_earned`), the default's draw otherwise.
+    earn_quantile : float, default=0.5
+        With ``per_parameter="earned"``, the quantile of all losses an arm's best must be
+        below for its pulls to be drawn near its best (0.5: the median).
     burst : int, default=1
         How many proposals in a row a pull makes in the arm it pulled (the choices of the
         pull's :func:`path_of`): after the pull, ``burst - 1`` more by ``refine``, unless the
@@ -284,6 +288,7 @@ class BranchBandit(Step):
     nested_alpha: float | None = None
     flat: bool = False
     per_parameter: bool | str = False
+    earn_quantile: float = 0.5
     burst: int = 1
     refine: str = "search"
 
@@ -314,6 +319,10 @@ class BranchBandit(Step):
         if pp is not False and self.move != "parzen":
             raise ValueError(f"BranchBandit(per_parameter={pp!r}) needs move='parzen', got "
                              f"move={self.move!r}.")
+        q = self.earn_quantile
+        if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0.0 < q < 1.0:
+            raise ValueError(f"BranchBandit(earn_quantile=...) must be a number in (0, 1), got "
+                             f"{q!r}.")
         check_int(self.burst, "BranchBandit(burst=...)")
         if self.refine not in REFINES:
             raise ValueError(f"BranchBandit(refine=...) must be one of {REFINES}, got "
@@ -373,7 +382,8 @@ class BranchBandit(Step):
             return self.search_in(ctx, path)
         pp = self.per_parameter
         if pp == "earned":
-            pp = arm_has_earned(ctx.space, ctx.study.obs.X, ctx.study.obs.y, path)
+            pp = arm_has_earned(ctx.space, ctx.study.obs.X, ctx.study.obs.y, path,
+                                self.earn_quantile)
         return self.draw_in(ctx, path, pp)
 
     def search_in(self, ctx: Context, path) -> Point:

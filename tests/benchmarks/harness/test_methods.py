@@ -137,6 +137,9 @@ def test_the_earned_and_burst_methods_change_only_those_settings_and_no_flat_run
     for name, settings in (
             ("mondrian-bandit-ppe", dict(per_parameter="earned")),
             ("mondrian-nested-bandit-ppe", dict(nested=True, per_parameter="earned")),
+            ("mondrian-nested-bandit-ppe25", dict(nested=True, per_parameter="earned",
+                                                  earn_quantile=0.25)),
+            ("mondrian-bandit-ppe1", dict(per_parameter="earned", earn_quantile=0.1)),
             ("mondrian-bandit-burst3", dict(burst=3)),
             ("mondrian-nested-bandit-burst3p", dict(nested=True, burst=3, refine="parzen")),
             ("mondrian-nested-bandit-ppe-burst5", dict(nested=True, per_parameter="earned",

@@ -249,7 +249,10 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                          "per_parameter"),
                                         (dict(burst=0), "burst"), (dict(burst=2.0), "burst"),
                                         (dict(burst=True), "burst"),
-                                        (dict(refine="random"), "refine")])
+                                        (dict(refine="random"), "refine"),
+                                        (dict(earn_quantile=0.0), "earn_quantile"),
+                                        (dict(earn_quantile=1.0), "earn_quantile"),
+                                        (dict(earn_quantile="0.5"), "earn_quantile")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
@@ -416,6 +419,9 @@ def test_an_arm_has_earned_once_its_best_is_below_the_median():
     y = np.array([1.0, 3.0, 3.0, 2.4])  # median 2.7
     assert arm_has_earned(space, X, y, b) and not arm_has_earned(space, X, y, c)
     assert not arm_has_earned(space, X[:1], y[:1], b)  # never pulled
+    # below the median but not below the lowest quarter (1.0, 2.4, 3.0, 3.0: 2.05)
+    assert not arm_has_earned(space, X, y, b, quantile=0.25)
+    assert arm_has_earned(space, X, np.array([2.0, 3.0, 3.0, 1.0]), b, quantile=0.25)
 
 
 #: "b" seen at one poor point (0.78) and at one below the median loss that is not the best
