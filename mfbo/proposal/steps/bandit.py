@@ -28,8 +28,9 @@ are the values of each categorical parameter, one MaxUCB per parameter from all 
 
 In MaxUCB an arm's pull is a step of that arm's own optimiser; a pull here is one point of the
 arm.  Two options make it more of a step: ``per_parameter="earned"`` draws the arm's own
-parameters near its best values once that best is better than the median loss (from the prior
-before, so that an arm seen only at poor settings is explored, not narrowed on them), and
+parameters near its best values once that best is below a quantile of the losses, the median
+by default (from the prior before, so that an arm seen only at poor settings is explored, not
+narrowed on them), and
 ``burst`` follows a pull with the acquisition's best points of the arm it pulled, so that the
 arm is refined before MaxUCB judges it again.
 """
