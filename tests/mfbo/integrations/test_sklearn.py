@@ -199,13 +199,24 @@ def test_bad_objectives_are_refused_before_anything_is_fitted(kwargs, match, mon
         small(LogisticRegression(), {"C": Real(0.1, 1.0)}, **options).fit(X, y)
     assert not fits
 
-@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.FitFailedWarning")
-def test_several_scorers_with_failed_fits(monkeypatch):
+
+def closed_optimizers(monkeypatch) -> list:
+    """The optimizers closed from now on, in order (a search closes its own)."""
     seen = []
     close = mfbo.Optimizer.close
     monkeypatch.setattr(mfbo.Optimizer, "close", lambda self: (seen.append(self), close(self)))
-    scoring = {"s": lambda est, X_, y_: est.score(X_, y_), "small": lambda est, X_, y_: -est.a}
+    return seen
+
+
+#: two scores of Brittle: its own, and how small its ``a`` is
+TWO_SCORES = {"s": lambda est, X_, y_: est.score(X_, y_), "small": lambda est, X_, y_: -est.a}
+
+
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.FitFailedWarning")
+def test_several_scorers_with_failed_fits(monkeypatch):
+    seen = closed_optimizers(monkeypatch)
+    scoring = TWO_SCORES
     search = small(Brittle(), {"a": Real(0.0, 1.0)}, n_iter=12, n_points=4, scoring=scoring,
                    refit="s", objectives=["s", "small"]).fit(X, y)
     r = search.cv_results_
@@ -462,10 +473,8 @@ def test_bad_racing_settings_are_named():
 @pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.FitFailedWarning")
 def test_outcome_options_reach_the_search_s_optimizer(monkeypatch):
-    seen = []
-    close = mfbo.Optimizer.close
-    monkeypatch.setattr(mfbo.Optimizer, "close", lambda self: (seen.append(self), close(self)))
-    scoring = {"s": lambda est, X_, y_: est.score(X_, y_), "small": lambda est, X_, y_: -est.a}
+    seen = closed_optimizers(monkeypatch)
+    scoring = TWO_SCORES
     options = {"outcome_options": {"dominating_centre": "uniform", "local_every": 3}}
     small(Brittle(), {"a": Real(0.0, 1.0)}, n_iter=8, n_points=4, scoring=scoring, refit="s",
           objectives=["s", "small"], optimizer_kwargs=options).fit(X, y)
