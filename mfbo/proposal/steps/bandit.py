@@ -159,17 +159,23 @@ def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
     return path
 
 
+def _flat_dimensions(space) -> list[int]:
+    """The columns of the unconditional categorical parameters of more than one value: the
+    bandits of :func:`flat_path`, in column order."""
+    dims = list(space.dimensions.values())
+    return [d for d in range(len(dims)) if space.levels[d] < 0
+            and abs(int(space.levels[d])) > 1 and dims[d].when is None]
+
+
 def flat_path(space, X: np.ndarray, y: np.ndarray, alpha: float) -> list[tuple[int, int]]:
     """MaxUCB's choice among the values of each unconditional categorical parameter, from all
     observations (unit rows ``X``, losses ``y``): ``(column, value index)`` pairs in column
     order; empty where the space has no such parameter or no observation."""
-    dims = list(space.dimensions.values())
     path = []
-    for d in range(len(dims)):
+    for d in _flat_dimensions(space) if len(y) else ():
         k = abs(int(space.levels[d]))
-        if space.levels[d] < 0 and k > 1 and dims[d].when is None and len(y):
-            arms = level_index(X[:, d], k).astype(np.int64)
-            path.append((d, int(np.argmax(max_ucb(arms, y, k, alpha)))))
+        arms = level_index(X[:, d], k).astype(np.int64)
+        path.append((d, int(np.argmax(max_ucb(arms, y, k, alpha)))))
     return path
 
 
@@ -185,10 +191,8 @@ def path_of(space, u: np.ndarray, nested: bool = False,
         path.append((d, int(level_index(u[d], abs(int(space.levels[d]))))))
         d = nested_dimension(space, path, counts) if nested else None
     if d is None and not path and flat:
-        dims = list(space.dimensions.values())
         path = [(d, int(level_index(u[d], abs(int(space.levels[d])))))
-                for d in range(len(dims)) if space.levels[d] < 0
-                and abs(int(space.levels[d])) > 1 and dims[d].when is None]
+                for d in _flat_dimensions(space)]
     return path
 
 

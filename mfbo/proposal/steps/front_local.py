@@ -130,8 +130,9 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | No
     proposal's stream ``"dominating step"``) by :func:`draw_centre` (``centre``: its
     ``how``).  Each objective's loss, normalised by its observed range, gets a quadratic
     (all cross terms up to :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS` continuous
-    coordinates, else squares only) fitted by least squares to the ``2 p`` feasible observations nearest the centre
-    (``p`` its number of coefficients), all with the same design.  The step is the point of
+    coordinates, else squares only) fitted by least squares to the ``2 p`` feasible
+    observations nearest the centre (``p`` its number of coefficients), all with the same
+    design.  The step is the point of
     the box those observations span around the centre (and within the unit cube) where the
     worst of the objectives' predicted changes from the centre is lowest (plus ParEGO's
     ``rho`` = 0.05 times their sum, which separates points that improve the worst alike):
