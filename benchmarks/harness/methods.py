@@ -538,6 +538,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              _mondrian_with(dataclasses.replace(_DEFAULT, steps=(
                  *_DEFAULT.steps[:2], StallEscape(window=w, move="exchange"),
                  *_DEFAULT.steps[2:])))) for w in (4, 6)),
+    # the same escape in place of the plateau escape (the recipe's number of steps kept)
+    Method("mondrian-exchange4-noplateau", "mfbo: online Mondrian forest, UCB kappa=1, the "
+           "stall escape to the incumbent's best one-exchange neighbour "
+           "(StallEscape(window=4, move='exchange')) in place of the plateau escape",
+           _mondrian_with(dataclasses.replace(_DEFAULT, steps=(
+               _DEFAULT.steps[0], StallEscape(window=4, move="exchange"),
+               *_DEFAULT.steps[2:])))),
 ]}
 
 
