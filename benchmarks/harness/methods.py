@@ -61,6 +61,13 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   bandit follows each pull with ``K - 1`` proposals in the arm pulled, the acquisition's best
   point there (``burst=K``; ``p``: drawn from the per-parameter densities, ``refine="parzen"``);
   ``-ppe-burstK`` both: each identical to ``mondrian`` in a space without conditions;
+* ``mondrian-nested-bandit-leaf``: ``mondrian`` whose branch bandit goes on down a nested
+  choice only under an arm with at most two parameters of its own besides it
+  (``nested="leaf"``: the tree's splits, not the SVM's kernel) and draws a pull per parameter
+  only in an arm with at most two parameters of its own (``per_parameter="leaf"``: a leaf, not
+  a model family); ``-leafnest`` the first alone, ``-leafpp`` the second with
+  ``nested=True``, ``mondrian-bandit-leafpp`` the second without nesting: each identical to
+  ``mondrian`` in a space without conditions;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -545,6 +552,22 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _mondrian_with(dataclasses.replace(_DEFAULT, steps=(
                _DEFAULT.steps[0], StallEscape(window=4, move="exchange"),
                *_DEFAULT.steps[2:])))),
+    # the branch bandit's nesting and per-parameter pulls by the arm's own dimension
+    *(Method(name, f"mfbo: online Mondrian forest, UCB kappa=1, the branch bandit{where} "
+             f"(BranchBandit(nested={nested!r}, per_parameter={pp!r}))",
+             _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested,
+                                                   per_parameter=pp)))
+      for name, nested, pp, where in (
+          ("mondrian-nested-bandit-leaf", "leaf", "leaf", " choosing on down a nested choice "
+           "only under an arm with at most two parameters of its own besides it, its pulls "
+           "drawn per parameter only in an arm with at most two"),
+          ("mondrian-nested-bandit-leafnest", "leaf", False, " choosing on down a nested "
+           "choice only under an arm with at most two parameters of its own besides it"),
+          ("mondrian-nested-bandit-leafpp", True, "leaf", " choosing on down the tree of "
+           "choices, its pulls drawn per parameter only in an arm with at most two parameters "
+           "of its own"),
+          ("mondrian-bandit-leafpp", False, "leaf", ", its pulls drawn per parameter only in "
+           "an arm with at most two parameters of its own"))),
 ]}
 
 

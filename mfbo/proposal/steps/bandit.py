@@ -33,10 +33,19 @@ by default (from the prior before, so that an arm seen only at poor settings is 
 narrowed on them), and
 ``burst`` follows a pull with the acquisition's best points of the arm it pulled, so that the
 arm is refined before MaxUCB judges it again.
+
+Whether a pull should go near the arm's best depends on the arm: the best of a few points of a
+leaf with one parameter of its own says where its minimum is, that of a model family with four
+says little.  So ``per_parameter="leaf"`` draws near the arm's best only an arm with at most
+``leaf_size`` parameters of its own (:func:`own_parameters`), and ``nested="leaf"`` goes on
+down only under an arm with at most ``leaf_size`` when the choice nested under it counts as
+one and the parameters under that choice do not: the tree's inner splits (a shared real and
+the split), not an SVM's kernel (beside C and epsilon).
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -51,16 +60,18 @@ from .stall import failures_in_a_row
 
 __all__ = [
     "BranchBandit", "branch_dimension", "branch_path", "flat_path", "max_ucb",
-    "nested_dimension", "path_of", "arm_has_earned"]
+    "nested_dimension", "path_of", "arm_has_earned", "own_parameters"]
 
 #: how a :class:`BranchBandit` chooses its point in the arm it pulls
 MOVES = ("search", "random", "parzen")
 #: how the rest of a burst chooses its points in the arm pulled
 REFINES = ("search", "parzen")
+#: the most combinations of the condition parents' values :func:`own_parameters` looks at
+OWN_COMBINATIONS = 4096
 
 
-def _condition_counts(space) -> np.ndarray:
-    """For each column, how many parameters' activity depends on it, directly or through a
+def _roots(space) -> list[set[int]]:
+    """For each column, the columns its activity depends on, directly or through a
     conditional parent."""
     index = {n: d for d, n in enumerate(space.names)}
     dims = list(space.dimensions.values())
@@ -75,9 +86,15 @@ def _condition_counts(space) -> np.ndarray:
             out |= {p} | roots(p, (*seen, d))
         return out
 
-    counts = np.zeros(len(dims), dtype=int)
-    for d in range(len(dims)):
-        for p in roots(d):
+    return [roots(d) for d in range(len(dims))]
+
+
+def _condition_counts(space) -> np.ndarray:
+    """For each column, how many parameters' activity depends on it, directly or through a
+    conditional parent."""
+    counts = np.zeros(len(space.names), dtype=int)
+    for parents in _roots(space):
+        for p in parents:
             counts[p] += 1
     return counts
 
@@ -120,6 +137,49 @@ def _most_depended_on(space, counts: np.ndarray, eligible) -> int | None:
     return max(top, key=lambda d: (counts[d], -d)) if top else None
 
 
+def own_parameters(space, path, below: bool = True) -> int:
+    """The most parameters active at once among those whose activity depends on the column of
+    the last choice of ``path`` (``(column, value index)`` pairs), directly or through a
+    conditional parent, with every choice of ``path`` made: the arm's own parameters, the
+    choices nested under it and their parameters included; with ``below=False`` a choice
+    nested under the arm counts as one and the parameters under it are left out.  The most
+    over every combination of the values of the other categorical parameters some condition
+    reads (the first :data:`OWN_COMBINATIONS`), numeric parameters at their middle."""
+    roots = _roots(space)
+    fixed = {d for d, _ in path}
+    last = path[-1][0]
+    k = np.abs(space.levels.astype(int))
+    parents = [d for d in range(len(roots)) if d not in fixed and space.levels[d] < 0
+               and any(d in r for r in roots)]
+    mine = [d for d in range(len(roots)) if last in roots[d] and d not in fixed]
+    if not below:
+        below_choice = {d for d in parents if last in roots[d]}
+        mine = [d for d in mine if not roots[d] & below_choice]
+    if not mine:
+        return 0
+    values = itertools.product(*(range(k[d]) for d in parents))
+    combos = list(itertools.islice(values, OWN_COMBINATIONS))
+    rows = np.full((len(combos), len(space.names)), 0.5)
+    for d, arm in path:
+        rows[:, d] = (arm + 0.5) / k[d]
+    if parents:
+        rows[:, parents] = (np.array(combos, dtype=float) + 0.5) / k[parents]
+    C = space.canonical(rows)
+    active = (C >= 0.0) & (C <= 1.0)
+    return int(active[:, mine].sum(axis=1).max())
+
+
+def _nested_under(space, path, counts, nested, leaf_size: int) -> int | None:
+    """The column of the choice :func:`branch_path` makes next under the choices ``path``, or
+    None: :func:`nested_dimension` with ``nested``, and with ``nested="leaf"`` only where the
+    last choice of ``path`` has at most ``leaf_size`` parameters of its own, a choice nested
+    under it counted as one and the parameters under that choice not (:func:`own_parameters`
+    with ``below=False``)."""
+    if not nested or (nested == "leaf" and own_parameters(space, path, False) > leaf_size):
+        return None
+    return nested_dimension(space, path, counts)
+
+
 def max_ucb(arms: np.ndarray, y: np.ndarray, n_arms: int, alpha: float) -> np.ndarray:
     """MaxUCB's index of each of ``n_arms`` arms from the losses ``y`` of the pulls of arms
     ``arms`` (rewards ``-y`` min-max scaled to [0.01, 0.99]; ``inf`` for an arm never pulled)."""
@@ -136,14 +196,17 @@ def max_ucb(arms: np.ndarray, y: np.ndarray, n_arms: int, alpha: float) -> np.nd
 
 
 def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
-                nested: bool = True, nested_alpha: float | None = None) -> list[tuple[int, int]]:
+                nested: bool | str = True, nested_alpha: float | None = None,
+                leaf_size: int = 2) -> list[tuple[int, int]]:
     """MaxUCB's choices down the space's tree of choices: at the branching parameter
     (:func:`branch_dimension`) from all observations (unit rows ``X``, losses ``y``), then,
     with ``nested``, at the choice nested under each arm pulled (:func:`nested_dimension`)
     from the observations that made every choice above it, until there is no nested choice
     or no such observation.  ``(column, value index)`` pairs, outermost first; empty where
     the space has no branching parameter.  ``nested_alpha``: the exploration weight at the
-    nested choices (``alpha`` where None)."""
+    nested choices (``alpha`` where None); ``nested="leaf"``: on down only under an arm with
+    at most ``leaf_size`` parameters of its own, the nested choice counted as one and the
+    parameters under it not (:func:`own_parameters` with ``below=False``)."""
     counts = _condition_counts(space)  # (the same at every level)
     path: list[tuple[int, int]] = []
     rows = np.arange(len(y))
@@ -155,7 +218,7 @@ def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
         arm = int(np.argmax(max_ucb(arms, y[rows], k, a)))
         path.append((d, arm))
         rows = rows[arms == arm]
-        d = nested_dimension(space, path, counts) if nested else None
+        d = _nested_under(space, path, counts, nested, leaf_size)
     return path
 
 
@@ -179,17 +242,18 @@ def flat_path(space, X: np.ndarray, y: np.ndarray, alpha: float) -> list[tuple[i
     return path
 
 
-def path_of(space, u: np.ndarray, nested: bool = False,
-            flat: bool = False) -> list[tuple[int, int]]:
-    """The choices of the unit row ``u`` at the columns :func:`branch_path` (with ``nested``)
-    or, in a space without a branching parameter, :func:`flat_path` (with ``flat``) chooses
-    at: ``(column, value index)`` pairs, outermost first, down to the first inactive one."""
+def path_of(space, u: np.ndarray, nested: bool | str = False, flat: bool = False,
+            leaf_size: int = 2) -> list[tuple[int, int]]:
+    """The choices of the unit row ``u`` at the columns :func:`branch_path` (with ``nested``
+    and ``leaf_size``) or, in a space without a branching parameter, :func:`flat_path` (with
+    ``flat``) chooses at: ``(column, value index)`` pairs, outermost first, down to the first
+    inactive one."""
     counts = _condition_counts(space)
     path: list[tuple[int, int]] = []
     d = branch_dimension(space, counts)
     while d is not None and 0.0 <= u[d] <= 1.0:
         path.append((d, int(level_index(u[d], abs(int(space.levels[d]))))))
-        d = nested_dimension(space, path, counts) if nested else None
+        d = _nested_under(space, path, counts, nested, leaf_size)
     if d is None and not path and flat:
         path = [(d, int(level_index(u[d], abs(int(space.levels[d])))))
                 for d in _flat_dimensions(space)]
@@ -214,6 +278,11 @@ def arm_has_earned(space, X: np.ndarray, y: np.ndarray, path, quantile: float = 
     False where there is none)."""
     mine = _inside(space, path)(X)
     return bool(mine.any()) and float(y[mine].min()) < float(np.quantile(y, quantile))
+
+
+def _bool_or(x, words) -> bool:
+    """Whether ``x`` is True, False or one of the strings ``words``."""
+    return isinstance(x, bool) or (isinstance(x, str) and x in words)
 
 
 def _positive(x) -> bool:
@@ -248,18 +317,22 @@ class BranchBandit(Step):
         TuRBO's count); 0: before every proposal, as MaxUCB itself.
     tol : float, default=1e-3
         The margin of an improvement that ends a stall.
-    nested : bool, default=False
+    nested : bool or "leaf", default=False
         Whether the bandit chooses on down the tree of choices (:func:`branch_path`): the
         value of the choice nested under the arm pulled (a kernel under a model family), from
         that arm's observations, and so on; the step then proposes when some choice on that
-        path differs from the best observation's, with all of them made.
+        path differs from the best observation's, with all of them made.  ``"leaf"``: on down
+        only under an arm with at most ``leaf_size`` parameters of its own, the nested choice
+        counted as one and the parameters under it not (:func:`own_parameters` with
+        ``below=False``: a tree's inner split, not an SVM's kernel beside its C and epsilon);
+        below any other arm the pull draws the nested choice as the move does.
     nested_alpha : float, optional
         MaxUCB's exploration weight at the nested choices (``alpha`` where None).
     flat : bool, default=False
         Whether, in a space without a branching parameter, each unconditional categorical
         parameter is a bandit of its own (:func:`flat_path`); the step then proposes when some
         parameter's choice differs from the best observation's value, with all of them made.
-    per_parameter : bool or "earned", default=False
+    per_parameter : bool, "earned" or "leaf", default=False
         With the ``"parzen"`` move, whether every parameter of the point, the choices nested
         under the arm included, is drawn from a density made for each parameter of the best
         of the observations where it is active
@@ -267,10 +340,16 @@ class BranchBandit(Step):
         best values, a step of the arm's own search, as a pull of MaxUCB is, instead of
         drawing the arm's parameters from the prior and its nested choices uniformly;
         ``"earned"``: so only when the arm's best loss is below the ``earn_quantile`` of the
-        losses (:func:`arm_has_earned`), the default's draw otherwise.
+        losses (:func:`arm_has_earned`), the default's draw otherwise; ``"leaf"``: so only when
+        the last arm of the pull's choices has at most ``leaf_size`` parameters active at once
+        of its own, nested choices and their parameters included (:func:`own_parameters`: a
+        leaf with one real, not a model family of several), the default's draw otherwise.
     earn_quantile : float, default=0.5
         With ``per_parameter="earned"``, the quantile of all losses an arm's best must be
         below for its pulls to be drawn near its best (0.5: the median).
+    leaf_size : int, default=2
+        With ``per_parameter="leaf"`` or ``nested="leaf"``, the most parameters of its own an
+        arm may have to count as a leaf.
     burst : int, default=1
         How many proposals in a row a pull makes in the arm it pulled (the choices of the
         pull's :func:`path_of`): after the pull, ``burst - 1`` more by ``refine``, unless the
@@ -294,6 +373,7 @@ class BranchBandit(Step):
     flat: bool = False
     per_parameter: bool | str = False
     earn_quantile: float = 0.5
+    leaf_size: int = 2
     burst: int = 1
     refine: str = "search"
 
@@ -313,14 +393,16 @@ class BranchBandit(Step):
         if self.nested_alpha is not None and not _positive(self.nested_alpha):
             raise ValueError(f"BranchBandit(nested_alpha=...) must be None or a positive "
                              f"number, got {self.nested_alpha!r}.")
-        for name in ("nested", "flat"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"BranchBandit({name}=...) must be True or False, got "
-                                 f"{getattr(self, name)!r}.")
+        if not isinstance(self.flat, bool):
+            raise ValueError(f"BranchBandit(flat=...) must be True or False, got "
+                             f"{self.flat!r}.")
+        if not _bool_or(self.nested, ("leaf",)):
+            raise ValueError(f"BranchBandit(nested=...) must be True, False or 'leaf', got "
+                             f"{self.nested!r}.")
         pp = self.per_parameter
-        if not (isinstance(pp, bool) or (isinstance(pp, str) and pp == "earned")):
-            raise ValueError(f"BranchBandit(per_parameter=...) must be True, False or "
-                             f"'earned', got {pp!r}.")
+        if not _bool_or(pp, ("earned", "leaf")):
+            raise ValueError(f"BranchBandit(per_parameter=...) must be True, False, 'earned' "
+                             f"or 'leaf', got {pp!r}.")
         if pp is not False and self.move != "parzen":
             raise ValueError(f"BranchBandit(per_parameter={pp!r}) needs move='parzen', got "
                              f"move={self.move!r}.")
@@ -328,6 +410,7 @@ class BranchBandit(Step):
         if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0.0 < q < 1.0:
             raise ValueError(f"BranchBandit(earn_quantile=...) must be a number in (0, 1), got "
                              f"{q!r}.")
+        check_int(self.leaf_size, "BranchBandit(leaf_size=...)")
         check_int(self.burst, "BranchBandit(burst=...)")
         if self.refine not in REFINES:
             raise ValueError(f"BranchBandit(refine=...) must be one of {REFINES}, got "
@@ -345,7 +428,8 @@ class BranchBandit(Step):
                                                self.tol) < self.patience:
             return None
         X, y = study.obs.X, study.obs.y
-        path = branch_path(space, X, y, self.alpha, self.nested, self.nested_alpha)
+        path = branch_path(space, X, y, self.alpha, self.nested, self.nested_alpha,
+                           self.leaf_size)
         if not path and self.flat:
             path = flat_path(space, X, y, self.alpha)
         incumbent = X[int(np.argmin(y))]
@@ -363,7 +447,7 @@ class BranchBandit(Step):
         if self.burst == 1 or ctx.candidates is not None or ctx.study.obs.n == 0:
             return None
         origins, X, y = ctx.study.obs_origins, ctx.study.obs.X, ctx.study.obs.y
-        path = path_of(ctx.space, X[-1], self.nested, self.flat)
+        path = path_of(ctx.space, X[-1], self.nested, self.flat, self.leaf_size)
         if not path or origins[-1] != self.origin:
             return None
         inside = _inside(ctx.space, path)
@@ -389,6 +473,8 @@ class BranchBandit(Step):
         if pp == "earned":
             pp = arm_has_earned(ctx.space, ctx.study.obs.X, ctx.study.obs.y, path,
                                 self.earn_quantile)
+        elif pp == "leaf":
+            pp = own_parameters(ctx.space, path) <= self.leaf_size
         return self.draw_in(ctx, path, pp)
 
     def search_in(self, ctx: Context, path) -> Point:

@@ -153,6 +153,24 @@ def test_the_earned_and_burst_methods_change_only_those_settings_and_no_flat_run
     assert runs[0]["values"] == runs[1]["values"]
 
 
+def test_the_leaf_methods_change_only_those_settings_and_no_flat_run(tmp_path):
+    from mfbo.proposal import BranchBandit, get_recipe
+
+    default = get_recipe("mondrian")
+    for name, settings in (
+            ("mondrian-nested-bandit-leaf", dict(nested="leaf", per_parameter="leaf")),
+            ("mondrian-nested-bandit-leafnest", dict(nested="leaf")),
+            ("mondrian-nested-bandit-leafpp", dict(nested=True, per_parameter="leaf")),
+            ("mondrian-bandit-leafpp", dict(per_parameter="leaf"))):
+        recipe = methods.optimizer_settings(name)["surrogate"]
+        assert recipe == default.with_settings(BranchBandit, **settings)
+        assert recipe.step(BranchBandit).leaf_size == 2
+    # Branin has no conditional parameter: the default's run, evaluation for evaluation
+    runs = [bench.run("branin", m, budget=16, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-nested-bandit-leaf")]
+    assert runs[0]["values"] == runs[1]["values"]
+
+
 @pytest.mark.parametrize("method, steps", [
     ("mondrian-exchange4", lambda d, e: (*d[:2], e, *d[2:])),
     ("mondrian-exchange4-noplateau", lambda d, e: (d[0], e, *d[2:]))])

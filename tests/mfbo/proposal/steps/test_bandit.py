@@ -8,10 +8,12 @@ import dataclasses
 import numpy as np
 import pytest
 
+from acquisitions import level_index
+
 from mfbo import Categorical, Integer, Optimizer, Real, Space
 from mfbo.proposal import AcquisitionSearch, BranchBandit, get_recipe
 from mfbo.proposal.steps.bandit import arm_has_earned, branch_dimension, branch_path, \
-    flat_path, max_ucb, nested_dimension, path_of
+    flat_path, max_ucb, nested_dimension, own_parameters, path_of
 from tests.support import SPACE, check_reopen_repeats, quad, run_trials
 
 TREE = {"kind": Categorical(["a", "b", "c"]), "x": Real(0.0, 1.0),
@@ -252,7 +254,14 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                         (dict(refine="random"), "refine"),
                                         (dict(earn_quantile=0.0), "earn_quantile"),
                                         (dict(earn_quantile=1.0), "earn_quantile"),
-                                        (dict(earn_quantile="0.5"), "earn_quantile")])
+                                        (dict(earn_quantile="0.5"), "earn_quantile"),
+                                        (dict(nested="yes"), "nested"),
+                                        (dict(per_parameter="leaves"), "per_parameter"),
+                                        (dict(per_parameter="leaf", move="search"),
+                                         "per_parameter"),
+                                        (dict(leaf_size=0), "leaf_size"),
+                                        (dict(leaf_size=1.5), "leaf_size"),
+                                        (dict(leaf_size=True), "leaf_size")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
@@ -483,4 +492,106 @@ def test_a_burst_refines_the_arm_pulled_until_it_is_over_or_holds_the_incumbent(
 def test_bursts_and_earned_pulls_repeat_after_a_reopen(tmp_path):
     check_reopen_repeats(NESTED, recipe(move="parzen", nested=True, alpha=2.0, burst=3,
                                         per_parameter="earned"), nested_loss, 12, 3,
+                         str(tmp_path / "s.db"), "bandit")
+
+
+def test_an_arm_s_own_parameters_are_those_its_choice_makes_active():
+    from benchmarks.problems.conditional import JENATTON_SPACE, DeepTree, cash_space
+
+    tree = DeepTree().space
+    at = {n: d for d, n in enumerate(tree.names)}
+    paths = ([("b", 1)], [("b", 1), ("b1", 0)], [("b", 1), ("b1", 0), ("b10", 1)])
+    got = [(own_parameters(tree, p), own_parameters(tree, p, below=False))
+           for p in ([(at[n], a) for n, a in p] for p in paths)]
+    # b = 1: r1, b1, b10 or b11 and one leaf's real (below=False: r1 and b1); b1 = 0: b10 and
+    # x100 or x101 (b10 alone); the leaf b10 = 1: x101
+    assert got == [(4, 2), (2, 1), (1, 1)]
+    for task, svm in (("regression", (5, 3)), ("classification", (4, 2))):
+        cash = cash_space(task)
+        model, kernel = cash.names.index("model"), cash.names.index("svm_kernel")
+        own = {c: (own_parameters(cash, [(model, a)]), own_parameters(cash, [(model, a)], False))
+               for a, c in enumerate(cash.dimensions["model"].choices)}
+        # svm: C, the kernel, gamma, degree (poly) and epsilon (regression); the kernel counts
+        # as one with below=False; knn: k and its weights (no condition reads them)
+        assert own == {"linear": (1, 1), "svm": svm, "knn": (2, 2), "rf": (5, 5),
+                       "et": (4, 4), "hgb": (4, 4)}
+        assert [own_parameters(cash, [(model, 1), (kernel, a)]) for a in range(3)] == [1, 2, 0]
+    assert own_parameters(JENATTON_SPACE, [(0, 0)]) == 3  # x2, x4 or x5, r8
+    flat = Space(FLAT)
+    assert own_parameters(flat, [(0, 1)]) == 0  # no condition reads "loss"
+
+
+def test_a_leaf_nesting_goes_on_down_only_under_an_arm_with_few_parameters_of_its_own():
+    from benchmarks.problems.conditional import DeepTree, cash_space
+
+    tree = DeepTree().space
+    X = tree.canonical(tree.sample(30, np.random.default_rng(0)))
+    y = np.random.default_rng(1).random(30)
+    for u in X:  # every arm of the tree has at most two: the same path as nested=True
+        assert path_of(tree, u, nested="leaf") == path_of(tree, u, nested=True)
+        assert path_of(tree, u, nested="leaf", leaf_size=1) == path_of(tree, u)  # r_b and b_b
+    assert branch_path(tree, X, y, 0.5, nested="leaf") == branch_path(tree, X, y, 0.5)
+    assert branch_path(tree, X, y, 0.5, nested="leaf", leaf_size=1) == branch_path(
+        tree, X, y, 0.5, nested=False)
+    for task, depth in (("regression", 1), ("classification", 2)):
+        cash = cash_space(task)
+        row = {"preprocessing": "none", "model": "svm", "svm_C": 1.0, "svm_kernel": "rbf",
+               "svm_gamma": 0.1, **({"svm_epsilon": 0.1} if task == "regression" else {})}
+        u = cash.to_unit([row])[0]
+        assert len(path_of(cash, u, nested=True)) == 2
+        # the SVM's C, epsilon and kernel are three: its kernel stays the move's draw
+        assert len(path_of(cash, u, nested="leaf")) == depth
+        assert len(path_of(cash, u, nested="leaf", leaf_size=3)) == 2
+        # the bandit's own path stops there too when it pulls the SVM (far the best family)
+        Xc = cash.canonical(cash.sample(60, np.random.default_rng(2)))
+        svm = level_index(Xc[:, cash.names.index("model")], 6) == 1
+        yc = np.where(svm, 0.1, 1.0) * np.random.default_rng(3).random(60) + ~svm
+        path = branch_path(cash, Xc, yc, 0.5, nested="leaf")
+        assert [cash.names[d] for d, _ in path] == ["model", "svm_kernel"][:depth]
+        assert path[0][1] == 1 and branch_path(cash, Xc, yc, 0.5)[:1] == path[:1]
+
+
+#: "b" (own parameters: the choice "sub" and, under "u", "y") seen at two points, the worse
+#: in "u"; "a" at five, the best among them
+LEAF_DESIGN = [{"kind": "a", "x": x} for x in (0.3, 0.32, 0.25, 0.36, 0.22)] + [
+    {"kind": "b", "x": 0.9, "sub": "v"}, {"kind": "b", "x": 0.9, "sub": "u", "y": 0.65}]
+
+
+@pytest.mark.parametrize("leaf_size, leaf", [(2, True), (1, False)])
+def test_a_leaf_pull_is_per_parameter_only_in_an_arm_with_few_parameters(leaf_size, leaf):
+    space = Space(NESTED)
+    assert own_parameters(space, [(0, 1)]) == 2  # "sub" and "y"
+
+    def pulled(seed, **settings):
+        opt = run(recipe(search=False, move="parzen", alpha=2.0, **settings), 1, seed=seed,
+                  design=LEAF_DESIGN, space=NESTED, f=nested_loss)
+        t = opt.trials[-1]
+        assert t.origin == "bandit" and t.params["kind"] == "b"
+        space.validate(t.params)
+        return t.params
+    for seed in range(3):
+        assert pulled(seed, per_parameter="leaf", leaf_size=leaf_size) == pulled(
+            seed, per_parameter=leaf)
+    assert any(pulled(seed, per_parameter=True) != pulled(seed) for seed in range(3))
+
+
+@pytest.mark.parametrize("nested", ["leaf", True])
+def test_leaf_pulls_make_the_path_s_choices_and_repeat_after_a_reopen(nested, tmp_path):
+    space = Space(NESTED)
+    settings = dict(move="parzen", nested=nested, alpha=2.0, per_parameter="leaf")
+    opt = run(recipe(**settings), 20, design=NESTED_DESIGN, space=NESTED, f=nested_loss)
+    pulls = 0
+    for i, t in enumerate(opt.trials[4:], start=4):
+        X = space.to_unit([s.params for s in opt.trials[:i]])
+        y = np.array([s.value for s in opt.trials[:i]])
+        path = branch_path(space, X, y, 2.0, nested=nested)
+        if all(int(X[int(np.argmin(y)), d] >= 0.5) == arm for d, arm in path):
+            assert t.origin != "bandit"
+            continue
+        pulls += 1
+        u = space.to_unit(t.params)[0]
+        assert t.origin == "bandit" and all(int(u[d] >= 0.5) == arm for d, arm in path)
+        space.validate(t.params)
+    assert pulls > 0
+    check_reopen_repeats(NESTED, recipe(**settings), nested_loss, 12, 3,
                          str(tmp_path / "s.db"), "bandit")
