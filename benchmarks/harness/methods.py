@@ -545,6 +545,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              _mondrian_with(dataclasses.replace(_DEFAULT, steps=(
                  *_DEFAULT.steps[:2], StallEscape(window=w, move="exchange"),
                  *_DEFAULT.steps[2:])))) for w in (4, 6)),
+    # the same escape passing in a conditional space (where the branch bandit answers stalls)
+    Method("mondrian-exchange4-flat", "mfbo: online Mondrian forest, UCB kappa=1, as "
+           "mondrian-exchange4 in a space without conditions, the default in one with them "
+           "(StallEscape(window=4, move='exchange', conditional=False))",
+           _mondrian_with(dataclasses.replace(_DEFAULT, steps=(
+               *_DEFAULT.steps[:2], StallEscape(window=4, move="exchange", conditional=False),
+               *_DEFAULT.steps[2:])))),
     # the same escape in place of the plateau escape (the recipe's number of steps kept)
     Method("mondrian-exchange4-noplateau", "mfbo: online Mondrian forest, UCB kappa=1, the "
            "stall escape to the incumbent's best one-exchange neighbour "

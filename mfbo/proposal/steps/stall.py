@@ -94,6 +94,10 @@ class StallEscape(Step):
         in a space without categorical or integer coordinates); ``radius`` and ``cells`` do
         not apply to it.
     cells : bool, default=False
+    conditional : bool, default=True
+        Whether the step acts in a conditional space (one with a parameter that has a
+        condition); False: it passes there, where a
+        :class:`~mfbo.proposal.steps.BranchBandit` is the policy's answer to a stall.
     """
 
     origin: ClassVar[str] = "stall"
@@ -104,13 +108,16 @@ class StallEscape(Step):
     n_random: int = 2_000
     move: str = "search"
     cells: bool = False
+    conditional: bool = True
 
     def __post_init__(self):
         if self.move not in MOVES:
             raise ValueError(f"StallEscape(move=...) must be one of {MOVES}, got "
                              f"{self.move!r}.")
-        if not isinstance(self.cells, bool):
-            raise TypeError(f"StallEscape(cells=...) must be a bool, got {self.cells!r}.")
+        for name in ("cells", "conditional"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"StallEscape({name}=...) must be a bool, got "
+                                f"{getattr(self, name)!r}.")
         check_int(self.window, "StallEscape(window=...)")
         check_int(self.n_random, "StallEscape(n_random=...)")
         for name in ("tol", "radius"):
@@ -143,6 +150,8 @@ class StallEscape(Step):
     def propose(self, ctx: Context) -> Point | None:
         study, space = ctx.study, ctx.space
         if ctx.candidates is not None or study.obs.n == 0 or not self.due(ctx):
+            return None
+        if space.conditional and not getattr(self, "conditional", True):  # (older pickles)
             return None
         X, y = study.obs.X, study.obs.y
         levels = space.levels

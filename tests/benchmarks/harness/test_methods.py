@@ -173,13 +173,14 @@ def test_the_leaf_methods_change_only_those_settings_and_no_flat_run(tmp_path):
 
 @pytest.mark.parametrize("method, steps", [
     ("mondrian-exchange4", lambda d, e: (*d[:2], e, *d[2:])),
+    ("mondrian-exchange4-flat", lambda d, e: (*d[:2], e, *d[2:])),
     ("mondrian-exchange4-noplateau", lambda d, e: (d[0], e, *d[2:]))])
 def test_the_exchange_methods_put_the_stall_escape_into_the_default_recipe(method, steps):
     from mfbo.proposal.recipes import get_recipe
     from mfbo.proposal.steps import PlateauEscape, StallEscape
 
     default = get_recipe("mondrian")
-    escape = StallEscape(window=4, move="exchange")
+    escape = StallEscape(window=4, move="exchange", conditional=not method.endswith("flat"))
     recipe = methods.optimizer_settings(method)["surrogate"]
     assert recipe == dataclasses.replace(default, steps=steps(default.steps, escape))
     assert (recipe.step(PlateauEscape) is None) == method.endswith("noplateau")

@@ -110,6 +110,8 @@ def test_it_passes_in_a_candidate_set_and_refuses_bad_settings():
         StallEscape(move="exchanges")
     with pytest.raises(TypeError, match=r"StallEscape\(cells=...\)"):
         StallEscape(cells=1)
+    with pytest.raises(TypeError, match=r"StallEscape\(conditional=...\)"):
+        StallEscape(conditional="no")
 
 
 @pytest.mark.parametrize("cells", [False, True])
@@ -213,3 +215,30 @@ def test_exchange_leaves_a_continuous_space_as_the_default_recipe_proposes():
         return [t.params for t in opt.trials]
 
     assert params(with_escape) == params(default)
+
+
+@pytest.mark.parametrize("conditional", [True, False])
+def test_exchange_in_a_conditional_space_acts_unless_told_to_pass(conditional):
+    """With ``conditional=False`` the escape passes in a space with a condition (the default
+    recipe's proposals, trial for trial); with True it takes its slots there."""
+    space = {"model": Categorical(["a", "b"]), "k": Integer(1, 8),
+             "c": Real(0.0, 1.0, when={"model": "a"}), "g": Real(0.0, 1.0, when={"model": "b"})}
+
+    def loss(model, k, c=None, g=None):
+        return 1.0 + (0.1 * abs(k - 3) + abs(c - 0.3) if model == "a" else 0.5 + g)
+
+    default = get_recipe("mondrian")
+    escape = StallEscape(window=2, move="exchange", conditional=conditional)
+    with_escape = dataclasses.replace(default, steps=(*default.steps[:2], escape,
+                                                      *default.steps[2:]), name=None)
+
+    def trials(surrogate):
+        opt = Optimizer(space, surrogate=surrogate, random_state=2, n_initial=6)
+        for _ in range(30):
+            t = opt.ask()
+            opt.tell(t, loss(**t.params))
+        return [(t.params, t.origin) for t in opt.trials]
+
+    escaped = trials(with_escape)
+    assert ("stall" in {o for _, o in escaped}) is conditional
+    assert (escaped == trials(default)) is not conditional
