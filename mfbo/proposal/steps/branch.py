@@ -24,6 +24,7 @@ from acquisitions import level_index
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 from .parzen import good_region_sample
+from .stall import exchanges
 
 __all__ = ["BranchEscape", "branch_codes", "random_draws", "first_allowed_new", "MOVES"]
 
@@ -178,22 +179,13 @@ class BranchEscape(Step):
         value in the best observation where it is active, else the middle of its range); None
         when every neighbour is forbidden or asked."""
         space, X, y = ctx.space, ctx.study.obs.X, ctx.study.obs.y
-        levels = space.levels
         order = np.argsort(y, kind="stable")
-        rows = []
-        for d in cat:
-            if not 0.0 <= inc[d] <= 1.0:
-                continue
-            k = abs(int(levels[d]))
-            own = int(level_index(inc[d], k))
-            for v in range(k):
-                if v != own:
-                    u = inc.copy()
-                    u[d] = (v + 0.5) / k
-                    rows.append(u)
-        if not rows:
+        active = np.zeros_like(space.levels)  # the active categorical columns' levels
+        on = cat[(inc[cat] >= 0.0) & (inc[cat] <= 1.0)]
+        active[on] = space.levels[on]
+        U = exchanges(inc, active)
+        if U.shape[0] == 0:
             return None
-        U = np.array(rows)
         C = space.canonical(U)
         fill = (C >= 0.0) & (C <= 1.0) & ((U < 0.0) | (U > 1.0))
         for j in np.flatnonzero(fill.any(axis=0)):
