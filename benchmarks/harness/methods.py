@@ -247,14 +247,15 @@ def _portfolio(without: tuple = (), discount: float = 0.9, random_prior=(1.0, 1.
                                                           discount=discount),))
 
 
-def _after_plateau(step) -> Recipe:
-    """The default Mondrian recipe before its branch bandit (:data:`_FORMER`, the one these
-    steps were screened against) with ``step`` right after its plateau escape (before the
-    local and Parzen steps, so that those never pre-empt it)."""
-    steps = list(_FORMER.steps)
+def _after_plateau(step, recipe: Recipe = _FORMER) -> Recipe:
+    """``recipe`` (by default the default Mondrian recipe before its branch bandit,
+    :data:`_FORMER`, the one the branch escapes were screened against) with ``step`` right
+    after its plateau escape (before the local and Parzen steps, so that those never pre-empt
+    it)."""
+    steps = list(recipe.steps)
     at = next(i for i, s in enumerate(steps) if isinstance(s, PlateauEscape)) + 1
     steps.insert(at, step)
-    return dataclasses.replace(_FORMER, steps=tuple(steps))
+    return dataclasses.replace(recipe, steps=tuple(steps))
 
 
 def _per_parameter(bandit: bool, parzen: bool, nested: bool = False) -> Recipe:
@@ -542,23 +543,21 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"every {w} evaluations in a row without a gain of 0.1 %, the acquisition's best "
              f"incumbent with one categorical or integer value changed "
              f"(StallEscape(window={w}, move='exchange') after the plateau escape)",
-             _mondrian_with(dataclasses.replace(_DEFAULT, steps=(
-                 *_DEFAULT.steps[:2], StallEscape(window=w, move="exchange"),
-                 *_DEFAULT.steps[2:])))) for w in (4, 6)),
+             _mondrian_with(_after_plateau(StallEscape(window=w, move="exchange"), _DEFAULT)))
+      for w in (4, 6)),
     # the same escape passing in a conditional space (where the branch bandit answers stalls)
     Method("mondrian-exchange4-flat", "mfbo: online Mondrian forest, UCB kappa=1, as "
            "mondrian-exchange4 in a space without conditions, the default in one with them "
            "(StallEscape(window=4, move='exchange', conditional=False))",
-           _mondrian_with(dataclasses.replace(_DEFAULT, steps=(
-               *_DEFAULT.steps[:2], StallEscape(window=4, move="exchange", conditional=False),
-               *_DEFAULT.steps[2:])))),
+           _mondrian_with(_after_plateau(
+               StallEscape(window=4, move="exchange", conditional=False), _DEFAULT))),
     # the same escape in place of the plateau escape (the recipe's number of steps kept)
     Method("mondrian-exchange4-noplateau", "mfbo: online Mondrian forest, UCB kappa=1, the "
            "stall escape to the incumbent's best one-exchange neighbour "
            "(StallEscape(window=4, move='exchange')) in place of the plateau escape",
-           _mondrian_with(dataclasses.replace(_DEFAULT, steps=(
-               _DEFAULT.steps[0], StallEscape(window=4, move="exchange"),
-               *_DEFAULT.steps[2:])))),
+           _mondrian_with(dataclasses.replace(_DEFAULT, steps=tuple(
+               StallEscape(window=4, move="exchange") if isinstance(s, PlateauEscape) else s
+               for s in _DEFAULT.steps)))),
     # the branch bandit's nesting and per-parameter pulls by the arm's own dimension
     *(Method(name, f"mfbo: online Mondrian forest, UCB kappa=1, the branch bandit{where} "
              f"(BranchBandit(nested={nested!r}, per_parameter={pp!r}))",
