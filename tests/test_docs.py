@@ -2,8 +2,7 @@
 relative link of the README and of the pages under the packages resolves (to an existing
 file and, for ``path#anchor``, to a heading of that file by GitHub's anchor rules), and every
 repository file a page names in backticks (``mfbo/study/study.py``) and every module it names
-(``mfbo.proposal.recipes``, ``python -m benchmarks.harness.bench``) exists; the guide's listing
-of the default recipe's steps is the recipe example's output."""
+(``mfbo.proposal.recipes``, ``python -m benchmarks.harness.bench``) exists."""
 
 import re
 from pathlib import Path
@@ -211,14 +210,3 @@ def test_slug_follows_github():
         "large-scale-regression-flight-delays-aistats-2016-tables-1-2")
     assert slug("The `min_distance` option") == "the-min_distance-option"
 
-
-def test_the_guide_shows_the_default_policy_as_the_recipe_example_prints_it():
-    """The user guide's listing of the default recipe's steps is what
-    ``python examples/recipe_steps.py`` prints (its first lines), step for step."""
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "recipe_steps.py")],
-                         capture_output=True, text=True, check=True).stdout.splitlines()
-    block = [out[0]] + [line for line in out[1:] if line.startswith("  ")]
-    assert "\n".join(block) in (ROOT / "mfbo" / "GUIDE.md").read_text()

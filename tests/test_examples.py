@@ -1,4 +1,5 @@
-"""Every script in examples/ runs to completion and prints what the user guide quotes of it."""
+"""Every script in examples/ runs to completion and prints what the user guide quotes or shows of
+it."""
 
 import importlib.util
 import pathlib
@@ -32,9 +33,16 @@ QUOTED = {"plots.py": ["lr 0.53, width 0.18, depth 0.02, optimizer 0.01"],
 GUIDE = pathlib.Path(__file__).parent.parent / "mfbo" / "GUIDE.md"
 
 
+def printed_policy(out: str) -> str:
+    """The lines of ``examples/recipe_steps.py``'s output that list the default recipe's steps
+    (its first line and the indented ones), which the guide shows as they are."""
+    lines = out.splitlines()
+    return "\n".join([lines[0]] + [line for line in lines[1:] if line.startswith("  ")])
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs(path, capsys, tmp_path, monkeypatch):
-    """It runs and prints, and prints what the user guide quotes of it."""
+    """It runs and prints, and prints what the user guide quotes or shows of it."""
     needs, extra = OPTIONAL.get(path.name, (None, None))
     if needs and importlib.util.find_spec(needs) is None:
         pytest.skip(f"{path.name} needs {needs} (pip install \"mfbo[{extra}]\")")
@@ -46,3 +54,5 @@ def test_example_runs(path, capsys, tmp_path, monkeypatch):
     guide = " ".join(GUIDE.read_text().split())  # (quotes may be wrapped over two lines)
     for quote in QUOTED.get(path.name, ()):
         assert quote in out and quote in guide, quote
+    if path.name == "recipe_steps.py":
+        assert printed_policy(out) in GUIDE.read_text()
