@@ -60,7 +60,7 @@ import numpy as np
 from mfbo import Categorical, Integer, Real
 
 __all__ = ["MixedAckley", "PipelineChoice", "PENALTY", "pressure_vessel", "speed_reducer",
-           "specs"]
+           "speed_reducer_design", "specs"]
 
 #: weight of the summed relative constraint violations of the engineering problems
 PENALTY = 1e5
@@ -141,6 +141,12 @@ PRESSURE_VESSEL_OPTIMUM = 6059.714335
 
 def speed_reducer(params: dict) -> float:
     """Weight of Golinski's (1970) speed reducer plus the penalty."""
+    return _penalised(*speed_reducer_design(params))
+
+
+def speed_reducer_design(params: dict) -> tuple[float, np.ndarray]:
+    """``(weight, g)``: the weight of Golinski's (1970) speed reducer and its eleven
+    constraints, each met where ``g <= 0``."""
     x1, x2, x3, x4, x5, x6, x7 = (params[f"x{i}"] for i in range(1, 8))
     cost = (0.7854 * x1 * x2 ** 2 * (3.3333 * x3 ** 2 + 14.9334 * x3 - 43.0934)
             - 1.508 * x1 * (x6 ** 2 + x7 ** 2) + 7.4777 * (x6 ** 3 + x7 ** 3)
@@ -157,7 +163,7 @@ def speed_reducer(params: dict) -> float:
         x1 / (12.0 * x2) - 1.0,
         (1.5 * x6 + 1.9) / x4 - 1.0,                           # shaft design
         (1.1 * x7 + 1.9) / x5 - 1.0])
-    return _penalised(cost, g)
+    return cost, g
 
 
 SPEED_REDUCER_SPACE = {"x1": Real(2.6, 3.6), "x2": Real(0.7, 0.8), "x3": Integer(17, 28),

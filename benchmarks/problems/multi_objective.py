@@ -42,6 +42,14 @@ one objective with constraints by the best feasible value.
   no thicker than the beam; feasible optimum 1.724852 at about (0.2057, 3.4705, 9.0366,
   0.2057).
 - ``tree-cancer-small``: ``tree-cancer``'s validation error subject to at most 8 leaves.
+- ``spring-design`` (the tension/compression spring, Belegundu 1982, as in Coello 2000): the
+  weight of a coil spring subject to its minimum deflection, shear stress, surge frequency
+  and outer diameter; wire and coil diameters and the number of coils continuous; feasible
+  optimum 0.0126652 at about (0.05169, 0.35675, 11.2871).
+- ``speed-reducer-constrained``: the weight of Golinski's (1970) speed reducer
+  (:func:`benchmarks.problems.mixed.speed_reducer_design`, the ``mixed`` suite's problem
+  without the penalty) subject to its eleven constraints, the number of teeth an integer;
+  feasible optimum 2994.471066.
 - Problems that crash: ``<problem>-crash`` evaluates as ``<problem>`` but raises (a failed
   trial, like a run out of memory) where one of its constraints is violated, a constraint it
   does not declare (:attr:`OutcomeProblem.crash`): ``linear-crash`` and ``disc-crash`` (one
@@ -64,7 +72,9 @@ have splits of their own: ``crash-dev`` (``linear-crash``, ``disc-crash``,
 ``linear-disc-crash``, ``disc-linear-crash``, ``zdt1-crash``) and ``crash-test``
 (``branin-crash``, ``gramacy-crash``).  ``constraint-test`` (``pressure-vessel``,
 ``welded-beam``, ``tree-cancer-small``) joined after the test split's runs: more constrained
-problems, never chosen on.
+problems, never chosen on.  ``constraint-dev`` (``spring-design``,
+``speed-reducer-constrained``) joined later still, so that settings of the constrained search
+for more than two dimensions are chosen on problems of their own.
 """
 
 from __future__ import annotations
@@ -366,9 +376,42 @@ OUTCOME_PROBLEMS.update({p.name: p for p in [
                    split="constraint-test"),
 ]})
 
+def _spring(p):
+    d, coil, n = p["d"], p["D"], p["N"]
+    return {"weight": (n + 2.0) * coil * d ** 2,
+            "deflection": 1.0 - coil ** 3 * n / (71785.0 * d ** 4),
+            "shear": ((4.0 * coil ** 2 - d * coil) / (12566.0 * (coil * d ** 3 - d ** 4))
+                      + 1.0 / (5108.0 * d ** 2) - 1.0),
+            "surge": 1.0 - 140.45 * d / (coil ** 2 * n),
+            "diameter": (d + coil) / 1.5 - 1.0}
+
+
+def _speed_reducer(p):
+    from .mixed import speed_reducer_design
+
+    weight, g = speed_reducer_design(p)
+    return {"weight": weight, **{f"g{i + 1}": float(v) for i, v in enumerate(g)}}
+
+
+OUTCOME_PROBLEMS.update({p.name: p for p in [
+    OutcomeProblem("spring-design", {"d": ("real", 0.05, 2.0, False),
+                                     "D": ("real", 0.25, 1.3, False),
+                                     "N": ("real", 2.0, 15.0, False)},
+                   _spring, ("weight",), ("deflection", "shear", "surge", "diameter"),
+                   optimum=0.0126652, split="constraint-dev"),
+    OutcomeProblem("speed-reducer-constrained",
+                   {"x1": ("real", 2.6, 3.6, False), "x2": ("real", 0.7, 0.8, False),
+                    "x3": ("int", 17, 28, False), "x4": ("real", 7.3, 8.3, False),
+                    "x5": ("real", 7.3, 8.3, False), "x6": ("real", 2.9, 3.9, False),
+                    "x7": ("real", 5.0, 5.5, False)},
+                   _speed_reducer, ("weight",), tuple(f"g{i}" for i in range(1, 12)),
+                   optimum=2994.471066, split="constraint-dev"),
+]})
+
 #: the problems of each split
 SPLITS = {s: [n for n, p in OUTCOME_PROBLEMS.items() if p.split == s]
-          for s in ("dev", "test", "crash-dev", "crash-test", "constraint-test")}
+          for s in ("dev", "test", "crash-dev", "crash-test", "constraint-dev",
+                    "constraint-test")}
 
 
 def get_outcome_problem(name: str) -> OutcomeProblem:

@@ -395,6 +395,12 @@ class Study:
         return self.objectives.k + self.objectives.m + (self.on_failure == "infeasible")
 
     @property
+    def complete_rows(self) -> np.ndarray:
+        """The rows of :attr:`obs` told by complete trials (the others are failed or pruned
+        trials' rows, made up as ``on_failure`` and ``on_pruned`` say), in order."""
+        return np.asarray(self._complete_rows, dtype=np.int64)
+
+    @property
     def n_trials(self) -> int:
         return len(self.trials)
 

@@ -24,6 +24,10 @@ agree (the distance from the front) it moves it onto the front.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
 import numpy as np
 
 from acquisitions import snap
@@ -32,11 +36,12 @@ from acquisitions.pareto import chebyshev, non_dominated
 from .base import Context, Point
 from .local import same_branch
 from .local_models import (isotropic_step, linear_step, nearest, ordinal_as_continuous,
-                           quadratic_features, quadratic_size, quadratic_step, ridge_solve,
-                           trust_box)
+                           plane_features, quadratic_features, quadratic_size, quadratic_step,
+                           ridge_solve, trust_box)
 
 __all__ = ["CENTRES", "range_scaled", "scalarised_losses", "front_gaps", "draw_centre",
-           "front_local_step", "dominating_step"]
+           "front_local_step", "dominating_step", "CentredFit", "centred_quadratics",
+           "improving_point"]
 
 #: random points of the trust box, and of each of the shrinking boxes after it, at which
 #: :func:`dominating_step` compares the objectives' local quadratics
@@ -157,52 +162,107 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | No
         return None
     rng = ctx.stream("dominating step")
     centre = int(front[draw_centre(rng, L[front], centre)])
-    levels = ctx.space.levels
-    if ctx.space.constrained:  # (same_branch keeps the centre's branch; the rows' indices)
+    fit = centred_quadratics(ctx.space, X, L, centre, lambda V, near: range_scaled(V)[near])
+    if fit is None:
+        return None
+    at_centre = fit.predict(np.zeros((1, fit.cont.size)))
+
+    def worst(Z):
+        change = fit.predict(Z) - at_centre
+        return change.max(axis=1) + 0.05 * change.sum(axis=1)
+
+    u = improving_point(rng, fit, worst)
+    if u is None:
+        return None
+    u = snap(u, ctx.space.levels)
+    return (u, None) if ctx.is_new(u) else None
+
+
+@dataclass(frozen=True)
+class CentredFit:
+    """Local models of several targets fitted around one observation
+    (:func:`centred_quadratics`): ``x`` the centre (unit cube), ``cont`` the coordinates they
+    move, ``radius`` the scale of the coordinates ``Z = (u[cont] - x[cont]) / radius``,
+    ``design`` the models' design matrix of ``Z``, ``coef`` one column of coefficients per
+    target, ``lo``, ``hi`` the trust box in ``Z`` (within the unit cube)."""
+
+    x: np.ndarray
+    cont: np.ndarray
+    radius: float
+    design: Callable[[np.ndarray], np.ndarray]
+    coef: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    def predict(self, Z: np.ndarray) -> np.ndarray:
+        """Each model's value at the scaled coordinates ``Z`` (one column per target)."""
+        return self.design(Z) @ self.coef
+
+
+def centred_quadratics(space, X: np.ndarray, V: np.ndarray, centre: int, targets,
+                       plane: bool = False) -> CentredFit | None:
+    """Quadratics of the targets ``targets(V', near)`` (a matrix, one column per target, of
+    the rows ``near`` of ``V'``) fitted by least squares around observation ``centre`` of
+    ``X`` (unit cube; ``V`` its values, one row per observation), or ``None``.
+
+    The models are of the continuous coordinates, among the observations that share the
+    centre's values of the others (its integers and categories) and, in a conditional space,
+    its branch (``V'`` are their rows of ``V``): a quadratic (all cross terms up to
+    :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS` continuous coordinates, else squares
+    only), or with ``plane`` a plane, of ``p`` coefficients fitted to the ``2 p`` of them
+    nearest the centre, with the box they span around it (and within the unit cube) as the
+    trust box.  ``None``: no continuous coordinate, fewer than ``4 p`` such observations, all
+    of them at the centre, or a degenerate fit."""
+    levels = space.levels
+    if space.constrained:  # (same_branch keeps the centre's branch; the rows' indices)
         order = np.where(np.arange(len(X)) == centre, -1.0, np.arange(len(X), dtype=float))
-        X, kept, levels = same_branch(ctx.space, X, order)
+        X, kept, levels = same_branch(space, X, order)
         rows = np.where(kept < 0, centre, kept).astype(np.int64)
-        L, centre = L[rows], int(np.flatnonzero(kept < 0)[0])
+        V, centre = V[rows], int(np.flatnonzero(kept < 0)[0])
     levels = np.asarray(levels)
-    # the models are of the coordinates the step moves, among the observations that share
-    # the centre's values of the others (its integers and categories)
     fixed = levels != 0
     same = np.all(X[:, fixed] == X[centre, fixed], axis=1)
-    X, L, centre = X[same], L[same], int(same[:centre].sum())
+    X, V, centre = X[same], V[same], int(same[:centre].sum())
     cont = np.flatnonzero(~fixed)
     c = cont.size
-    full, p = quadratic_size(c)
+    if plane:
+        design, p = plane_features, 1 + c
+    else:
+        full, p = quadratic_size(c)
+        design = partial(quadratic_features, full=full)
     if c == 0 or len(X) < 4 * p:
         return None
     near, radius = nearest(X, X[centre], cont, 2 * p)
     if not radius > 0:
         return None
-    T = range_scaled(L)[near]
+    T = targets(V, near)
     Z = (X[near][:, cont] - X[centre, cont]) / radius
-    coef = ridge_solve(quadratic_features(Z, full), T, p)
+    coef = ridge_solve(design(Z), T, p)
     if coef is None:
         return None
-    box_lo, box_hi = trust_box(X[centre, cont], radius)
-    at_centre = quadratic_features(np.zeros((1, c)), full) @ coef
+    lo, hi = trust_box(X[centre, cont], radius)
+    return CentredFit(X[centre], cont, radius, design, coef, lo, hi)
 
-    def worst(Z):
-        change = quadratic_features(Z, full) @ coef - at_centre
-        return change.max(axis=1) + 0.05 * change.sum(axis=1)
 
+def improving_point(rng: np.random.Generator, fit: CentredFit, score) -> np.ndarray | None:
+    """The point of ``fit``'s trust box (unit cube) where ``score`` (of scaled coordinates,
+    one value per row; the centre scores 0) is least, or ``None`` where no point found scores
+    below 0: 1,024 random points of the box, then four times 1,024 in a box of half the
+    width around the best so far."""
+    c = fit.cont.size
     best_z, best = np.zeros(c), 0.0
-    width = box_hi - box_lo
+    width = fit.hi - fit.lo
     for _ in range(1 + _N_SHRINK):
-        lo_z = np.maximum(box_lo, best_z - width / 2)
-        hi_z = np.minimum(box_hi, best_z + width / 2)
+        lo_z = np.maximum(fit.lo, best_z - width / 2)
+        hi_z = np.minimum(fit.hi, best_z + width / 2)
         Z = lo_z + (hi_z - lo_z) * rng.random((_N_DRAWS, c))
-        score = worst(Z)
-        i = int(np.argmin(score))
-        if score[i] < best:
-            best_z, best = Z[i], float(score[i])
+        values = score(Z)
+        i = int(np.argmin(values))
+        if values[i] < best:
+            best_z, best = Z[i], float(values[i])
         width = width / 2
     if not best < 0:
         return None
-    u = X[centre].copy()
-    u[cont] = np.clip(X[centre, cont] + radius * best_z, 0.0, 1.0)
-    u = snap(u, ctx.space.levels)
-    return (u, None) if ctx.is_new(u) else None
+    u = fit.x.copy()
+    u[fit.cont] = np.clip(fit.x[fit.cont] + fit.radius * best_z, 0.0, 1.0)
+    return u

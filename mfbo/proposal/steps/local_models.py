@@ -20,8 +20,9 @@ import numpy as np
 from ..models.targets import LOG_SHIFT
 
 __all__ = ["quadratic_step", "isotropic_step", "linear_step", "ordinal_as_continuous",
-           "quadratic_size", "quadratic_features", "nearest", "ridge_solve", "trust_box",
-           "FULL_QUADRATIC_MAX_DIMS", "MIN_ORDINAL_LEVELS"]
+           "quadratic_size", "quadratic_features", "plane_features", "score_transform",
+           "nearest", "ridge_solve", "trust_box", "FULL_QUADRATIC_MAX_DIMS",
+           "MIN_ORDINAL_LEVELS"]
 
 #: up to this many continuous dimensions the quadratic has all cross terms; beyond, only
 #: squares (a full quadratic in 20 dimensions needs 231 observations)
@@ -65,7 +66,7 @@ def quadratic_features(Z: np.ndarray, full: bool) -> np.ndarray:
     return np.hstack(cols)
 
 
-def _score_transform(y: np.ndarray) -> np.ndarray:
+def score_transform(y: np.ndarray) -> np.ndarray:
     """``log(y - c)`` with ``c`` below the minimum by ``LOG_SHIFT`` of the spread to the
     median, so that a few bad losses do not bend the quadratic.  That is the forest's
     ``"log"`` shift (:func:`mfbo.proposal.models.log_shift`) while the median is above the minimum;
@@ -99,7 +100,7 @@ def _local_fit(U: np.ndarray, y: np.ndarray, cont: np.ndarray, p: int, min_fract
     if not radius > 0:
         return None
     Z = (U[near][:, cont] - center[cont]) / radius
-    t = _score_transform(y[near])
+    t = score_transform(y[near])
     coef = ridge_solve(features(Z), t, p)
     if coef is None:
         return None
@@ -135,14 +136,14 @@ def trust_box(center: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray
     return (np.maximum(-1.0, -center / radius), np.minimum(1.0, (1.0 - center) / radius))
 
 
-def _plane(Z: np.ndarray) -> np.ndarray:
+def plane_features(Z: np.ndarray) -> np.ndarray:
     """A plane's design matrix: a constant and the coordinates."""
     return np.hstack([np.ones((Z.shape[0], 1)), Z])
 
 
 def _isotropic(Z: np.ndarray) -> np.ndarray:
     """An isotropic quadratic's design matrix: the plane's and the squared norm."""
-    return np.hstack([_plane(Z), (Z * Z).sum(axis=1, keepdims=True)])
+    return np.hstack([plane_features(Z), (Z * Z).sum(axis=1, keepdims=True)])
 
 
 def _loo_error(A: np.ndarray, t: np.ndarray) -> float:
@@ -261,7 +262,7 @@ def linear_step(U: np.ndarray, y: np.ndarray, levels, min_fraction: float = 0.5)
     stays).  A loss lowest at a bound of its ranges (the smallest leaf size, no
     regularisation) is then followed to that bound, which a forest's flat mean cannot do."""
     U, y, cont = _continuous(U, y, levels)
-    fit = _local_fit(U, y, cont, 1 + cont.size, min_fraction, _plane)
+    fit = _local_fit(U, y, cont, 1 + cont.size, min_fraction, plane_features)
     if fit is None:
         return None
     center, radius, coef, lo, hi, _, _ = fit

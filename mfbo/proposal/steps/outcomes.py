@@ -51,6 +51,12 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   moving along the front too, does less often.  The front point is drawn in proportion to
   its distance to the nearest other (``dominating_centre="gaps"``), so that the sparse
   stretches of the front fill first.
+- One objective with constraints, ``constrained_local_every`` (0, never, by default): the
+  point where local quadratics of the loss and of each constraint around the best feasible
+  trial predict the least feasible loss
+  (:func:`~mfbo.proposal.steps.constrained_local.constrained_local_step`): an optimum on a
+  constraint's boundary, which a forest's blurred probability of feasibility approaches in
+  ever smaller steps, is approached as sequential quadratic programming does.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
   probability of not failing (left out while no trial has failed).
@@ -72,6 +78,7 @@ from acquisitions.pareto import (HypervolumeImprovement, chebyshev, log_probabil
 from ..._core.arguments import check_int
 from ..models import MondrianModel
 from .base import Context, Point
+from .constrained_local import constrained_local_step
 from .front_local import CENTRES, dominating_step, front_local_step
 from .parzen import best_of_good_region
 from .search import AcquisitionSearch
@@ -294,6 +301,13 @@ class OutcomeSearch(AcquisitionSearch):
         probability of feasibility, blurred at a forest's block edges, does not rule out;
         but an optimum on a constraint's boundary is approached more slowly, without the
         losses beyond it).
+    constrained_local_every : int, default=0
+        With one objective, every ``constrained_local_every`` proposals after the initial
+        design (0: never), the local step of quadratics of the loss and the constraints
+        around the best feasible trial (this module's description), where it gives a new
+        point.
+    constrained_local_plane : bool, default=False
+        That step with planes where there are too few trials for quadratics.
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -312,6 +326,8 @@ class OutcomeSearch(AcquisitionSearch):
     dominating_centre: str = "gaps"
     min_feasibility: float = 0.0
     infeasible_losses: str = "observed"
+    constrained_local_every: int = 0
+    constrained_local_plane: bool = False
 
     def __post_init__(self):
         super().__post_init__()
@@ -336,6 +352,11 @@ class OutcomeSearch(AcquisitionSearch):
             raise TypeError(f"OutcomeSearch(local_integers=...) must be a bool, got "
                             f"{self.local_integers!r}.")
         check_int(self.dominating_every, "OutcomeSearch(dominating_every=...)", minimum=0)
+        check_int(self.constrained_local_every, "OutcomeSearch(constrained_local_every=...)",
+                  minimum=0)
+        if not isinstance(self.constrained_local_plane, bool):
+            raise TypeError(f"OutcomeSearch(constrained_local_plane=...) must be a bool, got "
+                            f"{self.constrained_local_plane!r}.")
         if self.dominating_in not in ("search", "local"):
             raise ValueError(f"OutcomeSearch(dominating_in=...) must be 'search' or 'local', "
                              f"got {self.dominating_in!r}.")
@@ -354,6 +375,10 @@ class OutcomeSearch(AcquisitionSearch):
         """:meth:`AcquisitionSearch.propose` with ``random_share`` of the random points and
         ``stop_after`` for a ``search_patience`` of 0."""
         k = ctx.study.objectives.k
+        if k == 1 and ctx.due(self.constrained_local_every):
+            point = constrained_local_step(ctx, self.constrained_local_plane)
+            if point is not None:
+                return point
         point = self._dominating(ctx, k, "local")
         if point is not None:
             return point

@@ -87,6 +87,36 @@ def test_the_engineering_designs_at_their_published_optima():
     assert SPLITS["constraint-test"] == ["pressure-vessel", "welded-beam", "tree-cancer-small"]
 
 
+def test_the_constrained_dev_designs_at_their_published_optima():
+    from benchmarks.problems.mixed import speed_reducer
+
+    spring = OUTCOME_PROBLEMS["spring-design"]
+    out = spring.evaluate({"d": 0.051690, "D": 0.356750, "N": 11.287126})
+    assert out["weight"] == pytest.approx(spring.optimum, abs=1e-6)
+    # two constraints active there (within the published digits), the others met
+    assert max(out[c] for c in spring.constraints) < 1e-4
+    assert abs(out["deflection"]) < 1e-4 and abs(out["shear"]) < 1e-4
+    reducer = OUTCOME_PROBLEMS["speed-reducer-constrained"]
+    best = {"x1": 3.5, "x2": 0.7, "x3": 17, "x4": 7.3, "x5": 7.71532, "x6": 3.35021,
+            "x7": 5.28665}
+    out = reducer.evaluate(best)
+    assert out["weight"] == pytest.approx(reducer.optimum, abs=0.01)
+    assert max(out[c] for c in reducer.constraints) < 1e-5
+    # the mixed suite's penalised problem is the same design: equal where it is feasible
+    feasible = {**best, "x5": 7.8, "x6": 3.4, "x7": 5.3}
+    out = reducer.evaluate(feasible)
+    assert reducer.feasible(out) and speed_reducer(feasible) == pytest.approx(out["weight"])
+    rng = np.random.default_rng(0)
+    for p, name in ((spring, "weight"), (reducer, "weight")):  # none cheaper at random
+        for _ in range(2000):
+            x = {k: lo + (hi - lo) * rng.random() for k, (_, lo, hi, _) in p.space.items()}
+            if "x3" in x:
+                x["x3"] = round(x["x3"])
+            out = p.evaluate(x)
+            assert not p.feasible(out) or out[name] > p.optimum
+    assert SPLITS["constraint-dev"] == ["spring-design", "speed-reducer-constrained"]
+
+
 def test_the_tree_problems_and_the_splits():
     p = get_outcome_problem("tree-cancer")
     out = p.evaluate({"max_depth": 3, "min_samples_leaf": 5, "ccp_alpha": 1e-4,
