@@ -48,9 +48,11 @@ objective's model raised to the best feasible loss,
 ``OutcomeSearch(infeasible_losses="clipped")``; ``mfbo`` tells it as returned),
 ``mfbo-constrained-local1``, ``-local2`` and ``-local3`` (with one objective, every proposal,
 or every second or third, the step of local quadratics of the loss and the constraints around
-the best feasible trial, ``OutcomeSearch(constrained_local_every=...)``; ``mfbo``'s is 0),
+the best feasible trial, ``OutcomeSearch(constrained_local_every=...)``, without planes),
 ``mfbo-constrained-plane2`` and ``-plane3`` (that step every second or third proposal, with
-planes where there are too few trials for quadratics, ``constrained_local_plane=True``),
+planes where there are too few trials for quadratics, ``constrained_local_plane=True``;
+``mfbo-constrained-plane2`` is ``mfbo`` since) and ``mfbo-no-constrained-local`` (without
+the step, ``constrained_local_every=0``, the former ``mfbo``),
 ``mfbo-quick-search`` (the ablation that measured the cheaper
 outcome search, half the random points and all local searches stopped after two rounds without
 gain; that search is ``mfbo``'s since, so it is ``mfbo`` now, kept so that the lab notebook's
@@ -295,7 +297,10 @@ METHODS = {
         p, b, s, min_feasibility=t))(t) for t in (0.0, 0.5, 0.8)},
     "mfbo-clipped-losses": lambda p, b, s: _with_search(p, b, s, infeasible_losses="clipped"),
     **{f"mfbo-constrained-local{every}": (lambda every: lambda p, b, s: _with_search(
-        p, b, s, constrained_local_every=every))(every) for every in (1, 2, 3)},
+        p, b, s, constrained_local_every=every, constrained_local_plane=False))(every)
+       for every in (1, 2, 3)},
+    "mfbo-no-constrained-local": lambda p, b, s: _with_search(p, b, s,
+                                                              constrained_local_every=0),
     **{f"mfbo-constrained-plane{every}": (lambda every: lambda p, b, s: _with_search(
         p, b, s, constrained_local_every=every, constrained_local_plane=True))(every)
        for every in (2, 3)},

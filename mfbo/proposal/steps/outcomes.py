@@ -51,12 +51,14 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   moving along the front too, does less often.  The front point is drawn in proportion to
   its distance to the nearest other (``dominating_centre="gaps"``), so that the sparse
   stretches of the front fill first.
-- One objective with constraints, ``constrained_local_every`` (0, never, by default): the
-  point where local quadratics of the loss and of each constraint around the best feasible
-  trial predict the least feasible loss
-  (:func:`~mfbo.proposal.steps.constrained_local.constrained_local_step`): an optimum on a
-  constraint's boundary, which a forest's blurred probability of feasibility approaches in
-  ever smaller steps, is approached as sequential quadratic programming does.
+- One objective, ``constrained_local_every`` (by default every second proposal): the point
+  where local quadratics of the loss and of each constraint around the best feasible trial
+  predict the least feasible loss (with ``constrained_local_plane``, planes where there are
+  too few trials for quadratics;
+  :func:`~mfbo.proposal.steps.constrained_local.constrained_local_step`), where it gives a
+  new point: an optimum on a constraint's boundary, which a forest's blurred probability of
+  feasibility approaches in ever smaller steps, is approached as sequential quadratic
+  programming does.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
   probability of not failing (left out while no trial has failed).
@@ -301,12 +303,12 @@ class OutcomeSearch(AcquisitionSearch):
         probability of feasibility, blurred at a forest's block edges, does not rule out;
         but an optimum on a constraint's boundary is approached more slowly, without the
         losses beyond it).
-    constrained_local_every : int, default=0
+    constrained_local_every : int, default=2
         With one objective, every ``constrained_local_every`` proposals after the initial
         design (0: never), the local step of quadratics of the loss and the constraints
         around the best feasible trial (this module's description), where it gives a new
         point.
-    constrained_local_plane : bool, default=False
+    constrained_local_plane : bool, default=True
         That step with planes where there are too few trials for quadratics.
     """
 
@@ -326,8 +328,8 @@ class OutcomeSearch(AcquisitionSearch):
     dominating_centre: str = "gaps"
     min_feasibility: float = 0.0
     infeasible_losses: str = "observed"
-    constrained_local_every: int = 0
-    constrained_local_plane: bool = False
+    constrained_local_every: int = 2
+    constrained_local_plane: bool = True
 
     def __post_init__(self):
         super().__post_init__()
