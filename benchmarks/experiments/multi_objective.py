@@ -427,10 +427,11 @@ def load(path: Path) -> list[dict]:
 
 
 def report(records: list[dict], problems: list[str], methods: list[str],
-           budgets: list[int]) -> str:
+           budgets: list[int], reference: str = "mfbo") -> str:
     """:func:`summarise` of the records of these problems, methods and budgets: over all the
     problems, then over those of several objectives (hypervolume) and those of one objective
-    with constraints (best feasible value), where both kinds are among them."""
+    with constraints (best feasible value), where both kinds are among them; the paired tests
+    are of ``reference`` against each other method."""
     chosen = [r for r in records if r["problem"] in problems and r["method"] in methods
               and r["budget"] in budgets]
     several = [p for p in problems if OUTCOME_PROBLEMS[p].k > 1]
@@ -442,7 +443,8 @@ def report(records: list[dict], problems: list[str], methods: list[str],
     parts = []
     for title, group in groups:
         parts += [f"## {title}: {', '.join(group)}", "",
-                  summarise([r for r in chosen if r["problem"] in group], methods)]
+                  summarise([r for r in chosen if r["problem"] in group], methods,
+                            reference)]
     return "\n".join(parts)
 
 
@@ -460,12 +462,15 @@ def main(argv=None) -> int:
                          "split's or --problem's problems, the methods, the budgets), over all "
                          "the problems, then over those of several objectives and those of one "
                          "objective with constraints")
+    ap.add_argument("--reference", default="mfbo", choices=sorted(METHODS),
+                    help="the method the report's paired tests compare with each other "
+                         "(default: mfbo)")
     args = ap.parse_args(argv)
     problems = args.problem or SPLITS[args.split]
     methods = args.method or ["mfbo", "random", "optuna-nsga2", "optuna-tpe"]
     raw = args.out / "runs.jsonl"
     if args.report:
-        print(report(load(raw), problems, methods, args.budgets))
+        print(report(load(raw), problems, methods, args.budgets, args.reference))
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     records = []

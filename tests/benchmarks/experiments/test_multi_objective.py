@@ -65,6 +65,13 @@ def test_the_report_of_runs_already_made_by_kind_of_problem(tmp_path, capsys):
     assert "vs random: 5 better, 1 worse, 0 tied of 6" in text
     assert "vs random: 2 better, 1 worse, 0 tied of 3" in text
     assert not (tmp_path / "report.md").exists()
+    # the paired tests of another method against the others
+    assert main(["--report", "--problem", "zdt1", "--problem", "linear-constraint",
+                 "--budgets", "50", "--method", "mfbo", "--method", "random",
+                 "--reference", "random", "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "tests of random against each method" in text
+    assert "vs mfbo: 1 better, 5 worse, 0 tied of 6" in text
 
 
 def test_tree_feasibility_runs_and_leaves_the_default_as_it_was():
