@@ -68,6 +68,9 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   a model family); ``-leafnest`` the first alone, ``-leafpp`` the second with
   ``nested=True``, ``mondrian-bandit-leafpp`` the second without nesting: each identical to
   ``mondrian`` in a space without conditions;
+* ``mondrian-bandit-coolK`` (K in 1, 2, 5): ``mondrian`` whose branch bandit, after a pull,
+  is not asked for the next K proposals (``cooldown=K``), so that a stall's proposals are at
+  most one in K + 1 pulls: identical to ``mondrian`` in a space without conditions;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -574,6 +577,12 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "of its own"),
           ("mondrian-bandit-leafpp", False, "leaf", ", its pulls drawn per parameter only in "
            "an arm with at most two parameters of its own"))),
+    # the branch bandit not asked for a few proposals after each of its pulls
+    *(Method(f"mondrian-bandit-cool{k}", "mfbo: online Mondrian forest, UCB kappa=1, the "
+             f"branch bandit not asked for the {k} proposals after each of its pulls "
+             f"(BranchBandit(cooldown={k}))",
+             _mondrian_with(_DEFAULT.with_settings(BranchBandit, cooldown=k)))
+      for k in (1, 2, 5)),
 ]}
 
 

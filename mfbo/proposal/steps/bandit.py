@@ -41,6 +41,13 @@ says little.  So ``per_parameter="leaf"`` draws near the arm's best only an arm 
 down only under an arm with at most ``leaf_size`` when the choice nested under it counts as
 one and the parameters under that choice do not: the tree's inner splits (a shared real and
 the split), not an SVM's kernel (beside C and epsilon).
+
+With ``patience`` the bandit waits for a stall, but once a run stalls every later proposal is
+the bandit's whenever its arm is not the incumbent's, and a stall is long where losses tie (an
+accuracy on a few hundred samples): most of a run's budget then goes to pulls, one point of an
+arm each, while the forest's own proposals, which find most improvements, get the rest.
+``cooldown`` keeps a share for them: the bandit is asked only when none of the last
+``cooldown`` observations was its own pull.
 """
 
 from __future__ import annotations
@@ -359,6 +366,11 @@ class BranchBandit(Step):
         How the rest of a burst chooses its points: the acquisition's best point of the arm
         (``n_random`` random points and local searches from the arm's best observations), or
         one drawn from the per-parameter Parzen densities with the arm's choices made.
+    cooldown : int, default=0
+        After a pull (a proposal of this step), how many proposals the bandit is not asked:
+        it passes while one of the last ``cooldown`` observations is its own, so that during
+        a stall at most one proposal in ``cooldown + 1`` is a pull and the steps after it
+        refine the incumbent in between; 0: asked before every proposal of a stall.
     """
 
     origin: ClassVar[str] = "bandit"
@@ -376,6 +388,7 @@ class BranchBandit(Step):
     leaf_size: int = 2
     burst: int = 1
     refine: str = "search"
+    cooldown: int = 0
 
     def __post_init__(self):
         if not _positive(self.alpha):
@@ -415,6 +428,7 @@ class BranchBandit(Step):
         if self.refine not in REFINES:
             raise ValueError(f"BranchBandit(refine=...) must be one of {REFINES}, got "
                              f"{self.refine!r}.")
+        check_int(self.cooldown, "BranchBandit(cooldown=...)", minimum=0)
 
     def choice(self, ctx: Context) -> list[tuple[int, int]] | None:
         """The bandit's choices (:func:`branch_path`) when some differs from the best
@@ -426,6 +440,8 @@ class BranchBandit(Step):
             return None
         if self.patience and failures_in_a_row(study.obs.y, ctx.proposer.n_initial,
                                                self.tol) < self.patience:
+            return None
+        if self.cooldown and self.origin in study.obs_origins[-self.cooldown:]:
             return None
         X, y = study.obs.X, study.obs.y
         path = branch_path(space, X, y, self.alpha, self.nested, self.nested_alpha,

@@ -171,6 +171,19 @@ def test_the_leaf_methods_change_only_those_settings_and_no_flat_run(tmp_path):
     assert runs[0]["values"] == runs[1]["values"]
 
 
+def test_the_cooldown_methods_change_only_that_setting_and_no_flat_run(tmp_path):
+    from mfbo.proposal import BranchBandit, get_recipe
+
+    default = get_recipe("mondrian")
+    for k in (1, 2, 5):
+        recipe = methods.optimizer_settings(f"mondrian-bandit-cool{k}")["surrogate"]
+        assert recipe == default.with_settings(BranchBandit, cooldown=k)
+    # Branin has no conditional parameter: the default's run, evaluation for evaluation
+    runs = [bench.run("branin", m, budget=16, seeds=1, out=tmp_path / f"{m}.jsonl",
+                      progress=False)[0] for m in ("mondrian", "mondrian-bandit-cool2")]
+    assert runs[0]["values"] == runs[1]["values"]
+
+
 @pytest.mark.parametrize("method, steps", [
     ("mondrian-exchange4", lambda d, e: (*d[:2], e, *d[2:])),
     ("mondrian-exchange4-flat", lambda d, e: (*d[:2], e, *d[2:])),

@@ -261,7 +261,11 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                          "per_parameter"),
                                         (dict(leaf_size=0), "leaf_size"),
                                         (dict(leaf_size=1.5), "leaf_size"),
-                                        (dict(leaf_size=True), "leaf_size")])
+                                        (dict(leaf_size=True), "leaf_size"),
+                                        (dict(cooldown=-1), "cooldown"),
+                                        (dict(cooldown=1.5), "cooldown"),
+                                        (dict(cooldown=True), "cooldown"),
+                                        (dict(cooldown="2"), "cooldown")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
@@ -594,4 +598,32 @@ def test_leaf_pulls_make_the_path_s_choices_and_repeat_after_a_reopen(nested, tm
         space.validate(t.params)
     assert pulls > 0
     check_reopen_repeats(NESTED, recipe(**settings), nested_loss, 12, 3,
+                         str(tmp_path / "s.db"), "bandit")
+
+
+@pytest.mark.parametrize("cooldown", [1, 3])
+def test_after_a_pull_the_bandit_waits_cooldown_proposals(cooldown):
+    opt = run(recipe(move="parzen", cooldown=cooldown), 30, design=DESIGN)
+    origins = [t.origin for t in opt.trials]
+    pulls = [i for i, o in enumerate(origins) if o == "bandit"]
+    assert len(pulls) > 1
+    assert min(np.diff(pulls)) > cooldown
+    # the proposals between pulls are the search's, and MaxUCB keeps asking without it
+    assert {origins[i] for i in range(pulls[0], len(origins))} == {"bandit", "acquisition"}
+    eager = run(recipe(move="parzen"), 30, design=DESIGN)
+    assert min(np.diff([i for i, t in enumerate(eager.trials) if t.origin == "bandit"])) == 1
+    for t in opt.trials:
+        Space(TREE).validate(t.params)
+
+
+def test_a_cooldown_of_0_is_the_default_s_bandit():
+    assert BranchBandit().cooldown == 0
+    runs = [[(t.params, t.origin) for t in run(recipe(move="parzen", **c), 20,
+                                               design=DESIGN).trials]
+            for c in ({}, {"cooldown": 0})]
+    assert runs[0] == runs[1]
+
+
+def test_cooldown_proposals_repeat_after_a_reopen(tmp_path):
+    check_reopen_repeats(TREE, recipe(move="parzen", cooldown=2), loss, 12, 3,
                          str(tmp_path / "s.db"), "bandit")
