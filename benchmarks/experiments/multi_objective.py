@@ -53,6 +53,9 @@ the best feasible trial, ``OutcomeSearch(constrained_local_every=...)``, without
 planes where there are too few trials for quadratics, ``constrained_local_plane=True``;
 ``mfbo-constrained-plane2`` is ``mfbo`` since) and ``mfbo-no-constrained-local`` (without
 the step, ``constrained_local_every=0``, the former ``mfbo``),
+``mfbo-midpoint2`` and ``-midpoint4`` (with several objectives, every second or fourth
+proposal, in the search's slots, the midpoint of the two front points farthest apart among
+neighbours, ``OutcomeSearch(midpoint_every=...)``; ``mfbo``'s is 0),
 ``mfbo-quick-search`` (the ablation that measured the cheaper
 outcome search, half the random points and all local searches stopped after two rounds without
 gain; that search is ``mfbo``'s since, so it is ``mfbo`` now, kept so that the lab notebook's
@@ -301,6 +304,8 @@ METHODS = {
        for every in (1, 2, 3)},
     "mfbo-no-constrained-local": lambda p, b, s: _with_search(p, b, s,
                                                               constrained_local_every=0),
+    **{f"mfbo-midpoint{every}": (lambda every: lambda p, b, s: _with_search(
+        p, b, s, midpoint_every=every))(every) for every in (2, 4)},
     **{f"mfbo-constrained-plane{every}": (lambda every: lambda p, b, s: _with_search(
         p, b, s, constrained_local_every=every, constrained_local_plane=True))(every)
        for every in (2, 3)},

@@ -40,8 +40,8 @@ from .local_models import (isotropic_step, linear_step, nearest, ordinal_as_cont
                            ridge_solve, trust_box)
 
 __all__ = ["CENTRES", "range_scaled", "scalarised_losses", "front_gaps", "draw_centre",
-           "front_local_step", "dominating_step", "CentredFit", "centred_quadratics",
-           "improving_point"]
+           "front_local_step", "dominating_step", "midpoint_step", "CentredFit",
+           "centred_quadratics", "improving_point"]
 
 #: random points of the trust box, and of each of the shrinking boxes after it, at which
 #: :func:`dominating_step` compares the objectives' local quadratics
@@ -175,6 +175,46 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | No
     if u is None:
         return None
     u = snap(u, ctx.space.levels)
+    return (u, None) if ctx.is_new(u) else None
+
+
+def midpoint_step(ctx: Context, k: int) -> Point | None:
+    """The midpoint, in the unit cube, of the two front points farthest apart among
+    neighbours on the front, or ``None``.
+
+    The front is that of the feasible observations' ``k`` losses, each scaled to its observed
+    range; neighbours are, with two objectives, front points adjacent in the first objective,
+    with more, each front point and its nearest other.  Where the front's points share the
+    values that put them on the front (a front's distance variables) and differ in where
+    they lie along it, their midpoint shares those values and lies between them: the
+    largest gap of the front is filled, as an evolutionary algorithm's recombination of
+    neighbours does, where a forest's acquisition sees little to gain.  ``None``: with a
+    candidate set or a trial pending, in a conditional space (two points of different
+    branches have no midpoint), with fewer than two front points, or where the midpoint was
+    already asked."""
+    study = ctx.study
+    if ctx.candidates is not None or study.pending or ctx.space.constrained:
+        return None
+    Y = study.obs.Y
+    feasible = np.flatnonzero(np.all(Y[:, k:] <= 0, axis=1))
+    L = Y[feasible, :k]
+    front = np.flatnonzero(non_dominated(L))
+    if front.size < 2:
+        return None
+    Z = range_scaled(L[front])
+    if k == 2:
+        order = np.argsort(Z[:, 0], kind="stable")
+        gaps = np.linalg.norm(np.diff(Z[order], axis=0), axis=1)
+        i = int(np.argmax(gaps))
+        a, b = order[i], order[i + 1]
+    else:
+        from scipy.spatial import cKDTree
+
+        distance, nearest_other = cKDTree(Z).query(Z, k=2)
+        a = int(np.argmax(distance[:, 1]))
+        b = int(nearest_other[a, 1])
+    X = study.obs.X[feasible[front]]
+    u = snap((X[a] + X[b]) / 2.0, ctx.space.levels)
     return (u, None) if ctx.is_new(u) else None
 
 

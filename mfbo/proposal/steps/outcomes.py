@@ -59,6 +59,12 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   new point: an optimum on a constraint's boundary, which a forest's blurred probability of
   feasibility approaches in ever smaller steps, is approached as sequential quadratic
   programming does.
+- Several objectives, ``midpoint_every`` (0, never, by default; with 4 the first proposal
+  after the initial design and every fourth after it, half the search's): the midpoint of the two front
+  points farthest apart among neighbours
+  (:func:`~mfbo.proposal.steps.front_local.midpoint_step`), where it is new: where the
+  front's points share the values that put them on the front, it fills the front's largest
+  gap on the front.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
   probability of not failing (left out while no trial has failed).
@@ -81,7 +87,7 @@ from ..._core.arguments import check_int
 from ..models import MondrianModel
 from .base import Context, Point
 from .constrained_local import constrained_local_step
-from .front_local import CENTRES, dominating_step, front_local_step
+from .front_local import CENTRES, dominating_step, front_local_step, midpoint_step
 from .parzen import best_of_good_region
 from .search import AcquisitionSearch
 
@@ -310,6 +316,12 @@ class OutcomeSearch(AcquisitionSearch):
         point.
     constrained_local_plane : bool, default=True
         That step with planes where there are too few trials for quadratics.
+    midpoint_every : int, default=0
+        With several objectives, the first proposal after the initial design and every
+        ``midpoint_every``-th after it (0: never; the search's proposals where
+        ``local_every`` is 2 and ``midpoint_every`` even), the midpoint of the two front
+        points farthest apart among neighbours (:func:`~.front_local.midpoint_step`), where
+        it is new.
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -330,6 +342,7 @@ class OutcomeSearch(AcquisitionSearch):
     infeasible_losses: str = "observed"
     constrained_local_every: int = 2
     constrained_local_plane: bool = True
+    midpoint_every: int = 0
 
     def __post_init__(self):
         super().__post_init__()
@@ -356,6 +369,7 @@ class OutcomeSearch(AcquisitionSearch):
         check_int(self.dominating_every, "OutcomeSearch(dominating_every=...)", minimum=0)
         check_int(self.constrained_local_every, "OutcomeSearch(constrained_local_every=...)",
                   minimum=0)
+        check_int(self.midpoint_every, "OutcomeSearch(midpoint_every=...)", minimum=0)
         if not isinstance(self.constrained_local_plane, bool):
             raise TypeError(f"OutcomeSearch(constrained_local_plane=...) must be a bool, got "
                             f"{self.constrained_local_plane!r}.")
@@ -391,6 +405,11 @@ class OutcomeSearch(AcquisitionSearch):
         point = self._dominating(ctx, k, "search")
         if point is not None:
             return point
+        if self.midpoint_every and k > 1 and \
+                (ctx.number - ctx.proposer.n_initial) % self.midpoint_every == 0:
+            point = midpoint_step(ctx, k)
+            if point is not None:
+                return point
         if self.parzen_every and k > 1 and ctx.candidates is None \
                 and ctx.due(self.parzen_every):
             # the Parzen step's: the best of points drawn from the front's Parzen density

@@ -250,3 +250,70 @@ def test_the_centre_is_drawn_uniformly_or_in_proportion_to_its_gap():
     same = np.zeros((3, 2))  # every gap 0: uniformly
     rng = np.random.default_rng(2)
     assert set(draw_centre(rng, same, "gaps") for _ in range(50)) == {0, 1, 2}
+
+
+def _front_study(xs, extra=((0.5, 0.1, 0.9),)):
+    """A study of the two objectives of :func:`_sphere` told front points at ``x`` in ``xs``
+    (``y = z = 0.5``) and the points ``extra`` (off the front)."""
+    opt = Optimizer({"x": Real(0, 1), "y": Real(0, 1), "z": Real(0, 1)}, random_state=0,
+                    directions=["minimize", "minimize"])
+    for x, y, z in [(x, 0.5, 0.5) for x in xs] + list(extra):
+        f1, f2, _ = _sphere(x, y, z)
+        opt.tell({"x": x, "y": y, "z": z}, {"loss": (f1, f2)})
+    return opt
+
+
+def test_the_midpoint_step_fills_the_fronts_largest_gap_on_the_front():
+    from mfbo.proposal.steps.front_local import midpoint_step
+
+    opt = _front_study([0.0, 0.2, 0.3, 0.9, 1.0])
+    u, _ = midpoint_step(Context(opt.proposer, opt.study, 6, np.random.default_rng(0)), 2)
+    # the largest gap is between x = 0.3 and 0.9: their midpoint, on the front (g = 0)
+    assert u == pytest.approx([0.6, 0.5, 0.5])
+    assert _sphere(*u)[2] == pytest.approx(0.0)
+    opt.tell({"x": 0.6, "y": 0.5, "z": 0.5}, {"loss": _sphere(0.6, 0.5, 0.5)[:2]})
+    v, _ = midpoint_step(Context(opt.proposer, opt.study, 7, np.random.default_rng(0)), 2)
+    assert v[0] in (pytest.approx(0.45), pytest.approx(0.75))  # the next largest gap
+    opt.ask()  # pending
+    assert midpoint_step(Context(opt.proposer, opt.study, 8, np.random.default_rng(0)), 2) \
+        is None
+    one = _front_study([0.4], extra=((0.5, 0.9, 0.9),))  # a single front point
+    assert midpoint_step(Context(one.proposer, one.study, 2, np.random.default_rng(0)), 2) \
+        is None
+
+
+def test_the_midpoint_step_with_three_objectives_pairs_nearest_neighbours():
+    from mfbo.proposal.steps.front_local import midpoint_step
+
+    opt = Optimizer({"a": Real(0, 1), "b": Real(0, 1)}, random_state=0,
+                    directions=["minimize"] * 3)
+    # a front of three objectives (a + b + c = 1 on the simplex): two points close together
+    # and one far from both, whose nearest neighbour is farthest of all
+    points = [(0.0, 0.0), (0.05, 0.0), (1.0, 0.0)]
+    for a, b in points:
+        opt.tell({"a": a, "b": b}, {"loss": (a, b, 1 - a - b)})
+    u, _ = midpoint_step(Context(opt.proposer, opt.study, 3, np.random.default_rng(0)), 3)
+    assert u == pytest.approx([0.525, 0.0])
+
+
+def test_the_outcome_search_takes_the_midpoint_step_where_asked(monkeypatch):
+    import mfbo.proposal.steps.outcomes as outcomes
+
+    opt = _study(n=60)
+    calls = []
+
+    def spy(ctx, k):
+        calls.append(ctx.number - opt.proposer.n_initial)
+        return None
+    monkeypatch.setattr(outcomes, "midpoint_step", spy)
+    n0 = opt.proposer.n_initial
+    assert OutcomeSearch().midpoint_every == 0  # the default: never
+    for every, slots in ((4, [0, 4]), (2, [0, 2, 4, 6]), (0, [])):
+        calls.clear()
+        step = OutcomeSearch(n_random=50, midpoint_every=every)
+        for number in range(n0, n0 + 8):
+            step.propose(Context(opt.proposer, opt.study, number, np.random.default_rng(0)))
+        assert calls == slots
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="midpoint_every"):
+            OutcomeSearch(midpoint_every=bad)
