@@ -53,6 +53,8 @@ the best feasible trial, ``OutcomeSearch(constrained_local_every=...)``, without
 planes where there are too few trials for quadratics, ``constrained_local_plane=True``;
 ``mfbo-constrained-plane2`` is ``mfbo`` since) and ``mfbo-no-constrained-local`` (without
 the step, ``constrained_local_every=0``, the former ``mfbo``),
+``mfbo-symlog-constraints`` (the constraints' forests modelling ``sign(c) log(1 + |c|)``
+of each constraint's value, ``y_transform="symlog"``; ``mfbo``'s model the raw value),
 ``mfbo-midpoint2`` and ``-midpoint4`` (with several objectives, every second or fourth
 proposal, in the search's slots, the midpoint of the two front points farthest apart among
 neighbours, ``OutcomeSearch(midpoint_every=...)``; ``mfbo``'s is 0),
@@ -223,6 +225,25 @@ def _flat_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[d
         optimizer._outcome_models = built
 
 
+def _symlog_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
+    """mfbo with the constraints' forests modelling ``sign(c) log(1 + |c|)`` of each
+    constraint's value (``y_transform="symlog"``) instead of the raw value."""
+    from mfbo.optimize import optimizer
+
+    built = optimizer._outcome_models
+
+    def symlog(recipe, n_dims, seed_, options, objectives, failures=False):
+        models = built(recipe, n_dims, seed_, options, objectives, failures)
+        for m in models[objectives.k - 1:]:
+            m.y_transform = "symlog"
+        return models
+    optimizer._outcome_models = symlog
+    try:
+        return _mfbo(problem, budget, seed)
+    finally:
+        optimizer._outcome_models = built
+
+
 def _with_search(problem: OutcomeProblem, budget: int, seed: int, **changes) -> list[dict]:
     """mfbo with these settings of its :class:`~mfbo.proposal.steps.OutcomeSearch` changed
     (the optimizer's ``outcome_options``)."""
@@ -282,6 +303,7 @@ METHODS = {
     "mfbo-hvi": lambda p, b, s: _mfbo(p, b, s, pareto_method="hvi"),
     "mfbo-parego": lambda p, b, s: _mfbo(p, b, s, pareto_method="parego"),
     "mfbo-flat-constraints": _flat_constraints,
+    "mfbo-symlog-constraints": _symlog_constraints,
     "mfbo-tree-feasibility": _tree_feasibility,
     "mfbo-front-parzen": _front_parzen,
     "mfbo-parego-draws": _parego_draws,

@@ -10,7 +10,7 @@ import numpy as np
 from ..._core.arguments import check_int
 from .base import Model
 from .targets import (RAW_SAFE_MAGNITUDE, SAFE_MAGNITUDE, check_transform, log_shift, raw_as_none,
-                      safe_exponent, smac_log_constants)
+                      safe_exponent, smac_log_constants, symlog)
 
 __all__ = ["MondrianModel"]
 
@@ -27,7 +27,7 @@ class MondrianModel(Model):
 
     Parameters
     ----------
-    y_transform : {"log", "smac-log", "rank", "raw", None}, default="log"
+    y_transform : {"log", "smac-log", "rank", "symlog", "raw", None}, default="log"
         What the forest models.  ``"log"``: ``log(y - c)`` with ``c = min(y) - 0.3 (median(y)
         - min(y))`` (:func:`log_shift`; at least a thousandth of the range): the best loss sits
         at 0.3 of the better half's spread above ``c``, so the transform is the same whatever
@@ -35,8 +35,9 @@ class MondrianModel(Model):
         no longer dominate the variance, which sends UCB to the corners) and resolves the good
         ones (near-optimal cells of a grid differ visibly).  ``"smac-log"``: SMAC3's
         ``log(y - min')``, ``min' = min(y) - (p5 - min(y))`` (:func:`smac_log_transform`).
-        ``"rank"``: normal scores of the ranks.  ``"raw"`` or ``None``: raw losses, as in the
-        papers.
+        ``"rank"``: normal scores of the ranks.  ``"symlog"``: ``sign(y) log(1 + |y|)``
+        (:func:`symlog`, for a constraint's value: its sign and zero kept).  ``"raw"`` or
+        ``None``: raw losses, as in the papers.
         ``c`` (or the ranks) are re-derived when a new best loss arrives and whenever the
         number of observations has doubled; then the node statistics are recomputed from the
         transformed losses (:meth:`MondrianForestRegressor.refit_targets`: the partitions are
@@ -185,6 +186,8 @@ class MondrianModel(Model):
         ys = np.ldexp(y, -k)
         if self.y_transform is None:
             self._tf = (None, None, y.shape[0], lo, k)
+        elif self.y_transform == "symlog":  # (no scaling: it is not scale-free)
+            self._tf = (None, None, y.shape[0], lo, 0)
         elif self.y_transform == "log":
             rows = self._initial if getattr(self, "shift_from", "all") == "design" else None
             self._tf = (float(ys.min()) - log_shift(ys, rows), 1.0, y.shape[0], lo, k)
@@ -197,6 +200,8 @@ class MondrianModel(Model):
         values = np.asarray(values, dtype=float)
         if self.y_transform is None:
             return np.ldexp(values, -self._tf[4]) if self._tf[4] else values
+        if self.y_transform == "symlog":
+            return symlog(values)
         if self.y_transform != "rank":
             shifted_min, denom = self._tf[:2]
             values = np.ldexp(values, -self._tf[4])
@@ -234,7 +239,7 @@ class MondrianModel(Model):
             # another transform, a new best loss, twice the data or a loss too large for the
             # current scaling: re-derive the transform
             rederive = retarget or safe_exponent(new, self._limit()) > self._tf[4] or \
-                self.y_transform is not None and \
+                self.y_transform not in (None, "symlog") and \
                 (new.min() < self._tf[3] or y.shape[0] >= 2 * self._tf[2])
             if rederive:
                 self._set_transform(y)

@@ -7,15 +7,24 @@ import numpy as np
 
 
 __all__ = ["LOG_SHIFT", "SAFE_MAGNITUDE", "RAW_SAFE_MAGNITUDE", "check_transform", "raw_as_none",
-           "log_shift", "safe_exponent", "smac_log_transform", "smac_log_constants"]
+           "log_shift", "safe_exponent", "smac_log_transform", "smac_log_constants",
+           "symlog"]
 
 
 def check_transform(argument: str, name) -> None:
     """``ValueError`` naming ``argument`` unless ``name`` is an output transform or None."""
     if name is not None and not (isinstance(name, str) and
-                                 name in ("log", "smac-log", "rank", "raw")):
-        raise ValueError(f"{argument} must be 'log', 'smac-log', 'rank', 'raw' or None, got "
-                         f"{name!r}.")
+                                 name in ("log", "smac-log", "rank", "raw", "symlog")):
+        raise ValueError(f"{argument} must be 'log', 'smac-log', 'rank', 'raw', 'symlog' or "
+                         f"None, got {name!r}.")
+
+
+def symlog(values) -> np.ndarray:
+    """``sign(v) log(1 + |v|)``: a constraint's value with its sign (whether it is met) and
+    its zero kept and its tails compressed (a ratio such as a stress over its limit can be
+    thousands where it is far from met), with slope 1 at 0."""
+    values = np.asarray(values, dtype=float)
+    return np.sign(values) * np.log1p(np.abs(values))
 
 
 def raw_as_none(name: str | None) -> str | None:

@@ -501,3 +501,25 @@ def test_an_optimizer_tells_its_model_the_initial_designs_size():
     opt = mfbo.Optimizer({"x": mfbo.Real(0, 1)}, random_state=0, n_initial=4,
                          surrogate_options={"shift_from": "design"})
     assert opt.model._initial == 4 and opt.model.shift_from == "design"
+
+
+def test_the_symlog_transform_keeps_a_constraints_sign_and_zero():
+    from mfbo.proposal.models.targets import symlog
+
+    v = np.array([-1e6, -2.0, -1e-9, 0.0, 1e-9, 0.5, 3e4])
+    t = symlog(v)
+    assert np.array_equal(np.sign(t), np.sign(v)) and t[3] == 0.0
+    assert t == pytest.approx(np.sign(v) * np.log1p(np.abs(v)))
+    assert np.all(np.diff(t) > 0)  # increasing: feasibility is the same under the model
+    rng = np.random.default_rng(2)
+    X = rng.random((40, 2))
+    c = 1e4 * (X[:, 0] - 0.5) ** 3  # heavy tails, met where x < 0.5
+    m = _feed(MondrianModel(2, 0, y_transform="symlog", trend=True), X, c)
+    assert m.to_model_scale([0.0])[0] == 0.0
+    assert np.array_equal(m.to_model_scale(c), symlog(c))
+    mean, _ = m.predict(np.array([[0.05, 0.5], [0.95, 0.5]]))
+    assert mean[0] < 0 < mean[1]
+    copy = pickle.loads(pickle.dumps(m))
+    assert np.array_equal(copy.predict(X[:5])[0], m.predict(X[:5])[0])
+    with pytest.raises(ValueError, match="y_transform must be .*'symlog'"):
+        MondrianModel(2, 0, y_transform="signed-log")
