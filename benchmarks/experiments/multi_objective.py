@@ -206,42 +206,38 @@ def _several_unconstrained(problem: OutcomeProblem) -> bool:
     return problem.k > 1 and not problem.constraints
 
 
-def _flat_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
-    """mfbo with its constraint forests built without the linear trend (an ablation of that
-    choice; the objectives' models as in ``mfbo``)."""
+def _with_constraint_models(problem: OutcomeProblem, budget: int, seed: int,
+                            change) -> list[dict]:
+    """mfbo with ``change(model)`` applied to each constraint's model (and the failures')
+    as the optimizer builds them; the objectives' models as in ``mfbo``."""
     from mfbo.optimize import optimizer
 
     built = optimizer._outcome_models
 
-    def flat(recipe, n_dims, seed_, options, objectives, failures=False):
+    def changed(recipe, n_dims, seed_, options, objectives, failures=False):
         models = built(recipe, n_dims, seed_, options, objectives, failures)
         for m in models[objectives.k - 1:]:
-            m._trend_on = False
+            change(m)
         return models
-    optimizer._outcome_models = flat
+    optimizer._outcome_models = changed
     try:
         return _mfbo(problem, budget, seed)
     finally:
         optimizer._outcome_models = built
+
+
+def _flat_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
+    """mfbo with its constraint forests built without the linear trend (an ablation of that
+    choice; the objectives' models as in ``mfbo``)."""
+    return _with_constraint_models(problem, budget, seed,
+                                   lambda m: setattr(m, "_trend_on", False))
 
 
 def _symlog_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     """mfbo with the constraints' forests modelling ``sign(c) log(1 + |c|)`` of each
     constraint's value (``y_transform="symlog"``) instead of the raw value."""
-    from mfbo.optimize import optimizer
-
-    built = optimizer._outcome_models
-
-    def symlog(recipe, n_dims, seed_, options, objectives, failures=False):
-        models = built(recipe, n_dims, seed_, options, objectives, failures)
-        for m in models[objectives.k - 1:]:
-            m.y_transform = "symlog"
-        return models
-    optimizer._outcome_models = symlog
-    try:
-        return _mfbo(problem, budget, seed)
-    finally:
-        optimizer._outcome_models = built
+    return _with_constraint_models(problem, budget, seed,
+                                   lambda m: setattr(m, "y_transform", "symlog"))
 
 
 def _with_search(problem: OutcomeProblem, budget: int, seed: int, **changes) -> list[dict]:
