@@ -5,8 +5,9 @@
 A constraint is a value the objective returns that must be ``<= 0``; the optimizer models it
 with a forest of its own and proposes where it is likely met, and every second proposal fits
 quadratics of the loss and the constraint around the best feasible trial and steps to the
-least loss they predict feasible; the best trial is the best feasible one.  ``outcome_options`` sets the proposal step's other settings: here a second
-study ranks first the points that meet the constraint with probability at least one half.
+least loss they predict feasible; the best trial is the best feasible one.
+``outcome_options`` sets the proposal step's other settings: here a second study ranks first
+the points that meet the constraint with probability at least one half.
 
 Run: ``python examples/constraints.py`` (a few seconds).
 """

@@ -69,6 +69,11 @@ class Context:
         it (``every`` = 0: never): the rule of the periodic steps."""
         return bool(every) and (self.number - self.proposer.n_initial) % every == every - 1
 
+    def due_from_first(self, every: int) -> bool:
+        """Whether this proposal is the first since the initial design or a multiple of
+        ``every`` after it (``every`` = 0: never): :meth:`due`'s slots moved one earlier."""
+        return bool(every) and (self.number - self.proposer.n_initial) % every == 0
+
     def is_new(self, u: np.ndarray, known: np.ndarray | None = None) -> bool:
         """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
         asked point (``known``: their unit-cube rows; default: the study's)."""

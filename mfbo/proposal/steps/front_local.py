@@ -39,7 +39,8 @@ from .local_models import (isotropic_step, linear_step, nearest, ordinal_as_cont
                            plane_features, quadratic_features, quadratic_size, quadratic_step,
                            ridge_solve, trust_box)
 
-__all__ = ["CENTRES", "range_scaled", "scalarised_losses", "front_gaps", "draw_centre",
+__all__ = ["CENTRES", "range_scaled", "scalarised_losses", "nearest_others", "front_gaps",
+           "draw_centre",
            "front_local_step", "dominating_step", "midpoint_step", "CentredFit",
            "centred_quadratics", "improving_point"]
 
@@ -102,17 +103,22 @@ def front_local_step(ctx: Context, k: int, integers: bool = False) -> Point | No
     return (u, None) if ctx.is_new(u) else None
 
 
+def nearest_others(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distance, row)``: each row's distance to its nearest other row of ``Z`` (at least
+    two rows; 0 for a repeated row) and that row's index."""
+    from scipy.spatial import cKDTree
+
+    # (a k-d tree: a front of thousands of points needs no matrix of all pairs)
+    distance, row = cKDTree(Z).query(Z, k=2)
+    return distance[:, 1], row[:, 1]
+
+
 def front_gaps(L: np.ndarray) -> np.ndarray:
     """Each row's distance to its nearest other row of ``L`` (losses, each column scaled to
     its range; 0 for a repeated row, and for a single row 1)."""
-    from scipy.spatial import cKDTree
-
     if len(L) == 1:
         return np.ones(1)
-    Z = range_scaled(L)
-    # (a k-d tree: a front of thousands of points needs no matrix of all pairs)
-    distance, _ = cKDTree(Z).query(Z, k=2)
-    return distance[:, 1]
+    return nearest_others(range_scaled(L))[0]
 
 
 def draw_centre(rng: np.random.Generator, front: np.ndarray, how: str = "uniform") -> int:
@@ -208,11 +214,9 @@ def midpoint_step(ctx: Context, k: int) -> Point | None:
         i = int(np.argmax(gaps))
         a, b = order[i], order[i + 1]
     else:
-        from scipy.spatial import cKDTree
-
-        distance, nearest_other = cKDTree(Z).query(Z, k=2)
-        a = int(np.argmax(distance[:, 1]))
-        b = int(nearest_other[a, 1])
+        distance, nearest_other = nearest_others(Z)
+        a = int(np.argmax(distance))
+        b = int(nearest_other[a])
     X = study.obs.X[feasible[front]]
     u = snap((X[a] + X[b]) / 2.0, ctx.space.levels)
     return (u, None) if ctx.is_new(u) else None

@@ -60,8 +60,8 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   feasibility approaches in ever smaller steps, is approached as sequential quadratic
   programming does.
 - Several objectives, ``midpoint_every`` (0, never, by default; with 4 the first proposal
-  after the initial design and every fourth after it, half the search's): the midpoint of the two front
-  points farthest apart among neighbours
+  after the initial design and every fourth after it, half the search's): the midpoint of
+  the two front points farthest apart among neighbours
   (:func:`~mfbo.proposal.steps.front_local.midpoint_step`), where it is new: where the
   front's points share the values that put them on the front, it fills the front's largest
   gap on the front.
@@ -405,8 +405,7 @@ class OutcomeSearch(AcquisitionSearch):
         point = self._dominating(ctx, k, "search")
         if point is not None:
             return point
-        if self.midpoint_every and k > 1 and \
-                (ctx.number - ctx.proposer.n_initial) % self.midpoint_every == 0:
+        if k > 1 and ctx.due_from_first(self.midpoint_every):
             point = midpoint_step(ctx, k)
             if point is not None:
                 return point
@@ -426,8 +425,7 @@ class OutcomeSearch(AcquisitionSearch):
         if not (self.dominating_every and k > 1 and self.dominating_in == where):
             return None
         every = self.dominating_every
-        due = ctx.due(every) if where == "local" else \
-            (ctx.number - ctx.proposer.n_initial) % every == 0
+        due = ctx.due(every) if where == "local" else ctx.due_from_first(every)
         return dominating_step(ctx, k, self.dominating_centre) if due else None
 
     def chosen_method(self, k: int) -> str:
