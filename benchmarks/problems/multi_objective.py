@@ -7,7 +7,8 @@ scored by the hypervolume their feasible values dominate below :attr:`OutcomePro
 one objective with constraints by the best feasible value.
 
 - ``zdt1``, ``zdt2``, ``zdt3`` (Zitzler, Deb and Thiele 2000), ``d`` = 4: convex, concave and
-  disconnected fronts; ``f1 = x1``, ``g = 1 + 9 mean(x2..xd)``.
+  disconnected fronts; ``f1 = x1``, ``g = 1 + 9 mean(x2..xd)``.  ``zdt2-d6``: ZDT2 with
+  ``d`` = 6 (dev).
 - ``dtlz2-k<k>`` (Deb, Thiele, Laumanns and Zitzler 2002) with ``k`` objectives and
   ``k + 2`` variables: a spherical front, ``g = sum (x_i - 0.5)^2`` over the last three.
 - ``dtlz7-k3``: DTLZ7 with 3 objectives and 5 variables, ``f1 = x1``, ``f2 = x2``,
@@ -67,7 +68,9 @@ another number of objectives, published constrained problems and another data se
 (``dtlz2-k4`` and ``dtlz7-k3`` joined dev later, so that more than two objectives are
 chosen on as well; ``camel-disc`` and ``gardner-toy`` later still, after the test split's
 ``branin-constrained`` showed runs drawn to the boundary next to an infeasible minimum: dev
-problems with that shape).  The problems that crash
+problems with that shape; ``zdt2-d6`` after the test split's ``zdt2`` showed runs whose front
+stays the single point ``(0, 1)``, which dominates every trade-off off the front: a dev
+problem with that trap).  The problems that crash
 have splits of their own: ``crash-dev`` (``linear-crash``, ``disc-crash``,
 ``linear-disc-crash``, ``disc-linear-crash``, ``zdt1-crash``) and ``crash-test``
 (``branin-crash``, ``gramacy-crash``).  ``constraint-test`` (``pressure-vessel``,
@@ -259,6 +262,7 @@ OUTCOME_PROBLEMS = {p.name: p for p in [
     OutcomeProblem("zdt1", _unit(4), _zdt(1), ("f1", "f2"), reference=(1.1, 11.0)),
     OutcomeProblem("zdt2", _unit(4), _zdt(2), ("f1", "f2"), reference=(1.1, 11.0),
                    split="test"),
+    OutcomeProblem("zdt2-d6", _unit(6), _zdt(2, 6), ("f1", "f2"), reference=(1.1, 11.0)),
     OutcomeProblem("zdt3", _unit(4), _zdt(3), ("f1", "f2"), reference=(1.1, 11.0),
                    split="test"),
     OutcomeProblem("dtlz2-k2", _unit(4), _dtlz2(2), ("f1", "f2"), reference=(2.0, 2.0)),

@@ -41,7 +41,7 @@ from .local_models import (isotropic_step, linear_step, nearest, ordinal_as_cont
 
 __all__ = ["CENTRES", "range_scaled", "scalarised_losses", "nearest_others", "front_gaps",
            "draw_centre",
-           "front_local_step", "dominating_step", "midpoint_step", "CentredFit",
+           "front_local_step", "dominating_step", "midpoint_step", "mutation_step", "CentredFit",
            "centred_quadratics", "improving_point"]
 
 #: random points of the trust box, and of each of the shrinking boxes after it, at which
@@ -133,7 +133,8 @@ def draw_centre(rng: np.random.Generator, front: np.ndarray, how: str = "uniform
     return int(rng.choice(n))
 
 
-def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | None:
+def dominating_step(ctx: Context, k: int, centre: str = "uniform",
+                    fallback: str | None = None) -> Point | None:
     """The point that local quadratics of the ``k`` objectives predict dominates a front
     point by most, or ``None``.
 
@@ -152,10 +153,14 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | No
     moving it worsens one of them, so the step keeps it; where they agree (a front's
     distance) it moves all of them down together.  A quadratic of one scalarisation has the
     scalarisation's kink between the objectives, which it cannot fit; each objective alone
-    is smooth there.  ``None``: with a candidate set or a trial pending, fewer than ``4 p``
-    feasible observations, no continuous coordinate, a degenerate fit, a step that no
-    objective's model predicts better for all (the centre is on the models' front), or a
-    step already asked."""
+    is smooth there.  ``fallback``: where there are too few observations for the
+    quadratics, quadratics without cross terms (``"squares"``, ``4 (1 + 2 c)`` observations
+    for ``c`` continuous coordinates) or planes (``"plane"``, ``4 (1 + c)``: a step of
+    common descent of the objectives' linear models).
+    ``None``: with a candidate set or a trial pending, fewer than ``4 p`` feasible
+    observations (of the fallback's ``p`` with one), no continuous coordinate, a degenerate
+    fit, a step that no objective's model predicts better for all (the centre is on the
+    models' front), or a step already asked."""
     study = ctx.study
     if ctx.candidates is not None or study.pending:
         return None
@@ -168,7 +173,10 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | No
         return None
     rng = ctx.stream("dominating step")
     centre = int(front[draw_centre(rng, L[front], centre)])
-    fit = centred_quadratics(ctx.space, X, L, centre, lambda V, near: range_scaled(V)[near])
+    fit = centred_quadratics(ctx.space, X, L, centre, _scaled_rows)
+    if fit is None and fallback is not None:
+        fit = centred_quadratics(ctx.space, X, L, centre, _scaled_rows,
+                                 plane=fallback == "plane", squares=fallback == "squares")
     if fit is None:
         return None
     at_centre = fit.predict(np.zeros((1, fit.cont.size)))
@@ -182,6 +190,11 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform") -> Point | No
         return None
     u = snap(u, ctx.space.levels)
     return (u, None) if ctx.is_new(u) else None
+
+
+def _scaled_rows(V: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """The rows ``near`` of the losses ``V``, each objective scaled to its range in ``V``."""
+    return range_scaled(V)[near]
 
 
 def midpoint_step(ctx: Context, k: int) -> Point | None:
@@ -222,6 +235,37 @@ def midpoint_step(ctx: Context, k: int) -> Point | None:
     return (u, None) if ctx.is_new(u) else None
 
 
+def mutation_step(ctx: Context, k: int) -> Point | None:
+    """A front point with one coordinate drawn afresh, or ``None``.
+
+    The front point is drawn from the proposal's stream ``"mutation step"`` by
+    :func:`draw_centre` (by its gap), the coordinate uniformly, and its new value uniformly
+    in the unit interval (snapped to a discrete coordinate's levels).  The front's points
+    share the values that put them on the front (a front's distance variables); a point
+    that keeps all but one of them and moves along the front lands on it, as an evolutionary
+    algorithm's mutation of one gene does.  Where the front is a single point at the end of
+    the true front (every other trade-off dominated by it), neither the models' steps nor the
+    acquisition see a gain anywhere, and no midpoint exists; one coordinate moved is how the
+    front's other points are reached.  ``None``: with a candidate set or a trial pending, in a
+    conditional space (a coordinate may be inactive), before a feasible observation, or
+    where the point was already asked."""
+    study = ctx.study
+    if ctx.candidates is not None or study.pending or ctx.space.constrained:
+        return None
+    Y = study.obs.Y
+    feasible = np.flatnonzero(np.all(Y[:, k:] <= 0, axis=1))
+    if feasible.size == 0:
+        return None
+    L = Y[feasible, :k]
+    front = np.flatnonzero(non_dominated(L))
+    rng = ctx.stream("mutation step")
+    centre = int(feasible[front[draw_centre(rng, L[front], "gaps")]])
+    u = study.obs.X[centre].copy()
+    u[int(rng.integers(u.size))] = rng.random()
+    u = snap(u, ctx.space.levels)
+    return (u, None) if ctx.is_new(u) else None
+
+
 @dataclass(frozen=True)
 class CentredFit:
     """Local models of several targets fitted around one observation
@@ -244,7 +288,7 @@ class CentredFit:
 
 
 def centred_quadratics(space, X: np.ndarray, V: np.ndarray, centre: int, targets,
-                       plane: bool = False) -> CentredFit | None:
+                       plane: bool = False, squares: bool = False) -> CentredFit | None:
     """Quadratics of the targets ``targets(V', near)`` (a matrix, one column per target, of
     the rows ``near`` of ``V'``) fitted by least squares around observation ``centre`` of
     ``X`` (unit cube; ``V`` its values, one row per observation), or ``None``.
@@ -253,10 +297,11 @@ def centred_quadratics(space, X: np.ndarray, V: np.ndarray, centre: int, targets
     centre's values of the others (its integers and categories) and, in a conditional space,
     its branch (``V'`` are their rows of ``V``): a quadratic (all cross terms up to
     :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS` continuous coordinates, else squares
-    only), or with ``plane`` a plane, of ``p`` coefficients fitted to the ``2 p`` of them
-    nearest the centre, with the box they span around it (and within the unit cube) as the
-    trust box.  ``None``: no continuous coordinate, fewer than ``4 p`` such observations, all
-    of them at the centre, or a degenerate fit."""
+    only; with ``squares`` the squares only always), or with ``plane`` a plane, of ``p``
+    coefficients fitted to the ``2 p`` of them nearest the centre, with the box they span
+    around it (and within the unit cube) as the trust box.  ``None``: no continuous
+    coordinate, fewer than ``4 p`` such observations, all of them at the centre, or a
+    degenerate fit."""
     levels = space.levels
     if space.constrained:  # (same_branch keeps the centre's branch; the rows' indices)
         order = np.where(np.arange(len(X)) == centre, -1.0, np.arange(len(X), dtype=float))
@@ -273,6 +318,8 @@ def centred_quadratics(space, X: np.ndarray, V: np.ndarray, centre: int, targets
         design, p = plane_features, 1 + c
     else:
         full, p = quadratic_size(c)
+        if squares:
+            full, p = False, 1 + 2 * c
         design = partial(quadratic_features, full=full)
     if c == 0 or len(X) < 4 * p:
         return None

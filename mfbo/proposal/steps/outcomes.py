@@ -65,6 +65,13 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   (:func:`~mfbo.proposal.steps.front_local.midpoint_step`), where it is new: where the
   front's points share the values that put them on the front, it fills the front's largest
   gap on the front.
+- Several objectives, ``mutation_every`` (by default the first proposal after the initial
+  design and every fourth after it, half the search's): a front point with one coordinate
+  drawn afresh (:func:`~mfbo.proposal.steps.front_local.mutation_step`), where it is new:
+  where the front's points share the values that put them on the front, a point that keeps
+  all but one of them lands on the front too.  Where the front is a single point at an end
+  of the true front (which dominates every trade-off off the front), no model-based step
+  sees a gain, and this is how the front's other points are reached.
 - With ``on_failure="infeasible"`` the study's outcomes end with one more column, whether the
   trial failed (+1) or not (-1), modelled and weighed as one more constraint: the
   probability of not failing (left out while no trial has failed).
@@ -87,7 +94,8 @@ from ..._core.arguments import check_int
 from ..models import MondrianModel
 from .base import Context, Point
 from .constrained_local import constrained_local_step
-from .front_local import CENTRES, dominating_step, front_local_step, midpoint_step
+from .front_local import CENTRES, dominating_step, front_local_step, midpoint_step, \
+    mutation_step
 from .parzen import best_of_good_region
 from .search import AcquisitionSearch
 
@@ -294,6 +302,9 @@ class OutcomeSearch(AcquisitionSearch):
         proportional to its distance to the nearest other front point (the objectives
         scaled to their observed ranges), so that sparse stretches of the front are
         centred on more often.
+    dominating_fallback : {None, "squares", "plane"}, default=None
+        What that step fits where there are too few observations for full quadratics of the
+        objectives: nothing (no step), quadratics without cross terms, or planes.
     min_feasibility : float, default=0
         With constraints, once a trial was feasible: the points whose probability of
         feasibility is below this bound rank after every point above it (by that probability
@@ -322,6 +333,11 @@ class OutcomeSearch(AcquisitionSearch):
         ``local_every`` is 2 and ``midpoint_every`` even), the midpoint of the two front
         points farthest apart among neighbours (:func:`~.front_local.midpoint_step`), where
         it is new.
+    mutation_every : int, default=4
+        With several objectives, the first proposal after the initial design and every
+        ``mutation_every``-th after it (0: never; the search's proposals where ``local_every``
+        is 2 and ``mutation_every`` even), a front point with one coordinate drawn afresh
+        (:func:`~.front_local.mutation_step`), where it is new.
     """
 
     origin: ClassVar[str] = "outcomes"
@@ -338,11 +354,13 @@ class OutcomeSearch(AcquisitionSearch):
     dominating_every: int = 4
     dominating_in: str = "local"
     dominating_centre: str = "gaps"
+    dominating_fallback: str | None = None
     min_feasibility: float = 0.0
     infeasible_losses: str = "observed"
     constrained_local_every: int = 2
     constrained_local_plane: bool = True
     midpoint_every: int = 0
+    mutation_every: int = 4
 
     def __post_init__(self):
         super().__post_init__()
@@ -370,9 +388,13 @@ class OutcomeSearch(AcquisitionSearch):
         check_int(self.constrained_local_every, "OutcomeSearch(constrained_local_every=...)",
                   minimum=0)
         check_int(self.midpoint_every, "OutcomeSearch(midpoint_every=...)", minimum=0)
+        check_int(self.mutation_every, "OutcomeSearch(mutation_every=...)", minimum=0)
         if not isinstance(self.constrained_local_plane, bool):
             raise TypeError(f"OutcomeSearch(constrained_local_plane=...) must be a bool, got "
                             f"{self.constrained_local_plane!r}.")
+        if self.dominating_fallback not in (None, "squares", "plane"):
+            raise ValueError(f"OutcomeSearch(dominating_fallback=...) must be None, 'squares' "
+                             f"or 'plane', got {self.dominating_fallback!r}.")
         if self.dominating_in not in ("search", "local"):
             raise ValueError(f"OutcomeSearch(dominating_in=...) must be 'search' or 'local', "
                              f"got {self.dominating_in!r}.")
@@ -409,6 +431,10 @@ class OutcomeSearch(AcquisitionSearch):
             point = midpoint_step(ctx, k)
             if point is not None:
                 return point
+        if k > 1 and ctx.due_from_first(self.mutation_every):
+            point = mutation_step(ctx, k)
+            if point is not None:
+                return point
         if self.parzen_every and k > 1 and ctx.candidates is None \
                 and ctx.due(self.parzen_every):
             # the Parzen step's: the best of points drawn from the front's Parzen density
@@ -426,7 +452,8 @@ class OutcomeSearch(AcquisitionSearch):
             return None
         every = self.dominating_every
         due = ctx.due(every) if where == "local" else ctx.due_from_first(every)
-        return dominating_step(ctx, k, self.dominating_centre) if due else None
+        return dominating_step(ctx, k, self.dominating_centre, self.dominating_fallback) \
+            if due else None
 
     def chosen_method(self, k: int) -> str:
         if k == 1:

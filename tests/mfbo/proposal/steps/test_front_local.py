@@ -84,7 +84,7 @@ def test_the_outcome_search_takes_the_step_every_local_every_proposals(monkeypat
         return np.random.default_rng(0).random((10, len(levels)))
     monkeypatch.setattr(search, "maximize_random_local", spy)
     n0 = opt.proposer.n_initial
-    step = OutcomeSearch(n_random=200, dominating_every=0)
+    step = OutcomeSearch(n_random=200, dominating_every=0, mutation_every=0)
     assert OutcomeSearch().local_every == 2  # the default
     points = []
     for number in range(n0, n0 + 4):
@@ -97,7 +97,8 @@ def test_the_outcome_search_takes_the_step_every_local_every_proposals(monkeypat
     assert np.array_equal(points[1][0], local[0])
     seen.clear()
     for number in range(n0, n0 + 4):
-        OutcomeSearch(n_random=200, local_every=0, dominating_every=0).propose(
+        OutcomeSearch(n_random=200, local_every=0, dominating_every=0,
+                      mutation_every=0).propose(
             Context(opt.proposer, opt.study, number, np.random.default_rng(0)))
     assert seen == ["search"] * 4
     for bad in (-1, 1.5, True):
@@ -175,6 +176,53 @@ def test_the_dominating_step_passes_without_enough_observations_or_when_pending(
     assert dominating_step(ctx, 2) is None
 
 
+def _fallback_steps(opt, numbers, fallback):
+    """``(centre, step)`` of each proposal number where the dominating step with ``fallback``
+    gives a point (each new) and the step without one gives none."""
+    X, Y = opt.study.obs.X, opt.study.obs.Y
+    out = []
+    for number in numbers:
+        ctx = Context(opt.proposer, opt.study, number, np.random.default_rng(0))
+        assert dominating_step(ctx, 2) is None
+        ctx = Context(opt.proposer, opt.study, number, np.random.default_rng(0))
+        centre = X[_dominating_centre(ctx, Y)]
+        point = dominating_step(ctx, 2, fallback=fallback)
+        if point is not None:
+            assert ctx.is_new(point[0])
+            out.append((centre, point[0]))
+    return out
+
+
+def test_quadratics_without_cross_terms_pull_onto_the_front_from_fewer_observations():
+    opt = _study(n=34)  # squares only in 3 coordinates: 7 coefficients, 28 needed; full: 40
+    steps = _fallback_steps(opt, range(34, 44), "squares")
+    assert len(steps) >= 5
+    before = [_sphere(*centre)[2] for centre, _ in steps]
+    pulled = [_sphere(*u)[2] for _, u in steps]
+    assert np.median(pulled) < np.median(before) / 3
+    few = _study(n=26)
+    assert dominating_step(Context(few.proposer, few.study, 26, np.random.default_rng(0)), 2,
+                           fallback="squares") is None
+
+
+def test_with_planes_the_dominating_step_descends_where_quadratics_cannot_be_fitted():
+    # two objectives that trade off along x and both fall with y and z: the front is y = z = 0
+    space = {"x": Real(0, 1), "y": Real(0, 1), "z": Real(0, 1)}
+    opt = Optimizer(space, random_state=0, directions=["minimize", "minimize"])
+    rng = np.random.default_rng(5)
+    for _ in range(30):  # planes need 16 observations, a full quadratic 40
+        x, y, z = rng.random(3)
+        opt.tell({"x": x, "y": y, "z": z}, {"loss": (x + y + 0.5 * z, 1 - x + y + 0.5 * z)})
+    steps = _fallback_steps(opt, range(30, 40), "plane")
+    assert len(steps) >= 5
+    for centre, u in steps:
+        # both objectives fall: y and z go down, x stays about where it was
+        assert u[1] < centre[1] and u[2] < centre[2]
+        assert abs(u[0] - centre[0]) < 0.25 * (centre[1] - u[1] + 0.5 * (centre[2] - u[2]))
+    with pytest.raises(ValueError, match="dominating_fallback"):
+        OutcomeSearch(dominating_fallback="planes")
+
+
 def test_the_dominating_step_moves_only_reals_among_observations_that_share_the_rest():
     def losses(x, y, z):
         f1, f2, _ = _sphere(x, 0.5, z)
@@ -203,7 +251,7 @@ def test_the_outcome_search_takes_the_dominating_step_where_asked(monkeypatch):
     opt = _study(n=80)
     calls = []
 
-    def spy(ctx, k, centre):
+    def spy(ctx, k, centre, fallback=None):
         calls.append(ctx.number - opt.proposer.n_initial)
         centres.append(centre)
         return None
@@ -296,7 +344,11 @@ def test_the_midpoint_step_with_three_objectives_pairs_nearest_neighbours():
     assert u == pytest.approx([0.525, 0.0])
 
 
-def test_the_outcome_search_takes_the_midpoint_step_where_asked(monkeypatch):
+@pytest.mark.parametrize("name, default, schedules", [
+    ("midpoint", 0, ((4, [0, 4]), (2, [0, 2, 4, 6]), (0, []))),
+    ("mutation", 4, ((4, [0, 4]), (8, [0]), (0, [])))])
+def test_the_outcome_search_takes_the_midpoint_and_mutation_steps_where_asked(
+        monkeypatch, name, default, schedules):
     import mfbo.proposal.steps.outcomes as outcomes
 
     opt = _study(n=60)
@@ -305,15 +357,53 @@ def test_the_outcome_search_takes_the_midpoint_step_where_asked(monkeypatch):
     def spy(ctx, k):
         calls.append(ctx.number - opt.proposer.n_initial)
         return None
-    monkeypatch.setattr(outcomes, "midpoint_step", spy)
+    monkeypatch.setattr(outcomes, f"{name}_step", spy)
     n0 = opt.proposer.n_initial
-    assert OutcomeSearch().midpoint_every == 0  # the default: never
-    for every, slots in ((4, [0, 4]), (2, [0, 2, 4, 6]), (0, [])):
+    field = f"{name}_every"
+    assert getattr(OutcomeSearch(), field) == default
+    for every, slots in schedules:
         calls.clear()
-        step = OutcomeSearch(n_random=50, midpoint_every=every)
+        step = OutcomeSearch(n_random=50, **{field: every})
         for number in range(n0, n0 + 8):
             step.propose(Context(opt.proposer, opt.study, number, np.random.default_rng(0)))
         assert calls == slots
     for bad in (-1, 2.5, True):
-        with pytest.raises(ValueError, match="midpoint_every"):
-            OutcomeSearch(midpoint_every=bad)
+        with pytest.raises(ValueError, match=field):
+            OutcomeSearch(**{field: bad})
+
+
+def _zdt2_corner_study(n=30):
+    """ZDT2 in three coordinates (``f1 = x``, ``f2 = g (1 - (x / g)^2)``, ``g = 1 + 4.5 (y +
+    z)``) told the corner ``(0, 0, 0)``, whose ``(0, 1)`` dominates every other trade-off
+    off the front, and ``n`` random points: a front of that single point."""
+    opt = Optimizer({"x": Real(0, 1), "y": Real(0, 1), "z": Real(0, 1)}, random_state=0,
+                    directions=["minimize", "minimize"])
+    rng = np.random.default_rng(2)
+    for x, y, z in [(0.0, 0.0, 0.0)] + [tuple(rng.random(3)) for _ in range(n)]:
+        g = 1 + 4.5 * (y + z)
+        opt.tell({"x": x, "y": y, "z": z}, {"loss": (x, g * (1 - (x / g) ** 2))})
+    return opt
+
+
+def test_the_mutation_step_moves_one_coordinate_of_a_front_point():
+    from acquisitions.pareto import non_dominated
+    from mfbo.proposal.steps.front_local import mutation_step
+
+    opt = _zdt2_corner_study()
+    assert np.flatnonzero(non_dominated(opt.study.obs.Y)).tolist() == [0]
+    along = 0
+    for number in range(31, 61):
+        ctx = Context(opt.proposer, opt.study, number, np.random.default_rng(0))
+        u, _ = mutation_step(ctx, 2)
+        assert ctx.is_new(u)
+        moved = np.flatnonzero(u != 0.0)
+        assert moved.size == 1  # one coordinate of the corner, the only front point
+        along += moved[0] == 0
+    # about a third of them move x: each of those is on the front, and not dominated
+    assert 5 <= along <= 17
+    ctx = Context(opt.proposer, opt.study, 61, np.random.default_rng(0))
+    again = Context(opt.proposer, opt.study, 61, np.random.default_rng(0))
+    assert np.array_equal(mutation_step(ctx, 2)[0], mutation_step(again, 2)[0])
+    opt.ask()  # pending
+    assert mutation_step(Context(opt.proposer, opt.study, 62, np.random.default_rng(0)), 2) \
+        is None
