@@ -164,11 +164,8 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform",
     study = ctx.study
     if ctx.candidates is not None or study.pending:
         return None
-    Y = study.obs.Y
-    feasible = np.flatnonzero(np.all(Y[:, k:] <= 0, axis=1))
-    L = Y[feasible, :k]
+    feasible, L, front = _feasible_front(study.obs.Y, k)
     X = study.obs.X[feasible]
-    front = np.flatnonzero(non_dominated(L))
     if front.size == 0:
         return None
     rng = ctx.stream("dominating step")
@@ -190,6 +187,14 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform",
         return None
     u = snap(u, ctx.space.levels)
     return (u, None) if ctx.is_new(u) else None
+
+
+def _feasible_front(Y: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(feasible, L, front)``: the rows of the outcomes ``Y`` whose constraints (columns
+    from ``k`` on) are met, their ``k`` losses, and the rows of ``L`` on its front."""
+    feasible = np.flatnonzero(np.all(Y[:, k:] <= 0, axis=1))
+    L = Y[feasible, :k]
+    return feasible, L, np.flatnonzero(non_dominated(L))
 
 
 def _scaled_rows(V: np.ndarray, near: np.ndarray) -> np.ndarray:
@@ -214,10 +219,7 @@ def midpoint_step(ctx: Context, k: int) -> Point | None:
     study = ctx.study
     if ctx.candidates is not None or study.pending or ctx.space.constrained:
         return None
-    Y = study.obs.Y
-    feasible = np.flatnonzero(np.all(Y[:, k:] <= 0, axis=1))
-    L = Y[feasible, :k]
-    front = np.flatnonzero(non_dominated(L))
+    feasible, L, front = _feasible_front(study.obs.Y, k)
     if front.size < 2:
         return None
     Z = range_scaled(L[front])
@@ -252,12 +254,9 @@ def mutation_step(ctx: Context, k: int) -> Point | None:
     study = ctx.study
     if ctx.candidates is not None or study.pending or ctx.space.constrained:
         return None
-    Y = study.obs.Y
-    feasible = np.flatnonzero(np.all(Y[:, k:] <= 0, axis=1))
-    if feasible.size == 0:
+    feasible, L, front = _feasible_front(study.obs.Y, k)
+    if front.size == 0:
         return None
-    L = Y[feasible, :k]
-    front = np.flatnonzero(non_dominated(L))
     rng = ctx.stream("mutation step")
     centre = int(feasible[front[draw_centre(rng, L[front], "gaps")]])
     u = study.obs.X[centre].copy()
