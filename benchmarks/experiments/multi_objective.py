@@ -58,17 +58,19 @@ of each constraint's value, ``y_transform="symlog"``; ``mfbo``'s model the raw v
 ``mfbo-midpoint2`` and ``-midpoint4`` (with several objectives, every second or fourth
 proposal, in the search's slots, the midpoint of the two front points farthest apart among
 neighbours, ``OutcomeSearch(midpoint_every=...)``; ``mfbo``'s is 0),
+and, each from the outcome search of commit 7f3389a (the dominating step every fourth
+proposal without a fallback, no mutation step; ``mfbo-no-mutation``):
 ``mfbo-objective-trend``, ``-trend-window30`` and ``-trend-always`` (every objective's forest
 with the linear trend, chosen online over the last 10 or 30 observations, or always:
 ``surrogate_options={"trend": True, ...}``; ``mfbo``'s objectives have none in a continuous
-space), ``mfbo-dominating-plane2``, ``-plane4``, ``-squares2`` and ``-squares4`` (the
-dominating step every second or fourth proposal, with planes or quadratics without cross
-terms where there are too few observations for full quadratics,
-``OutcomeSearch(dominating_fallback=...)``; ``mfbo``'s has none),
-``mfbo-mutation4`` and ``-mutation8`` (with several objectives, in the search's slots every
-fourth or eighth proposal, a front point with one coordinate drawn afresh,
-``OutcomeSearch(mutation_every=...)``; ``mfbo-mutation4`` is ``mfbo`` since) and
-``mfbo-no-mutation`` (without it, ``mutation_every=0``, the former ``mfbo``),
+space), ``mfbo-dominating-plane2``, ``-plane4``, ``-squares2``, ``-squares4`` and
+``-every2`` (the dominating step every second or fourth proposal, with planes, quadratics
+without cross terms or nothing where there are too few observations for full quadratics,
+``OutcomeSearch(dominating_fallback=...)``), ``mfbo-mutation4`` and ``-mutation8`` (with
+several objectives, in the search's slots every fourth or eighth proposal, a front point with
+one coordinate drawn afresh, ``OutcomeSearch(mutation_every=...)``).  ``mfbo`` is the
+mutation step every fourth proposal with the dominating step every second and quadratics
+without cross terms as its fallback,
 ``mfbo-quick-search`` (the ablation that measured the cheaper
 outcome search, half the random points and all local searches stopped after two rounds without
 gain; that search is ``mfbo``'s since, so it is ``mfbo`` now, kept so that the lab notebook's
@@ -257,6 +259,17 @@ def _with_search(problem: OutcomeProblem, budget: int, seed: int, **changes) -> 
     return _mfbo(problem, budget, seed, outcome_options=changes)
 
 
+#: the outcome search's settings of the default before the mutation step and the dominating
+#: step's quadratics without cross terms (commit 7f3389a), which the variants measured against
+#: it keep, so that their notebook commands repeat their runs
+_BEFORE_MUTATION = {"dominating_every": 4, "dominating_fallback": None, "mutation_every": 0}
+
+
+def _before_mutation(problem: OutcomeProblem, budget: int, seed: int, **changes) -> list[dict]:
+    """:func:`_with_search` from :data:`_BEFORE_MUTATION`, with ``changes``."""
+    return _with_search(problem, budget, seed, **{**_BEFORE_MUTATION, **changes})
+
+
 def _tree_feasibility(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     """mfbo with the probability of feasibility under the mixture of the constraint forests'
     trees (``OutcomeSearch(feasibility="trees")``) instead of a normal distribution matched
@@ -338,18 +351,18 @@ METHODS = {
     **{f"mfbo-constrained-plane{every}": (lambda every: lambda p, b, s: _with_search(
         p, b, s, constrained_local_every=every, constrained_local_plane=True))(every)
        for every in (2, 3)},
-    "mfbo-objective-trend": lambda p, b, s: _mfbo(p, b, s,
-                                                  surrogate_options={"trend": True}),
-    "mfbo-objective-trend-window30": lambda p, b, s: _mfbo(
-        p, b, s, surrogate_options={"trend": True, "trend_window": 30}),
-    "mfbo-objective-trend-always": lambda p, b, s: _mfbo(
-        p, b, s, surrogate_options={"trend": True, "trend_window": None}),
-    **{f"mfbo-dominating-{form}{every}": (lambda every, form: lambda p, b, s: _with_search(
+    **{f"mfbo-objective-trend{tail}": (lambda options: lambda p, b, s: _mfbo(
+        p, b, s, surrogate_options={"trend": True, **options},
+        outcome_options=_BEFORE_MUTATION))(options)
+       for tail, options in (("", {}), ("-window30", {"trend_window": 30}),
+                             ("-always", {"trend_window": None}))},
+    **{f"mfbo-dominating-{form}{every}": (lambda every, form: lambda p, b, s: _before_mutation(
         p, b, s, dominating_every=every, dominating_fallback=form))(every, form)
        for every in (2, 4) for form in ("plane", "squares")},
-    **{f"mfbo-mutation{every}": (lambda every: lambda p, b, s: _with_search(
+    "mfbo-dominating-every2": lambda p, b, s: _before_mutation(p, b, s, dominating_every=2),
+    **{f"mfbo-mutation{every}": (lambda every: lambda p, b, s: _before_mutation(
         p, b, s, mutation_every=every))(every) for every in (4, 8)},
-    "mfbo-no-mutation": lambda p, b, s: _with_search(p, b, s, mutation_every=0),
+    "mfbo-no-mutation": _before_mutation,
     "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
     "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),

@@ -44,13 +44,15 @@ and tree ``t`` of every forest together is one joint draw of all the outcomes.
   search would otherwise run: a quadratic can fall below the observations it is fitted to,
   where no forest's leaf mean can, so it moves a front point towards the values the front
   shares (a front's distance variables), which the acquisition alone does not approach.
-- Several objectives, ``dominating_every`` (by default every fourth proposal, half the local
-  step's): the point that local quadratics of each objective predict dominates a front
-  point by most (:func:`~mfbo.proposal.steps.front_local.dominating_step`), where it gives
-  one: it takes a front point onto the front where it lies, which the scalarised step,
-  moving along the front too, does less often.  The front point is drawn in proportion to
-  its distance to the nearest other (``dominating_centre="gaps"``), so that the sparse
-  stretches of the front fill first.
+- Several objectives, ``dominating_every`` (by default every second proposal, the local
+  step's, taken before it): the point that local quadratics of each objective predict
+  dominates a front point by most (:func:`~mfbo.proposal.steps.front_local.dominating_step`),
+  where it gives one: it takes a front point onto the front where it lies, which the
+  scalarised step, moving along the front too, does less often.  The front point is drawn in
+  proportion to its distance to the nearest other (``dominating_centre="gaps"``), so that the
+  sparse stretches of the front fill first.  Where there are too few observations for full
+  quadratics, quadratics without cross terms (``dominating_fallback="squares"``), so that
+  the step runs from fewer observations.
 - One objective, ``constrained_local_every`` (by default every second proposal): the point
   where local quadratics of the loss and of each constraint around the best feasible trial
   predict the least feasible loss (with ``constrained_local_plane``, planes where there are
@@ -286,7 +288,7 @@ class OutcomeSearch(AcquisitionSearch):
     local_integers : bool, default=False
         Let the local step move the integer coordinates of at least five levels too (snapped
         back to their levels), as :class:`~mfbo.proposal.steps.LocalStep`'s ``integers``.
-    dominating_every : int, default=4
+    dominating_every : int, default=2
         With several objectives, every ``dominating_every`` proposals (0: never) the step
         that local quadratics of the objectives predict dominates a front point (drawn as
         ``dominating_centre`` says) by most (this module's description), where it gives a new
@@ -302,7 +304,7 @@ class OutcomeSearch(AcquisitionSearch):
         proportional to its distance to the nearest other front point (the objectives
         scaled to their observed ranges), so that sparse stretches of the front are
         centred on more often.
-    dominating_fallback : {None, "squares", "plane"}, default=None
+    dominating_fallback : {None, "squares", "plane"}, default="squares"
         What that step fits where there are too few observations for full quadratics of the
         objectives: nothing (no step), quadratics without cross terms, or planes.
     min_feasibility : float, default=0
@@ -351,10 +353,10 @@ class OutcomeSearch(AcquisitionSearch):
     parzen_candidates: int = 200
     local_every: int = 2
     local_integers: bool = False
-    dominating_every: int = 4
+    dominating_every: int = 2
     dominating_in: str = "local"
     dominating_centre: str = "gaps"
-    dominating_fallback: str | None = None
+    dominating_fallback: str | None = "squares"
     min_feasibility: float = 0.0
     infeasible_losses: str = "observed"
     constrained_local_every: int = 2

@@ -254,11 +254,14 @@ def test_the_outcome_search_takes_the_dominating_step_where_asked(monkeypatch):
     def spy(ctx, k, centre, fallback=None):
         calls.append(ctx.number - opt.proposer.n_initial)
         centres.append(centre)
+        fallbacks.append(fallback)
         return None
-    centres = []
+    centres, fallbacks = [], []
     monkeypatch.setattr(outcomes, "dominating_step", spy)
     n0 = opt.proposer.n_initial
-    assert (OutcomeSearch().dominating_every, OutcomeSearch().dominating_in) == (4, "local")
+    default = OutcomeSearch()
+    assert (default.dominating_every, default.dominating_in, default.dominating_fallback) == \
+        (2, "local", "squares")
     for every, where, slots in ((4, "search", [0, 4]), (4, "local", [3, 7]), (0, "search", [])):
         calls.clear()
         step = OutcomeSearch(n_random=50, dominating_every=every, dominating_in=where)
@@ -269,7 +272,7 @@ def test_the_outcome_search_takes_the_dominating_step_where_asked(monkeypatch):
         OutcomeSearch(dominating_every=-1)
     with pytest.raises(ValueError, match="dominating_in"):
         OutcomeSearch(dominating_in="everywhere")
-    assert set(centres) == {"gaps"}  # the default
+    assert set(centres) == {"gaps"} and set(fallbacks) == {"squares"}  # the defaults
     centres.clear()
     OutcomeSearch(n_random=50, dominating_centre="uniform").propose(
         Context(opt.proposer, opt.study, n0 + 3, np.random.default_rng(0)))
