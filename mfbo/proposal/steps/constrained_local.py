@@ -63,7 +63,7 @@ def constrained_local_step(ctx: Context, plane: bool = False) -> Point | None:
     best = np.flatnonzero(feasible)[int(np.argmin(Y[feasible, 0]))]
     fit = centred_quadratics(ctx.space, X, Y, int(best), _targets)
     if fit is None and plane:
-        fit = centred_quadratics(ctx.space, X, Y, int(best), _targets, plane=True)
+        fit = centred_quadratics(ctx.space, X, Y, int(best), _targets, "plane")
     if fit is None:
         return None
     at_centre = float(fit.predict(np.zeros((1, fit.cont.size)))[0, 0])

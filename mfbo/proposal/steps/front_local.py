@@ -39,10 +39,10 @@ from .local_models import (isotropic_step, linear_step, nearest, ordinal_as_cont
                            plane_features, quadratic_features, quadratic_size, quadratic_step,
                            ridge_solve, trust_box)
 
-__all__ = ["CENTRES", "range_scaled", "scalarised_losses", "nearest_others", "front_gaps",
-           "draw_centre",
-           "front_local_step", "dominating_step", "midpoint_step", "mutation_step", "CentredFit",
-           "centred_quadratics", "improving_point"]
+__all__ = ["CENTRES", "FORMS", "FALLBACKS", "range_scaled", "scalarised_losses",
+           "nearest_others", "front_gaps", "draw_centre", "front_local_step", "dominating_step",
+           "midpoint_step", "mutation_step", "CentredFit", "centred_quadratics",
+           "improving_point"]
 
 #: random points of the trust box, and of each of the shrinking boxes after it, at which
 #: :func:`dominating_step` compares the objectives' local quadratics
@@ -172,8 +172,7 @@ def dominating_step(ctx: Context, k: int, centre: str = "uniform",
     centre = int(front[draw_centre(rng, L[front], centre)])
     fit = centred_quadratics(ctx.space, X, L, centre, _scaled_rows)
     if fit is None and fallback is not None:
-        fit = centred_quadratics(ctx.space, X, L, centre, _scaled_rows,
-                                 plane=fallback == "plane", squares=fallback == "squares")
+        fit = centred_quadratics(ctx.space, X, L, centre, _scaled_rows, fallback)
     if fit is None:
         return None
     at_centre = fit.predict(np.zeros((1, fit.cont.size)))
@@ -286,18 +285,26 @@ class CentredFit:
         return self.design(Z) @ self.coef
 
 
+#: the local models :func:`centred_quadratics` fits: a quadratic (all cross terms up to
+#: :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS` continuous coordinates, else squares only),
+#: a quadratic without cross terms, or a plane
+FORMS = ("quadratic", "squares", "plane")
+#: the simpler of them, which :func:`dominating_step` can fall back to
+FALLBACKS = FORMS[1:]
+
+
 def centred_quadratics(space, X: np.ndarray, V: np.ndarray, centre: int, targets,
-                       plane: bool = False, squares: bool = False) -> CentredFit | None:
+                       form: str = "quadratic") -> CentredFit | None:
     """Quadratics of the targets ``targets(V', near)`` (a matrix, one column per target, of
     the rows ``near`` of ``V'``) fitted by least squares around observation ``centre`` of
     ``X`` (unit cube; ``V`` its values, one row per observation), or ``None``.
 
     The models are of the continuous coordinates, among the observations that share the
     centre's values of the others (its integers and categories) and, in a conditional space,
-    its branch (``V'`` are their rows of ``V``): a quadratic (all cross terms up to
-    :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS` continuous coordinates, else squares
-    only; with ``squares`` the squares only always), or with ``plane`` a plane, of ``p``
-    coefficients fitted to the ``2 p`` of them nearest the centre, with the box they span
+    its branch (``V'`` are their rows of ``V``): of ``form`` (one of :data:`FORMS`: a
+    quadratic, with all cross terms up to :data:`~.local_models.FULL_QUADRATIC_MAX_DIMS`
+    continuous coordinates, else squares only; a quadratic without cross terms; a plane), of
+    ``p`` coefficients fitted to the ``2 p`` of them nearest the centre, with the box they span
     around it (and within the unit cube) as the trust box.  ``None``: no continuous
     coordinate, fewer than ``4 p`` such observations, all of them at the centre, or a
     degenerate fit."""
@@ -313,12 +320,12 @@ def centred_quadratics(space, X: np.ndarray, V: np.ndarray, centre: int, targets
     X, V, centre = X[same], V[same], int(same[:centre].sum())
     cont = np.flatnonzero(~fixed)
     c = cont.size
-    if plane:
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {list(FORMS)}, got {form!r}.")
+    if form == "plane":
         design, p = plane_features, 1 + c
     else:
-        full, p = quadratic_size(c)
-        if squares:
-            full, p = False, 1 + 2 * c
+        full, p = quadratic_size(c) if form == "quadratic" else (False, 1 + 2 * c)
         design = partial(quadratic_features, full=full)
     if c == 0 or len(X) < 4 * p:
         return None

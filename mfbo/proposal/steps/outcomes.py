@@ -96,8 +96,8 @@ from ..._core.arguments import check_int
 from ..models import MondrianModel
 from .base import Context, Point
 from .constrained_local import constrained_local_step
-from .front_local import CENTRES, dominating_step, front_local_step, midpoint_step, \
-    mutation_step
+from .front_local import CENTRES, FALLBACKS, dominating_step, front_local_step, \
+    midpoint_step, mutation_step
 from .parzen import best_of_good_region
 from .search import AcquisitionSearch
 
@@ -394,9 +394,9 @@ class OutcomeSearch(AcquisitionSearch):
         if not isinstance(self.constrained_local_plane, bool):
             raise TypeError(f"OutcomeSearch(constrained_local_plane=...) must be a bool, got "
                             f"{self.constrained_local_plane!r}.")
-        if self.dominating_fallback not in (None, "squares", "plane"):
-            raise ValueError(f"OutcomeSearch(dominating_fallback=...) must be None, 'squares' "
-                             f"or 'plane', got {self.dominating_fallback!r}.")
+        if self.dominating_fallback not in (None, *FALLBACKS):
+            raise ValueError(f"OutcomeSearch(dominating_fallback=...) must be None or one of "
+                             f"{list(FALLBACKS)}, got {self.dominating_fallback!r}.")
         if self.dominating_in not in ("search", "local"):
             raise ValueError(f"OutcomeSearch(dominating_in=...) must be 'search' or 'local', "
                              f"got {self.dominating_in!r}.")

@@ -221,6 +221,10 @@ def test_with_planes_the_dominating_step_descends_where_quadratics_cannot_be_fit
         assert abs(u[0] - centre[0]) < 0.25 * (centre[1] - u[1] + 0.5 * (centre[2] - u[2]))
     with pytest.raises(ValueError, match="dominating_fallback"):
         OutcomeSearch(dominating_fallback="planes")
+    from mfbo.proposal.steps.front_local import centred_quadratics
+    with pytest.raises(ValueError, match="form"):
+        centred_quadratics(opt.space, opt.study.obs.X, opt.study.obs.Y, 0,
+                           lambda V, near: V[near], "cubic")
 
 
 def test_the_dominating_step_moves_only_reals_among_observations_that_share_the_rest():
