@@ -490,6 +490,15 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "with and without a linear trend in every space, the one that predicted the last 10 "
            "observations better proposing (surrogate_options={'trend': True})",
            _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"trend": True})),
+    Method("mondrian-onehot", "mfbo: online Mondrian forest, UCB kappa=1, each categorical "
+           "coordinate of three or more choices one coordinate per choice in the forest "
+           "(surrogate_options={'categorical': 'one-hot'})",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"categorical": "one-hot"})),
+    Method("mondrian-onehot-narrow", "mfbo: online Mondrian forest, UCB kappa=1, each "
+           "categorical coordinate of k >= 3 choices k coordinates of width 1/k in the forest "
+           "(surrogate_options={'categorical': 'one-hot-narrow'})",
+           _mfbo("mondrian", "ucb", kappa=1.0,
+                 surrogate_options={"categorical": "one-hot-narrow"})),
     Method("mondrian-noparzen", "mfbo: online Mondrian forest, UCB kappa=1, without the "
            "acquisition's choice among points of a Parzen density of the best observations on "
            "every second model-based proposal (the default before it was added)",

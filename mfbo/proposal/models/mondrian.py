@@ -12,7 +12,10 @@ from .base import Model
 from .targets import (RAW_SAFE_MAGNITUDE, SAFE_MAGNITUDE, check_transform, log_shift, raw_as_none,
                       safe_exponent, smac_log_constants, symlog)
 
-__all__ = ["MondrianModel"]
+__all__ = ["MondrianModel", "CATEGORICAL_ENCODINGS"]
+
+#: how a categorical coordinate may enter the forest (:class:`MondrianModel`'s ``categorical``)
+CATEGORICAL_ENCODINGS = ("ordinal", "one-hot", "one-hot-narrow")
 
 
 class MondrianModel(Model):
@@ -101,6 +104,19 @@ class MondrianModel(Model):
         posterior from an even number of observations and with BP from an odd number, so
         that consecutive proposals come from the two models in turn (the ``mondrian``
         recipe's default; benchmarks/DEFAULTS.md, "Alternating posteriors").
+    categorical : {"ordinal", "one-hot", "one-hot-narrow"}, default="ordinal"
+        How a categorical coordinate of three or more choices enters the forest.
+        ``"ordinal"``: as the space encodes it, choice ``i`` of ``k`` at ``(i + 0.5) / k``, so
+        a cut groups neighbouring choices by an order that means nothing, and a choice never
+        observed is predicted from the leaf of its neighbours in that order.  ``"one-hot"``:
+        one coordinate per choice, 1 where the point takes it and 0 elsewhere (all 0 for an
+        inactive coordinate of a conditional space), so a cut separates one choice from the
+        others, and a choice that no observation in a block takes lies outside the block's
+        box, where the Mondrian predictive branches off and widens the spread.
+        ``"one-hot-narrow"``: the same with coordinates of width ``1 / k``, so that a
+        categorical coordinate is cut about as often as a numeric one.  Two choices stay one
+        coordinate (any cut separates them).  The coordinates' kinds come from
+        :meth:`set_levels`; the model's inputs are unit-cube points either way.
     """
 
     one_at_a_time = True
@@ -109,7 +125,8 @@ class MondrianModel(Model):
                  posterior: str = "empirical", min_samples_split: int = 2, K_cap: float = 500.0,
                  y_transform: str | None = "log", noise_in_std: bool = False,
                  repeat_y_transform: str | None = None, trend: bool | str = False,
-                 trend_window: int | None = None, shift_from: str = "all", **kwargs):
+                 trend_window: int | None = None, shift_from: str = "all",
+                 categorical: str = "ordinal", **kwargs):
         check_transform("y_transform", y_transform)
         check_transform("repeat_y_transform", repeat_y_transform)
         if posterior not in ("empirical", "bp", "alternating"):
@@ -130,17 +147,14 @@ class MondrianModel(Model):
         self._beta = None  # the trend's coefficients: intercept, then one per trend coordinate
         self.trend_window = check_int(trend_window, "trend_window", or_none=True)
         self.posterior = posterior
-        # scikit-learn and numba: imported by the first model made, not by ``import mfbo``
-        from surrogates import MondrianForestRegressor
-
-        self.forest = MondrianForestRegressor(
-            n_estimators=n_estimators, min_samples_split=min_samples_split,
-            posterior="empirical" if posterior == "alternating" else posterior,
-            K_cap=K_cap, feature_bounds=[[0.0, 1.0]] * n_dims, random_state=random_state,
-            **kwargs)
-        # on a fresh install the prediction and update kernels compile in a second process
-        # while this one imports the rest and evaluates the initial design
-        self.forest.compile_kernels_ahead()
+        if categorical not in CATEGORICAL_ENCODINGS:
+            raise ValueError(f"categorical must be one of {CATEGORICAL_ENCODINGS}, got "
+                             f"{categorical!r}.")
+        self.categorical = categorical
+        self._one_hot = None  # (kept coordinates, [(coordinate, choices, width), ...])
+        self._forest_args = dict(n_estimators=n_estimators, min_samples_split=min_samples_split,
+                                 K_cap=K_cap, random_state=random_state, **kwargs)
+        self._make_forest(n_dims)
         # with trend_window: the forest without the trend (built at the first observation if
         # the trend is on), each observation's absolute errors of the two forests' means
         # (with the trend, without), and whether the trend's forest is the one predicting
@@ -152,6 +166,18 @@ class MondrianModel(Model):
         # losses are divided by)
         self._tf = None
         self._retarget = False  # the transform changed: re-derive it at the next observation
+
+    def _make_forest(self, n_features: int) -> None:
+        """The forest, over ``n_features`` input coordinates in [0, 1]."""
+        # scikit-learn and numba: imported by the first model made, not by ``import mfbo``
+        from surrogates import MondrianForestRegressor
+
+        self.forest = MondrianForestRegressor(
+            posterior="empirical" if self.posterior == "alternating" else self.posterior,
+            feature_bounds=[[0.0, 1.0]] * n_features, **self._forest_args)
+        # on a fresh install the prediction and update kernels compile in a second process
+        # while this one imports the rest and evaluates the initial design
+        self.forest.compile_kernels_ahead()
 
     def set_initial_size(self, n: int) -> None:
         """The number of trials of the initial design (the first losses observed): with
@@ -165,6 +191,32 @@ class MondrianModel(Model):
         self._trend_dims = np.flatnonzero(levels >= 0)
         if self.trend == "if-integers":
             self._trend_on = bool(np.any(levels > 0))
+        if getattr(self, "categorical", "ordinal") != "ordinal" and self._n == 0:
+            wide = [int(d) for d in np.flatnonzero(levels <= -3)]
+            if wide:
+                kept = np.flatnonzero(levels > -3)
+                narrow = self.categorical == "one-hot-narrow"
+                self._one_hot = (kept, [(d, -int(levels[d]), 1.0 / -int(levels[d]) if narrow
+                                         else 1.0) for d in wide])
+                self._make_forest(kept.size + sum(k for _, k, _ in self._one_hot[1]))
+
+    def encode(self, X) -> np.ndarray:
+        """``X`` (unit-cube points) as the forest takes them: with ``categorical`` one-hot,
+        each categorical coordinate of three or more choices replaced by one coordinate per
+        choice, after the others."""
+        X = np.asarray(X, dtype=float)
+        plan = getattr(self, "_one_hot", None)  # (absent in older pickles)
+        if plan is None:
+            return X
+        kept, wide = plan
+        parts = [X[..., kept]]
+        for d, k, width in wide:
+            u = X[..., d]
+            index = np.minimum(np.floor(u * k), k - 1)
+            active = (u >= 0.0) & (u <= 1.0)
+            parts.append(np.where(active[..., None] & (index[..., None] == np.arange(k)),
+                                  width, 0.0))
+        return np.concatenate(parts, axis=-1)
 
     def on_repeated_loss(self) -> None:
         target = getattr(self, "repeat_y_transform", None)  # (absent in older pickles)
@@ -233,8 +285,8 @@ class MondrianModel(Model):
             t = self._transform(y)
             if choosing:
                 self._plain = copy.deepcopy(self.forest)  # unfitted: the same random stream
-                self._plain.fit(X, t)
-            self.forest.fit(X, self._targets(X, t, trend))
+                self._plain.fit(self.encode(X), t)
+            self.forest.fit(self.encode(X), self._targets(X, t, trend))
         else:
             # another transform, a new best loss, twice the data or a loss too large for the
             # current scaling: re-derive the transform
@@ -246,16 +298,17 @@ class MondrianModel(Model):
             everything = rederive or trend  # every target changes (with the trend: its residual)
             t = self._transform(y) if everything else None
             t_new = t[-n_new:] if everything else self._transform(new)
+            F_new = self.encode(X[-n_new:])
             if choosing:  # the forest without the trend, as it would be without one
-                self._plain.partial_fit(X[-n_new:], t_new)
+                self._plain.partial_fit(F_new, t_new)
                 if rederive:
                     self._plain.refit_targets(t)
             if everything:
                 targets = self._targets(X, t, trend)
-                self.forest.partial_fit(X[-n_new:], targets[-n_new:])
+                self.forest.partial_fit(F_new, targets[-n_new:])
                 self.forest.refit_targets(targets)
             else:
-                self.forest.partial_fit(X[-n_new:], t_new)
+                self.forest.partial_fit(F_new, t_new)
         self._n = X.shape[0]
         if choosing:
             recent = np.asarray(self._errors[-self.trend_window:]).reshape(-1, 2)
@@ -268,8 +321,9 @@ class MondrianModel(Model):
         (the scale their predictions were made on)."""
         t = self._transform(y_new)
         self._posterior_now()
-        with_trend = self.forest.predict(X_new) + self._trend_at(X_new)
-        without = self._plain.predict(X_new)
+        F = self.encode(X_new)
+        with_trend = self.forest.predict(F) + self._trend_at(X_new)
+        without = self._plain.predict(F)
         self._errors.extend(zip(np.abs(t - with_trend).tolist(), np.abs(t - without).tolist()))
         del self._errors[:-self.trend_window]  # only the last trend_window are compared
 
@@ -355,12 +409,12 @@ class MondrianModel(Model):
 
     def predict(self, X):
         forest, with_trend = self.predicting_forest()
-        m, s = forest.predict(X, return_std=True)
+        m, s = forest.predict(self.encode(X), return_std=True)
         return self.from_forest(X, forest, with_trend, m, s)
 
     def predict_per_tree(self, X):
         forest, with_trend = self.predicting_forest()
-        m, v = forest.predict_per_tree(X)
+        m, v = forest.predict_per_tree(self.encode(X))
         return self.from_forest_trees(X, with_trend, m, v)
 
     def incumbent(self, y):

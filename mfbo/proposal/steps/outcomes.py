@@ -198,7 +198,7 @@ class OutcomeModels:
         """``[(mean, std), ...]``: each model's ``predict(U)``."""
         if self._shared is None:
             return [m.predict(U) for m in self.models]
-        means, stds = self._shared.predict(U)
+        means, stds = self._shared.predict(self.models[0].encode(U))
         designs = {}  # (the trends' regressors at U, built once for all the models)
         return [self._moments(j, U, means[j], stds[j], designs)
                 for j in range(len(self.models))]
@@ -208,7 +208,7 @@ class OutcomeModels:
         if self._shared is None:
             return ([m.predict(U) for m in self.models],
                     [m.predict_per_tree(U) for m in self.models])
-        means, stds, tree_means, tree_vars = self._shared.predict_all(U)
+        means, stds, tree_means, tree_vars = self._shared.predict_all(self.models[0].encode(U))
         moments, trees, designs = [], [], {}
         for j, model in enumerate(self.models):
             moments.append(self._moments(j, U, means[j], stds[j], designs))
