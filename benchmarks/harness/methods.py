@@ -499,6 +499,21 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "(surrogate_options={'categorical': 'one-hot-narrow'})",
            _mfbo("mondrian", "ucb", kappa=1.0,
                  surrogate_options={"categorical": "one-hot-narrow"})),
+    *(Method(f"mondrian-cap{c}", f"mfbo: online Mondrian forest, UCB kappa=1, the forest told "
+             f"no transformed loss above the median's plus {c} times the median's distance "
+             f"from the best (surrogate_options={{'y_cap': {c}}})",
+             _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"y_cap": c}))
+      for c in (1, 2, 4)),
+    Method("mondrian-robustshift", "mfbo: online Mondrian forest, UCB kappa=1, the log "
+           "transform's shift floored robustly, not by the range, which one diverging loss "
+           "sets (surrogate_options={'robust_shift': True})",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"robust_shift": True})),
+    Method("mondrian-robustshift-cap2", "mfbo: online Mondrian forest, UCB kappa=1, the log "
+           "transform's shift floored robustly and the forest told no transformed loss above "
+           "the median's plus twice its distance from the best "
+           "(surrogate_options={'robust_shift': True, 'y_cap': 2})",
+           _mfbo("mondrian", "ucb", kappa=1.0,
+                 surrogate_options={"robust_shift": True, "y_cap": 2})),
     Method("mondrian-noparzen", "mfbo: online Mondrian forest, UCB kappa=1, without the "
            "acquisition's choice among points of a Parzen density of the best observations on "
            "every second model-based proposal (the default before it was added)",

@@ -48,6 +48,19 @@ class MondrianModel(Model):
         first divided by a power of two, so that no difference of losses overflows.  How the
         offset and the default transform were chosen: benchmarks/DEFAULTS.md, "Output
         transform, initial design, maximiser, min_distance".
+    robust_shift : bool, default=False
+        With the ``"log"`` transform: the shift's floor of a thousandth of the losses' range
+        at most ``0.3`` of the median distance from the best of the losses above it
+        (:func:`log_shift`).  Without it, one diverging loss sets the floor, and every other
+        loss then sits at the same transformed value.
+    y_cap : float or None, default=None
+        A fence on the transformed losses: none above ``m + y_cap (m - b)``, where ``m`` is
+        the transformed median loss and ``b`` the transformed best, both as the transform
+        was last derived (the transformed worst loss in place of ``m`` in the spread where
+        half the losses tie at the best).  A loss that diverges (``1e25`` where the others are
+        near 1) then enters the forest as a bad loss, not as one that spreads its leaves'
+        variance, which an optimistic acquisition would read as promise.  Losses below the
+        fence, and so the best ones, are modelled as before.  None: no fence.
     shift_from : {"all", "design"}, default="all"
         Whose median sets the ``"log"`` transform's ``c``: all the losses, or the initial
         design's only (:meth:`set_initial_size`; all while it has not been told).  As a run
@@ -126,7 +139,8 @@ class MondrianModel(Model):
                  y_transform: str | None = "log", noise_in_std: bool = False,
                  repeat_y_transform: str | None = None, trend: bool | str = False,
                  trend_window: int | None = None, shift_from: str = "all",
-                 categorical: str = "ordinal", **kwargs):
+                 categorical: str = "ordinal", y_cap: float | None = None,
+                 robust_shift: bool = False, **kwargs):
         check_transform("y_transform", y_transform)
         check_transform("repeat_y_transform", repeat_y_transform)
         if posterior not in ("empirical", "bp", "alternating"):
@@ -151,6 +165,13 @@ class MondrianModel(Model):
             raise ValueError(f"categorical must be one of {CATEGORICAL_ENCODINGS}, got "
                              f"{categorical!r}.")
         self.categorical = categorical
+        if y_cap is not None and (isinstance(y_cap, bool) or not isinstance(y_cap, (int, float))
+                                  or not y_cap > 0 or not np.isfinite(y_cap)):
+            raise ValueError(f"y_cap must be a positive number or None, got {y_cap!r}.")
+        self.y_cap = None if y_cap is None else float(y_cap)
+        if not isinstance(robust_shift, (bool, np.bool_)):
+            raise TypeError(f"robust_shift must be True or False, got {robust_shift!r}.")
+        self.robust_shift = bool(robust_shift)
         self._one_hot = None  # (kept coordinates, [(coordinate, choices, width), ...])
         self._forest_args = dict(n_estimators=n_estimators, min_samples_split=min_samples_split,
                                  K_cap=K_cap, random_state=random_state, **kwargs)
@@ -165,6 +186,7 @@ class MondrianModel(Model):
         # (min', max - min', n and best loss when they were derived, the power of two the
         # losses are divided by)
         self._tf = None
+        self._cap = None  # the largest transformed loss the forest is told (None: no cap)
         self._retarget = False  # the transform changed: re-derive it at the next observation
 
     def _make_forest(self, n_features: int) -> None:
@@ -236,19 +258,30 @@ class MondrianModel(Model):
         lo = float(y.min())
         k = safe_exponent(y, self._limit())
         ys = np.ldexp(y, -k)
+        self._cap = None
         if self.y_transform is None:
             self._tf = (None, None, y.shape[0], lo, k)
         elif self.y_transform == "symlog":  # (no scaling: it is not scale-free)
             self._tf = (None, None, y.shape[0], lo, 0)
         elif self.y_transform == "log":
             rows = self._initial if getattr(self, "shift_from", "all") == "design" else None
-            self._tf = (float(ys.min()) - log_shift(ys, rows), 1.0, y.shape[0], lo, k)
+            robust = getattr(self, "robust_shift", False)  # (absent in older pickles)
+            self._tf = (float(ys.min()) - log_shift(ys, rows, robust), 1.0, y.shape[0], lo, k)
         elif self.y_transform == "smac-log":
             self._tf = (*smac_log_constants(ys), y.shape[0], lo, k)
         else:
             self._tf = (np.sort(y), None, y.shape[0], lo, k)
+        if getattr(self, "y_cap", None) is not None:
+            best, middle, top = self._transform([lo, float(np.median(y)), float(y.max())])
+            spread = middle - best if middle > best else top - best  # (half tied at the best)
+            self._cap = float(middle + self.y_cap * spread) if spread > 0 else None
 
     def _transform(self, values) -> np.ndarray:
+        t = self._uncapped(values)
+        cap = getattr(self, "_cap", None)  # (absent in older pickles)
+        return t if cap is None else np.minimum(t, cap)
+
+    def _uncapped(self, values) -> np.ndarray:
         values = np.asarray(values, dtype=float)
         if self.y_transform is None:
             return np.ldexp(values, -self._tf[4]) if self._tf[4] else values

@@ -36,15 +36,22 @@ def raw_as_none(name: str | None) -> str | None:
 LOG_SHIFT = 0.3
 
 
-def log_shift(y: np.ndarray, rows: int | None = None) -> float:
+def log_shift(y: np.ndarray, rows: int | None = None, robust: bool = False) -> float:
     """``min(y) - c`` of the Mondrian model's ``"log"`` transform ``log(y - c)``:
     ``0.3 (median(y) - min(y))``, at least ``1e-3 (max(y) - min(y))`` (more than half the
     losses tied at the best) and a tiny positive floor (all equal).  With ``rows``, the
-    median is that of the first ``rows`` losses only (all of them while there are fewer)."""
+    median is that of the first ``rows`` losses only (all of them while there are fewer).
+
+    ``robust``: the range's floor at most ``0.3`` of the median distance from the best of the
+    losses above it, so that one diverging loss (``1e25`` among losses near 1) cannot set a
+    shift beside which every other loss looks the same."""
     y = np.asarray(y, dtype=float)
     lo, hi = float(y.min()), float(y.max())
     mid = float(np.median(y if rows is None else y[:max(int(rows), 1)]))
-    return max(LOG_SHIFT * (mid - lo), 1e-3 * (hi - lo), 1e-12 * max(1.0, abs(lo)))
+    floor = 1e-3 * (hi - lo)
+    if robust and hi > lo:
+        floor = min(floor, LOG_SHIFT * (float(np.median(y[y > lo])) - lo))
+    return max(LOG_SHIFT * (mid - lo), floor, 1e-12 * max(1.0, abs(lo)))
 
 
 #: losses are divided by a power of two that brings them below this magnitude before a log

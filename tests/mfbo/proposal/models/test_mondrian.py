@@ -3,13 +3,15 @@ coefficients, the forest on the residuals, a mean that keeps falling beyond the 
 categorical coordinates left out, the integer-space rule, pickling, bad input; the online
 choice between the forests with and without it (``trend_window``): the scores, the forest
 without the trend, the default recipe's use of it; and the output transform once a loss has
-repeated (``repeat_y_transform``)."""
+repeated (``repeat_y_transform``); the log shift robust to a diverging loss
+(``robust_shift``) and the fence on transformed losses (``y_cap``)."""
 
 import dataclasses
 import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import mfbo
 from mfbo.proposal import InitialDesign, LocalStep
@@ -523,3 +525,92 @@ def test_the_symlog_transform_keeps_a_constraints_sign_and_zero():
     assert np.array_equal(copy.predict(X[:5])[0], m.predict(X[:5])[0])
     with pytest.raises(ValueError, match="y_transform must be .*'symlog'"):
         MondrianModel(2, 0, y_transform="signed-log")
+
+
+def _capped(cap, y_transform="log", **kw):
+    return MondrianModel(2, 0, y_transform=y_transform, y_cap=cap, **kw)
+
+
+def test_the_fence_caps_only_losses_above_it():
+    rng = np.random.default_rng(11)
+    X = rng.random((30, 2))
+    y = np.r_[1.0 + rng.random(29), 1e25]
+    m = _feed(_capped(2.0, robust_shift=True), X, y, one_by_one=False)
+    plain = _feed(_capped(None, robust_shift=True), X, y, one_by_one=False)
+    t, t_plain = m.to_model_scale(y), plain.to_model_scale(y)
+    best, middle = plain.to_model_scale([y.min(), np.median(y)])
+    fence = middle + 2.0 * (middle - best)
+    assert m._cap == pytest.approx(fence)
+    below = t_plain <= fence
+    assert below.sum() >= 28 and np.array_equal(t[below], t_plain[below])
+    assert np.all(t[~below] == fence)
+    assert m.incumbent(y) == plain.incumbent(y)
+
+
+def test_a_diverging_loss_no_longer_spreads_the_forest():
+    rng = np.random.default_rng(12)
+    X = rng.random((40, 2))
+    y = (X ** 2).sum(axis=1)
+    y[X[:, 0] > 0.9] = 1e25  # a corner where the losses diverge
+    Xq = rng.random((200, 2))
+    std = {cap: _feed(_capped(cap, robust_shift=True), X, y).predict(Xq)[1].max()
+           for cap in (None, 2.0)}
+    assert std[2.0] < std[None] / 5
+
+
+def test_no_fence_when_every_loss_ties_and_the_worst_sets_it_when_half_do():
+    X = np.random.default_rng(13).random((10, 2))
+    assert _feed(_capped(1.0), X, np.ones(10), one_by_one=False)._cap is None
+    y = np.r_[np.zeros(6), 1.0, 2.0, 3.0, 1e9]
+    m = _feed(_capped(1.0), X, y, one_by_one=False)
+    best, top = _feed(_capped(None), X, y, one_by_one=False).to_model_scale([0.0, 1e9])
+    assert m._cap == pytest.approx(best + (top - best))  # the median ties the best
+
+
+def test_a_model_pickled_before_the_fence_existed_still_predicts():
+    rng = np.random.default_rng(14)
+    X = rng.random((12, 2))
+    m = _feed(_capped(None), X, X.sum(axis=1))
+    for name in ("y_cap", "_cap"):
+        delattr(m, name)
+    m2 = pickle.loads(pickle.dumps(m))
+    m2.observe(np.vstack([X, [[0.5, 0.5]]]), np.append(X.sum(axis=1), 1.0), 1)
+    assert np.all(np.isfinite(m2.predict(X)[0]))
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), True, "2"])
+def test_a_bad_fence_names_the_argument(bad):
+    with pytest.raises(ValueError, match="y_cap"):
+        MondrianModel(2, 0, y_cap=bad)
+
+
+def test_one_diverging_loss_no_longer_sets_the_log_shift():
+    from mfbo.proposal.models.targets import log_shift
+    y = np.array([0.88, 1.0, 2.3e24, 0.509, 0.73, 0.534, 0.523, 0.537, 0.76, 1.05, 0.5089])
+    assert log_shift(y) == pytest.approx(1e-3 * (y.max() - y.min()))  # beside which ...
+    plain = _feed(_capped(None), np.random.default_rng(15).random((11, 2)), y, False)
+    assert np.ptp(plain.to_model_scale(np.delete(y, 2))) == 0.0  # ... all others look alike
+    above = y[y > y.min()]
+    assert log_shift(y, robust=True) == pytest.approx(0.3 * (np.median(above) - y.min()))
+    robust = _feed(_capped(None, robust_shift=True), np.random.default_rng(15).random((11, 2)),
+                   y, False)
+    t = robust.to_model_scale(np.delete(y, 2))
+    assert np.all(np.diff(t[np.argsort(np.delete(y, 2))]) > 0) and np.ptp(t) > 2  # resolved
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=30))
+def test_without_a_diverging_loss_the_robust_shift_is_the_shift(values):
+    from mfbo.proposal.models.targets import log_shift
+    y = np.asarray(values)
+    lo, spread = y.min(), np.ptp(y)
+    above = y[y > lo]
+    if above.size and 1e-3 * spread > 0.3 * (np.median(above) - lo):
+        return  # (a range 300 times the median distance above the best: the case it mends)
+    assert log_shift(y, robust=True) == log_shift(y)
+
+
+@pytest.mark.parametrize("bad", [1, "yes", None])
+def test_a_bad_robust_shift_names_the_argument(bad):
+    with pytest.raises(TypeError, match="robust_shift"):
+        MondrianModel(2, 0, robust_shift=bad)
