@@ -363,6 +363,7 @@ METHODS = {
     **{f"mfbo-mutation{every}": (lambda every: lambda p, b, s: _before_mutation(
         p, b, s, mutation_every=every))(every) for every in (4, 8)},
     "mfbo-no-mutation": _before_mutation,
+    "mfbo-robustshift": lambda p, b, s: _mfbo(p, b, s, surrogate_options={"robust_shift": True}),
     "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
     "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),

@@ -506,8 +506,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
       for c in (1, 2, 4)),
     Method("mondrian-robustshift", "mfbo: online Mondrian forest, UCB kappa=1, the log "
            "transform's shift floored robustly, not by the range, which one diverging loss "
-           "sets (surrogate_options={'robust_shift': True})",
+           "sets (surrogate_options={'robust_shift': True}; the default's since it was "
+           "adopted)",
            _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"robust_shift": True})),
+    Method("mondrian-rangeshift", "mfbo: online Mondrian forest, UCB kappa=1, the log "
+           "transform's shift floored by a thousandth of the losses' range "
+           "(surrogate_options={'robust_shift': False}; the default before the robust floor)",
+           _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"robust_shift": False})),
     Method("mondrian-robustshift-cap2", "mfbo: online Mondrian forest, UCB kappa=1, the log "
            "transform's shift floored robustly and the forest told no transformed loss above "
            "the median's plus twice its distance from the best "

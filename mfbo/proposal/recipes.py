@@ -235,7 +235,7 @@ _RECIPES: dict[str, Recipe] = {
     "mondrian": Recipe(
         model=MondrianModel,
         model_options={"y_transform": "log", "posterior": "alternating",
-                       "trend": "if-integers", "trend_window": 10},
+                       "trend": "if-integers", "trend_window": 10, "robust_shift": True},
         acquisition=Acquisition("ucb", kappa=1.0),
         initial_design=InitialDesign("sobol", PerDimension(5)),
         steps=(RandomInterleave(0.0),

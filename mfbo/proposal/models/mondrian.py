@@ -48,19 +48,6 @@ class MondrianModel(Model):
         first divided by a power of two, so that no difference of losses overflows.  How the
         offset and the default transform were chosen: benchmarks/DEFAULTS.md, "Output
         transform, initial design, maximiser, min_distance".
-    robust_shift : bool, default=False
-        With the ``"log"`` transform: the shift's floor of a thousandth of the losses' range
-        at most ``0.3`` of the median distance from the best of the losses above it
-        (:func:`log_shift`).  Without it, one diverging loss sets the floor, and every other
-        loss then sits at the same transformed value.
-    y_cap : float or None, default=None
-        A fence on the transformed losses: none above ``m + y_cap (m - b)``, where ``m`` is
-        the transformed median loss and ``b`` the transformed best, both as the transform
-        was last derived (the transformed worst loss in place of ``m`` in the spread where
-        half the losses tie at the best).  A loss that diverges (``1e25`` where the others are
-        near 1) then enters the forest as a bad loss, not as one that spreads its leaves'
-        variance, which an optimistic acquisition would read as promise.  Losses below the
-        fence, and so the best ones, are modelled as before.  None: no fence.
     shift_from : {"all", "design"}, default="all"
         Whose median sets the ``"log"`` transform's ``c``: all the losses, or the initial
         design's only (:meth:`set_initial_size`; all while it has not been told).  As a run
@@ -130,6 +117,20 @@ class MondrianModel(Model):
         categorical coordinate is cut about as often as a numeric one.  Two choices stay one
         coordinate (any cut separates them).  The coordinates' kinds come from
         :meth:`set_levels`; the model's inputs are unit-cube points either way.
+    y_cap : float or None, default=None
+        A fence on the transformed losses: none above ``m + y_cap (m - b)``, where ``m`` is
+        the transformed median loss and ``b`` the transformed best, both as the transform
+        was last derived (the transformed worst loss in place of ``m`` in the spread where
+        half the losses tie at the best).  A loss that diverges (``1e25`` where the others are
+        near 1) then enters the forest as a bad loss, not as one that spreads its leaves'
+        variance, which an optimistic acquisition would read as promise.  Losses below the
+        fence, and so the best ones, are modelled as before.  None: no fence.
+    robust_shift : bool, default=False
+        With the ``"log"`` transform: the shift's floor of a thousandth of the losses' range
+        at most ``0.3`` of the median distance from the best of the losses above it
+        (:func:`log_shift`).  Without it, one diverging loss sets the floor, and every other
+        loss then sits at the same transformed value.  The ``mondrian`` recipe takes it
+        (benchmarks/DEFAULTS.md, "Adopted: the log transform's shift floored robustly").
     """
 
     one_at_a_time = True

@@ -53,7 +53,8 @@ def test_built_in_recipes():
     assert (mond.step(LocalStep).every, mond.step(PlateauEscape).every) == (3, 3)
     assert smac.step(PlateauEscape) is None and smac.step(LocalStep) is None
     assert mond.model_options == {"y_transform": "log", "posterior": "alternating",
-                                  "trend": "if-integers", "trend_window": 10}
+                                  "trend": "if-integers", "trend_window": 10,
+                                  "robust_shift": True}
     assert smac.model_options == {"log_y": True}
     assert mfbo.SURROGATES is RECIPES and {"mondrian", "random", "rf-smac"} <= set(RECIPES)
     assert all(RECIPES[name].name == name for name in RECIPES)
