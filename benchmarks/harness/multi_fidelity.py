@@ -144,7 +144,7 @@ def _batch(opt, problem, n: int, steps: int, lead: int | None) -> tuple[int, lis
 
 def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: str = "worst",
           initial_steps: int = 0, lead: int | None = None, batch_per_dim: int | None = None,
-          front: int = 0, front_rest: str = "pruned"):
+          front: int = 0, front_rest: str = "pruned", surrogate_options: dict | None = None):
     """mfbo with ``pruner(problem)`` (None: at full fidelity); with ``sampler(problem, seed)``
     (a :class:`~benchmarks.harness.multi_fidelity_bohb.ForestSampler`), each trial's
     configuration is the sampler's, enqueued, and the sampler is told every value reported;
@@ -162,7 +162,7 @@ def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: s
     are trained one step each and the best of them on to full budget, not judged by the
     pruner (the most aggressive bracket of Hyperband, of one survivor), before anything else,
     and the others are then told pruned (``front_rest="pruned"``) or go on from their first
-    step in the order asked (``"continue"``)."""
+    step in the order asked (``"continue"``).  ``surrogate_options``: the optimizer's."""
     if sampler is not None and (initial_steps or front):
         raise ValueError("a sampler's configurations are asked one at a time: initial_steps "
                          "and front are not for it.")
@@ -174,7 +174,8 @@ def _mfbo(pruner, sampler=None, initial_per_dim: int | None = None, on_pruned: s
 
         n_initial = None if initial_per_dim is None else initial_per_dim * len(problem.space)
         opt = mfbo.Optimizer(problem.space, random_state=seed, n_initial=n_initial,
-                             pruner=pruner(problem) if pruner else None, on_pruned=on_pruned)
+                             pruner=pruner(problem) if pruner else None, on_pruned=on_pruned,
+                             surrogate_options=surrogate_options)
         forest = sampler(problem, seed) if sampler else None
         cost, events, started = 0, [], []  # started: (trial, values) trained in part
         if front and pruner is not None:
@@ -284,6 +285,8 @@ METHODS = {
     "mondrian-sh-rep3": _mfbo(lambda p: _sh_repeats(p, 3), initial_per_dim=20),
     "mondrian-sh-shift-rep-init5": _mfbo(_sh_repeats, on_pruned="shift"),
     "mondrian-sh-shift-rep-init10": _mfbo(_sh_repeats, initial_per_dim=10, on_pruned="shift"),
+    # the former default's log shift, floored by the range (robust_shift=False)
+    "mondrian-sh-rangeshift": _sh_variant(20, surrogate_options={"robust_shift": False}),
     # variants of mondrian-sh's initial design screened on dev (benchmarks/DEFAULTS.md):
     # -k<k>: k configurations per dimension; -batch: the design trained a step in a batch,
     # then on best first; -batch-reported, -sync, -lead, -lead3: the same with the first
