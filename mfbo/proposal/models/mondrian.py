@@ -317,10 +317,11 @@ class MondrianModel(Model):
         if self._n == 0:
             self._set_transform(y)
             t = self._transform(y)
+            F = self.encode(X)
             if choosing:
                 self._plain = copy.deepcopy(self.forest)  # unfitted: the same random stream
-                self._plain.fit(self.encode(X), t)
-            self.forest.fit(self.encode(X), self._targets(X, t, trend))
+                self._plain.fit(F, t)
+            self.forest.fit(F, self._targets(X, t, trend))
         else:
             # another transform, a new best loss, twice the data or a loss too large for the
             # current scaling: re-derive the transform
