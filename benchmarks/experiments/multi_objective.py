@@ -77,7 +77,10 @@ gain; that search is ``mfbo``'s since, so it is ``mfbo`` now, kept so that the l
 commands still run; the former search is commit a4d3fd5's ``mfbo``), ``mfbo-infeasible``,
 ``mfbo-worst`` and
 ``mfbo-ignore`` (a failed trial modelled as infeasible, as the worst outcomes so far, or not
-fed: ``on_failure``; ``mfbo``'s is ``"auto"``), ``random`` (mfbo's random search),
+fed: ``on_failure``; ``mfbo``'s is ``"auto"``), ``mfbo-kernel`` (with several objectives,
+each objective's model the Mondrian kernel's Gaussian process,
+:class:`mfbo.proposal.models.MondrianKernelModel`, in place of its Mondrian forest:
+``Recipe(objectives_model=...)``), ``random`` (mfbo's random search),
 ``optuna-nsga2``
 (``NSGAIISampler(seed, constraints_func)``), ``optuna-tpe`` (``TPESampler(seed,
 constraints_func)``, Optuna 5's multivariate default), ``optuna-gp`` (``GPSampler(seed,
@@ -317,6 +320,18 @@ def _quick_search(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]
     return _mfbo(problem, budget, seed)
 
 
+def _kernel_objectives():
+    import dataclasses
+
+    from mfbo.proposal.models import MondrianKernelModel
+    from mfbo.proposal.recipes import get_recipe
+
+    return dataclasses.replace(get_recipe("mondrian"), objectives_model=MondrianKernelModel)
+
+
+#: the default recipe with the Mondrian kernel as each objective's model
+_KERNEL_OBJECTIVES = _kernel_objectives()
+
 METHODS = {
     "mfbo": lambda p, b, s: _mfbo(p, b, s),
     "mfbo-quick-search": _quick_search,
@@ -367,6 +382,7 @@ METHODS = {
     "mfbo-infeasible": lambda p, b, s: _mfbo(p, b, s, on_failure="infeasible"),
     "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),
+    "mfbo-kernel": lambda p, b, s: _mfbo(p, b, s, surrogate=_KERNEL_OBJECTIVES),
     "random": lambda p, b, s: _mfbo(p, b, s, surrogate="random"),
     "optuna-nsga2": lambda p, b, s: _optuna(p, b, s, "nsga2"),
     "optuna-tpe": lambda p, b, s: _optuna(p, b, s, "tpe"),

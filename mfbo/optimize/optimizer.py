@@ -234,7 +234,8 @@ class Optimizer:
         failures = on_failure == "infeasible"
         outputs = None if objectives.plain and not failures else _outcome_models(
             recipe, len(space), seed, surrogate_options, objectives, failures)
-        model = recipe.build_model(len(space), seed, surrogate_options)
+        model = recipe.build_model(len(space), seed, surrogate_options,
+                                   objective=objectives.k > 1)
         cands = make_candidates(space, candidates)
         self.proposer = Proposer(space, recipe, model, ss.entropy, cands, batch_strategy, liar,
                                  min_distance, outputs, pareto_method, outcome_options)
@@ -608,15 +609,19 @@ def _outcome_models(recipe: Recipe, n_dims: int, seed, options, objectives: Obje
     (a Mondrian forest's or SMAC's without their output transform), whose threshold is 0;
     a Mondrian forest's with the linear trend (its leaves hold what a ridge regression
     leaves), since a constraint is often close to linear (a memory or a time budget) and the
-    trend carries its slope beyond the data, where a forest's mean is flat."""
-    from ..proposal.models import MondrianModel, SMACForestModel
+    trend carries its slope beyond the data, where a forest's mean is flat.  With several
+    objectives, the objectives' models are the recipe's ``objectives_model`` where it has
+    one."""
+    from ..proposal.models import MondrianKernelModel, MondrianModel, SMACForestModel
 
     raw = {MondrianModel: {"y_transform": "raw", "repeat_y_transform": None, "trend": True,
                            "trend_window": None},
+           MondrianKernelModel: {"y_transform": "raw"},
            SMACForestModel: {"log_y": False}}.get(recipe.model, {})
     models = []
     for j in range(1, objectives.k + objectives.m + failures):
         extra = raw if j >= objectives.k else {}
         models.append(recipe.build_model(n_dims, copy.deepcopy(seed),
-                                         {**(options or {}), **extra}))
+                                         {**(options or {}), **extra},
+                                         objective=j < objectives.k))
     return models

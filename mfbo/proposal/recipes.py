@@ -21,8 +21,8 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from .._core.arguments import check_int
-from .models import BARTModel, EstimatorModel, Model, MondrianModel, RandomModel, \
-    SMACForestModel, missing_method
+from .models import BARTModel, EstimatorModel, Model, MondrianKernelModel, MondrianModel, \
+    RandomModel, SMACForestModel, missing_method
 from .scoring import Acquisition, check_finite_number, checked_kappa
 from .steps import (AcquisitionSearch, BranchBandit, InitialDesign, LocalStep, ParzenStep,
                     PerDimension, PlateauEscape, RandomInterleave, Step)
@@ -55,6 +55,14 @@ class Recipe:
         does; a random point too while the model is not ready).
     name : str or None, default=None
         The surrogate's name, for messages (set by :func:`register_surrogate`; not compared).
+    objectives_model : callable or None, default=None
+        In a study of several objectives, the factory of each objective's model, called as
+        ``model`` is (None: ``model``); constraints and studies of one objective keep
+        ``model``.  The ``mondrian`` recipe's is
+        :class:`~mfbo.proposal.models.MondrianKernelModel`.
+    objectives_model_options : mapping, default={}
+        Keyword arguments of ``objectives_model`` (the optimizer's ``surrogate_options`` go
+        to ``model`` only).
     """
 
     model: Callable[..., Model]
@@ -63,6 +71,8 @@ class Recipe:
     initial_design: InitialDesign = InitialDesign()
     steps: tuple[Step, ...] = (RandomInterleave(0.0), AcquisitionSearch())
     name: str | None = field(default=None, compare=False)
+    objectives_model: Callable[..., Model] | None = None
+    objectives_model_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         if not callable(self.model):
@@ -71,6 +81,14 @@ class Recipe:
         if not isinstance(self.model_options, Mapping):
             raise TypeError(f"model_options must be a mapping, got {self.model_options!r}.")
         object.__setattr__(self, "model_options", MappingProxyType(dict(self.model_options)))
+        if self.objectives_model is not None and not callable(self.objectives_model):
+            raise TypeError(f"objectives_model must be callable or None, got "
+                            f"{self.objectives_model!r}.")
+        if not isinstance(self.objectives_model_options, Mapping):
+            raise TypeError(f"objectives_model_options must be a mapping, got "
+                            f"{self.objectives_model_options!r}.")
+        object.__setattr__(self, "objectives_model_options",
+                           MappingProxyType(dict(self.objectives_model_options)))
         if isinstance(self.acquisition, str):
             object.__setattr__(self, "acquisition", Acquisition(self.acquisition))
         if not isinstance(self.acquisition, Acquisition):
@@ -89,13 +107,18 @@ class Recipe:
         object.__setattr__(self, "steps", steps)
 
     def __getstate__(self):
-        # a mappingproxy cannot be pickled: the options travel as a dict
-        return {**self.__dict__, "model_options": dict(self.model_options)}
+        # a mappingproxy cannot be pickled: the options travel as dicts
+        return {**self.__dict__, "model_options": dict(self.model_options),
+                "objectives_model_options": dict(self.objectives_model_options)}
 
     def __setstate__(self, state):
+        # (a recipe pickled before objectives_model existed has none)
+        state = {"objectives_model": None, "objectives_model_options": {}, **state}
         for name, value in state.items():
             object.__setattr__(self, name, value)
         object.__setattr__(self, "model_options", MappingProxyType(dict(self.model_options)))
+        object.__setattr__(self, "objectives_model_options",
+                           MappingProxyType(dict(self.objectives_model_options)))
 
     # -- reading the policy ------------------------------------------------------------------
     def step(self, kind: type) -> Step | None:
@@ -194,17 +217,23 @@ class Recipe:
             recipe = recipe.with_settings(AcquisitionSearch, **search)
         return recipe
 
-    def build_model(self, n_dims: int, random_state, options: Mapping | None = None) -> Model:
+    def build_model(self, n_dims: int, random_state, options: Mapping | None = None,
+                    objective: bool = False) -> Model:
         """``model(n_dims, random_state, **model_options, **options)``; a ``TypeError`` of
-        the factory names the surrogate.
+        the factory names the surrogate.  With ``objective`` (an objective of a study of
+        several objectives) and an ``objectives_model``, that factory with
+        ``objectives_model_options`` instead (``options`` are not passed).
 
         The model carries the recipe's interleaving probability as its attribute
         ``random_interleave``, for callers that tell model-based proposals from random ones
         by looking at the model; the proposal policy itself reads the recipe."""
+        factory, settings = self.model, {**self.model_options, **(options or {})}
+        if objective and self.objectives_model is not None:
+            factory, settings = self.objectives_model, dict(self.objectives_model_options)
         try:
-            model = self.model(n_dims, random_state, **{**self.model_options, **(options or {})})
+            model = factory(n_dims, random_state, **settings)
         except TypeError as exc:
-            name = self.name or getattr(self.model, "__name__", repr(self.model))
+            name = self.name or getattr(factory, "__name__", repr(factory))
             raise TypeError(f"surrogate_options for {name!r}: {exc}") from None
         try:
             model.random_interleave = self.random_interleave
@@ -259,6 +288,10 @@ _RECIPES: dict[str, Recipe] = {
     "bart": Recipe(model=BARTModel, steps=(RandomInterleave(0.0),
                                            AcquisitionSearch(n_random=2_000))),
 }
+# the mondrian recipe's policy with the Mondrian kernel's Gaussian process as the model of
+# every outcome, one objective's too
+_RECIPES["mondrian-kernel"] = dataclasses.replace(
+    _RECIPES["mondrian"], model=MondrianKernelModel, model_options={}, objectives_model=None)
 _RECIPES = {name: dataclasses.replace(recipe, name=name) for name, recipe in _RECIPES.items()}
 _BUILT_IN = frozenset(_RECIPES)
 #: the named surrogates' recipes (read-only; add one with :func:`register_surrogate`)
