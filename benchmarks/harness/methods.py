@@ -299,6 +299,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-noescape", "mfbo: online Mondrian forest, UCB kappa=1, without the random "
            "proposal after runs of repeated losses (the default before it was added)",
            _mondrian_with(get_recipe("mondrian").without(PlateauEscape))),
+    Method("mondrian-kernel", "mfbo: the Mondrian kernel's Gaussian process (Laplace kernel, "
+           "lifetime and noise by marginal likelihood) under the default's policy, UCB "
+           "kappa=1 (surrogate='mondrian-kernel')", _mfbo("mondrian-kernel", "ucb", kappa=1.0)),
     Method("mondrian-bp", "mfbo: online Mondrian forest with the exact Gaussian BP posterior "
            "(surrogate_options={'posterior': 'bp'}), UCB kappa=1",
            _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={"posterior": "bp"})),
