@@ -80,7 +80,9 @@ commands still run; the former search is commit a4d3fd5's ``mfbo``), ``mfbo-infe
 fed: ``on_failure``; ``mfbo``'s is ``"auto"``), ``mfbo-kernel`` (with several objectives,
 each objective's model the Mondrian kernel's Gaussian process,
 :class:`mfbo.proposal.models.MondrianKernelModel`, in place of its Mondrian forest:
-``Recipe(objectives_model=...)``), ``random`` (mfbo's random search),
+``Recipe(objectives_model=...)``), ``mfbo-kernel-all`` (every outcome's model that process,
+the constraints' too: ``surrogate="mondrian-kernel"``), ``mfbo-kernel-constraints`` (that
+process for the constraints' raw values only, the objective's model the forest), ``random`` (mfbo's random search),
 ``optuna-nsga2``
 (``NSGAIISampler(seed, constraints_func)``), ``optuna-tpe`` (``TPESampler(seed,
 constraints_func)``, Optuna 5's multivariate default), ``optuna-gp`` (``GPSampler(seed,
@@ -242,6 +244,29 @@ def _with_constraint_models(problem: OutcomeProblem, budget: int, seed: int,
         optimizer._outcome_models = built
 
 
+def _kernel_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
+    """mfbo with each constraint's model (and the failures') the Mondrian kernel's Gaussian
+    process of its raw value, built from the same seed; the objectives' models as in
+    ``mfbo``."""
+    import copy
+
+    from mfbo.optimize import optimizer
+    from mfbo.proposal.models import MondrianKernelModel
+
+    built = optimizer._outcome_models
+
+    def changed(recipe, n_dims, seed_, options, objectives, failures=False):
+        models = built(recipe, n_dims, seed_, options, objectives, failures)
+        return [m if j < objectives.k - 1 else
+                MondrianKernelModel(n_dims, copy.deepcopy(seed_), y_transform="raw")
+                for j, m in enumerate(models)]
+    optimizer._outcome_models = changed
+    try:
+        return _mfbo(problem, budget, seed)
+    finally:
+        optimizer._outcome_models = built
+
+
 def _flat_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     """mfbo with its constraint forests built without the linear trend (an ablation of that
     choice; the objectives' models as in ``mfbo``)."""
@@ -383,6 +408,8 @@ METHODS = {
     "mfbo-worst": lambda p, b, s: _mfbo(p, b, s, on_failure="worst"),
     "mfbo-ignore": lambda p, b, s: _mfbo(p, b, s, on_failure="ignore"),
     "mfbo-kernel": lambda p, b, s: _mfbo(p, b, s, surrogate=_KERNEL_OBJECTIVES),
+    "mfbo-kernel-all": lambda p, b, s: _mfbo(p, b, s, surrogate="mondrian-kernel"),
+    "mfbo-kernel-constraints": _kernel_constraints,
     "random": lambda p, b, s: _mfbo(p, b, s, surrogate="random"),
     "optuna-nsga2": lambda p, b, s: _optuna(p, b, s, "nsga2"),
     "optuna-tpe": lambda p, b, s: _optuna(p, b, s, "tpe"),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import numbers
 
 import numpy as np
 
@@ -166,7 +167,8 @@ class MondrianModel(Model):
             raise ValueError(f"categorical must be one of {CATEGORICAL_ENCODINGS}, got "
                              f"{categorical!r}.")
         self.categorical = categorical
-        if y_cap is not None and (isinstance(y_cap, bool) or not isinstance(y_cap, (int, float))
+        if y_cap is not None and (isinstance(y_cap, bool)
+                                  or not isinstance(y_cap, numbers.Real)
                                   or not y_cap > 0 or not np.isfinite(y_cap)):
             raise ValueError(f"y_cap must be a positive number or None, got {y_cap!r}.")
         self.y_cap = None if y_cap is None else float(y_cap)

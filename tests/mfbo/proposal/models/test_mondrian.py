@@ -587,6 +587,11 @@ def test_a_bad_fence_names_the_argument(bad):
         MondrianModel(2, 0, y_cap=bad)
 
 
+def test_a_fence_may_be_a_numpy_number():
+    assert MondrianModel(2, 0, y_cap=np.int64(2)).y_cap == 2.0
+    assert MondrianModel(2, 0, y_cap=np.float32(0.5)).y_cap == 0.5
+
+
 def test_one_diverging_loss_no_longer_sets_the_log_shift():
     from mfbo.proposal.models.targets import log_shift
     y = np.array([0.88, 1.0, 2.3e24, 0.509, 0.73, 0.534, 0.523, 0.537, 0.76, 1.05, 0.5089])
