@@ -148,6 +148,8 @@ class Optimizer:
     surrogate_options : dict, optional
         Keyword arguments for a named surrogate's model, over its recipe's ``model_options``
         (e.g. ``{"posterior": "bp"}``, ``{"n_estimators": 20}``, ``{"retrain_after": 1}``).
+        With several objectives and a recipe whose ``objectives_model`` is set, the
+        objectives' models take that recipe's ``objectives_model_options`` instead.
     storage : None, path or Storage
         ``None``: in memory.  A path such as ``"study.db"`` (or ``"sqlite:///study.db"``): a
         durable SQLite journal; opening an existing study resumes it (finished trials are

@@ -226,3 +226,22 @@ def test_the_recipe_field_is_checked_and_old_recipes_unpickle():
     assert old.objectives_model is None and dict(old.objectives_model_options) == {}
     again = pickle.loads(pickle.dumps(_KERNEL))
     assert again == _KERNEL and dict(again.objectives_model_options) == {"refresh": 3}
+
+
+def test_mondrian_kernel_reaches_the_search_cv_and_the_optuna_sampler():
+    from sklearn.datasets import load_iris
+    from sklearn.svm import SVC
+
+    from mfbo.integrations.sklearn import MondrianSearchCV
+
+    X, y = load_iris(return_X_y=True)
+    cv = MondrianSearchCV(SVC(), {"C": mfbo.Real(1e-2, 1e2, log=True)}, n_iter=6,
+                          surrogate="mondrian-kernel", random_state=0).fit(X, y)
+    assert len(cv.cv_results_["params"]) == 6 and cv.best_score_ > 0.9
+    optuna = pytest.importorskip("optuna")
+    from mfbo.integrations.optuna import MondrianSampler
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=MondrianSampler(surrogate="mondrian-kernel", seed=0))
+    study.optimize(lambda t: (t.suggest_float("x", -2, 2) - 0.5) ** 2, n_trials=12)
+    assert study.best_value < 0.1
