@@ -82,8 +82,8 @@ each objective's model the Mondrian kernel's Gaussian process,
 :class:`mfbo.proposal.models.MondrianKernelModel`, in place of its Mondrian forest:
 ``Recipe(objectives_model=...)``), ``mfbo-kernel-all`` (every outcome's model that process,
 the constraints' too: ``surrogate="mondrian-kernel"``), ``mfbo-kernel-constraints`` (that
-process for the constraints' raw values only, the objective's model the forest), ``random`` (mfbo's random search),
-``optuna-nsga2``
+process for the constraints' raw values only, the objective's model the forest), ``random``
+(mfbo's random search), ``optuna-nsga2``
 (``NSGAIISampler(seed, constraints_func)``), ``optuna-tpe`` (``TPESampler(seed,
 constraints_func)``, Optuna 5's multivariate default), ``optuna-gp`` (``GPSampler(seed,
 constraints_func)``: log expected hypervolume improvement for several objectives, log

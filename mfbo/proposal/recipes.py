@@ -58,8 +58,7 @@ class Recipe:
     objectives_model : callable or None, default=None
         In a study of several objectives, the factory of each objective's model, called as
         ``model`` is (None: ``model``); constraints and studies of one objective keep
-        ``model``.  The ``mondrian`` recipe's is
-        :class:`~mfbo.proposal.models.MondrianKernelModel`.
+        ``model``.  E.g. :class:`~mfbo.proposal.models.MondrianKernelModel`.
     objectives_model_options : mapping, default={}
         Keyword arguments of ``objectives_model`` (the optimizer's ``surrogate_options`` go
         to ``model`` only).
@@ -228,13 +227,15 @@ class Recipe:
         ``random_interleave``, for callers that tell model-based proposals from random ones
         by looking at the model; the proposal policy itself reads the recipe."""
         factory, settings = self.model, {**self.model_options, **(options or {})}
+        argument = "surrogate_options"
         if objective and self.objectives_model is not None:
             factory, settings = self.objectives_model, dict(self.objectives_model_options)
+            argument = "objectives_model_options"
         try:
             model = factory(n_dims, random_state, **settings)
         except TypeError as exc:
             name = self.name or getattr(factory, "__name__", repr(factory))
-            raise TypeError(f"surrogate_options for {name!r}: {exc}") from None
+            raise TypeError(f"{argument} for {name!r}: {exc}") from None
         try:
             model.random_interleave = self.random_interleave
         except AttributeError:  # a model with __slots__ or a read-only attribute

@@ -8,6 +8,6 @@ from .mondrian import MondrianModel
 from .smac import SMACForestModel
 from .targets import LOG_SHIFT, log_shift, safe_exponent, smac_log_transform
 
-__all__ = ["Model", "MondrianModel", "MondrianKernelModel", "SMACForestModel", "BARTModel", "RandomModel",
-           "EstimatorModel", "missing_method", "LOG_SHIFT", "log_shift", "safe_exponent",
-           "smac_log_transform"]
+__all__ = ["Model", "MondrianModel", "MondrianKernelModel", "SMACForestModel", "BARTModel",
+           "RandomModel", "EstimatorModel", "missing_method", "LOG_SHIFT", "log_shift",
+           "safe_exponent", "smac_log_transform"]

@@ -208,7 +208,8 @@ def test_mondrian_kernel_is_a_named_surrogate_for_every_outcome():
     opt = mfbo.Optimizer({"x": mfbo.Real(0, 1)}, surrogate="mondrian-kernel",
                          constraints=["c"], random_state=0)
     assert [type(m) for m in opt.proposer.models] == [MondrianKernelModel] * 3
-    assert [m.y_transform for m in opt.proposer.models] == ["log", "raw", "raw"]  # a constraint's value, untransformed
+    # the constraints' values (and whether a trial failed) untransformed
+    assert [m.y_transform for m in opt.proposer.models] == ["log", "raw", "raw"]
     res = mfbo.minimize(lambda x: (x - 0.3) ** 2, {"x": mfbo.Real(0, 1)}, n_calls=15,
                         surrogate="mondrian-kernel", random_state=0, progress_bar=False)
     assert res.best_value < 0.01
@@ -219,6 +220,9 @@ def test_the_recipe_field_is_checked_and_old_recipes_unpickle():
         Recipe(model=MondrianModel, objectives_model=3)
     with pytest.raises(TypeError, match="objectives_model_options"):
         Recipe(model=MondrianModel, objectives_model_options=[1])
+    unknown = dataclasses.replace(_KERNEL, objectives_model_options={"n_tres": 5})
+    with pytest.raises(TypeError, match="objectives_model_options for"):
+        mfbo.Optimizer({"x": mfbo.Real(0, 1)}, surrogate=unknown, directions=["minimize"] * 2)
     state = get_recipe("mondrian").__getstate__()
     del state["objectives_model"], state["objectives_model_options"]
     old = Recipe.__new__(Recipe)
