@@ -299,6 +299,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
     Method("mondrian-noescape", "mfbo: online Mondrian forest, UCB kappa=1, without the random "
            "proposal after runs of repeated losses (the default before it was added)",
            _mondrian_with(get_recipe("mondrian").without(PlateauEscape))),
+    Method("mondrian-plateaux", "mfbo: online Mondrian forest, UCB kappa=1, no proposal "
+           "inside a plateau that observations of one loss bracket "
+           "(PlateauEscape(every=3, exclude=True))",
+           _mondrian_with(_DEFAULT.with_settings(PlateauEscape, exclude=True))),
     Method("mondrian-kernel", "mfbo: the Mondrian kernel's Gaussian process (Laplace kernel, "
            "lifetime and noise by marginal likelihood) under the default's policy, UCB "
            "kappa=1 (surrogate='mondrian-kernel')", _mfbo("mondrian-kernel", "ucb", kappa=1.0)),

@@ -21,9 +21,10 @@ from ..space.candidates import CandidateSet
 from ..study.study import Study
 from .models import Model
 from .recipes import Recipe
-from .steps import EXHAUSTED, AcquisitionSearch, Context, OutcomeSearch, RandomInterleave, \
-    run_steps
+from .steps import EXHAUSTED, AcquisitionSearch, Context, OutcomeSearch, PlateauEscape, \
+    RandomInterleave, run_steps
 from .steps.outcomes import clipped_losses
+from .steps.plateau import in_plateaus, plateau_boxes
 
 __all__ = ["Proposer"]
 
@@ -118,6 +119,11 @@ class Proposer:
         #: whether an infeasible trial's loss is told raised to the best feasible loss
         #: (``OutcomeSearch(infeasible_losses="clipped")``, with one objective)
         self._clips = bool(outputs) and self.steps[-1].infeasible_losses == "clipped"
+        escape = recipe.step(PlateauEscape)
+        #: whether no point inside a plateau already bracketed is proposed (one objective)
+        self.excludes_plateaus = not outputs and escape is not None and \
+            getattr(escape, "exclude", False)
+        self._plateaus = (-1, [])  # (observations they were made from, boxes)
         self._clip_level: float | None = None  # the best feasible loss the model was told
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
@@ -240,14 +246,19 @@ class Proposer:
             # (in a conditional space is_new compares the canonical form, and the point of
             # record is that of its params)
             u = snap(rng.random(len(self.space)), self.space.levels)
-            if self.is_new(study, u, known):
+            # (a random point may land on a plateau: a study whose observations bracket the
+            # whole space is not exhausted)
+            if self.is_new(study, u, known, plateaus=False):
                 return u, None
         return EXHAUSTED
 
-    def is_new(self, study: Study, u: np.ndarray, known: np.ndarray) -> bool:
+    def is_new(self, study: Study, u: np.ndarray, known: np.ndarray,
+               plateaus: bool = True) -> bool:
         """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
         asked point (``known``: their unit-cube rows); in a conditional space, also whether
-        it is allowed (its canonical form is the one compared)."""
+        it is allowed (its canonical form is the one compared); with ``plateaus``, where the
+        recipe's plateau escape excludes them, also whether it lies outside the plateaus the
+        observations bracket."""
         if self.space.constrained:
             u = self.space.canonical(u)[0]
             if not self.space.allowed(u)[0]:
@@ -255,7 +266,34 @@ class Proposer:
         if self.min_distance > 0 and len(known) and \
                 np.abs(known - u).max(axis=1).min() < self.min_distance:
             return False
+        # (a proposer pickled before the option existed has neither attribute)
+        if plateaus and getattr(self, "excludes_plateaus", False) and \
+                in_plateaus(u, self.plateaus(study), self.space.levels)[0]:
+            return False
         return not study.seen(self.space.from_unit(u)[0])
+
+    def outside_plateaus(self, score, study: Study):
+        """``score`` (a function of unit points) with ``-inf`` inside the plateaus the
+        study's observations bracket (a point of a conditional space compared as its
+        canonical form)."""
+        boxes, space = self.plateaus(study), self.space
+        if not boxes:
+            return score
+
+        def wrapped(U):
+            out = np.asarray(score(U), dtype=float).copy()
+            C = space.canonical(U) if space.constrained else np.atleast_2d(U)
+            out[in_plateaus(C, boxes, space.levels)] = -np.inf
+            return out
+        return wrapped
+
+    def plateaus(self, study: Study) -> list:
+        """The plateaus the study's observations bracket (:func:`plateau_boxes`), made
+        once per number of observations."""
+        n = study.obs.n
+        if getattr(self, "_plateaus", (-1,))[0] != n:
+            self._plateaus = (n, plateau_boxes(study.obs.X, study.obs.y, self.space.levels))
+        return self._plateaus[1]
 
     def acquisition_for(self, n_observations: int, on_plateau: bool = False):
         """The acquisition of a proposal made from ``n_observations`` observations: the

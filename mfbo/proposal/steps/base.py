@@ -74,10 +74,13 @@ class Context:
         ``every`` after it (``every`` = 0: never): :meth:`due`'s slots moved one earlier."""
         return bool(every) and (self.number - self.proposer.n_initial) % every == 0
 
-    def is_new(self, u: np.ndarray, known: np.ndarray | None = None) -> bool:
+    def is_new(self, u: np.ndarray, known: np.ndarray | None = None,
+               plateaus: bool = True) -> bool:
         """Whether ``u`` is neither an asked configuration nor within ``min_distance`` of an
-        asked point (``known``: their unit-cube rows; default: the study's)."""
-        return self.proposer.is_new(self.study, u, self.study.asked.X if known is None else known)
+        asked point (``known``: their unit-cube rows; default: the study's), nor, with
+        ``plateaus``, inside a plateau the recipe's plateau escape excludes."""
+        return self.proposer.is_new(self.study, u, self.study.asked.X if known is None else known,
+                                    plateaus)
 
     def stream(self, name: str) -> np.random.Generator:
         """A random stream of this proposal of its own, named ``name``: drawing from it leaves
@@ -109,8 +112,11 @@ class Context:
     def wrap_score(self, score):
         """``score`` (a function of unit points) as the steps use it: in a conditional space
         a point is scored as its canonical form, and a forbidden point or one already asked
-        scores ``-inf``."""
-        space = self.space
+        scores ``-inf``; so does a point inside a plateau already bracketed where the recipe's
+        plateau escape excludes them."""
+        space, proposer = self.space, self.proposer
+        if getattr(proposer, "excludes_plateaus", False):
+            score = proposer.outside_plateaus(score, self.study)
         if not space.constrained:
             return score
         raw, asked = score, self.study.asked_keys

@@ -1,4 +1,5 @@
-"""Plateau escape: a random proposal after a run of losses that repeat ones already seen."""
+"""Plateaus: a random proposal after a run of losses that repeat ones already seen, and the
+boxes that observations of one loss bracket, where no proposal need go."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 
-__all__ = ["PlateauEscape"]
+__all__ = ["PlateauEscape", "plateau_boxes", "in_plateaus"]
 
 
 @dataclass(frozen=True)
@@ -23,14 +24,23 @@ class PlateauEscape(Step):
     exact repeats do not happen on a continuous loss, so there this changes nothing.  A failed
     trial counts as a repeat when the study records it as the worst loss so far
     (``on_failure="worst"``): a run of failures is a stall too.
+
+    ``exclude=True``: besides, in a study of one objective, no step proposes a point inside a
+    plateau already bracketed (:func:`plateau_boxes`): the acquisition scores it ``-inf`` and
+    a step's point there is not new, so the evaluations that a plateau would repeat go
+    elsewhere.
     """
 
     origin: ClassVar[str] = "plateau"
 
     every: int = 3
+    exclude: bool = False
 
     def __post_init__(self):
         check_int(self.every, "PlateauEscape(every=...)")
+        if not isinstance(self.exclude, bool):
+            raise TypeError(f"PlateauEscape(exclude=...) must be True or False, got "
+                            f"{self.exclude!r}.")
 
     def propose(self, ctx: Context) -> Point | None:
         return ctx.random_point() if self.due(ctx.study, ctx.proposer.n_initial) else None
@@ -50,3 +60,39 @@ class PlateauEscape(Step):
         repeat = (np.arange(y.shape[0]) > first[inverse.ravel()])[n_initial:]
         r = repeat.size if repeat.all() else int(np.argmin(repeat[::-1]))
         return r >= m and r % m == 0
+
+
+def plateau_boxes(X: np.ndarray, y: np.ndarray, levels) -> list:
+    """The plateaus that the observations ``X`` (unit cube) with losses ``y`` bracket: for
+    each loss that two or more observations with the same discrete coordinates (``levels``
+    not 0) returned, ``(discrete values, low, high)``, the bounding box of their continuous
+    coordinates.  None in a space without a continuous coordinate (there an exact repeat is
+    refused anyway)."""
+    levels = np.asarray(levels)
+    discrete, continuous = levels != 0, levels == 0
+    if not continuous.any() or len(y) < 2:
+        return []
+    groups: dict = {}
+    for i, (row, loss) in enumerate(zip(X, y)):
+        groups.setdefault((np.round(row[discrete], 9).tobytes(), float(loss)), []).append(i)
+    boxes = []
+    for rows in groups.values():
+        if len(rows) >= 2:
+            C = X[rows][:, continuous]
+            boxes.append((X[rows[0], discrete], C.min(axis=0), C.max(axis=0)))
+    return boxes
+
+
+def in_plateaus(U: np.ndarray, boxes: list, levels) -> np.ndarray:
+    """Whether each row of ``U`` lies in one of ``boxes`` (:func:`plateau_boxes`): its
+    discrete coordinates those of the box (to 1e-6), its continuous ones within the box's
+    bounds."""
+    U = np.atleast_2d(U)
+    levels = np.asarray(levels)
+    discrete, continuous = levels != 0, levels == 0
+    out = np.zeros(U.shape[0], dtype=bool)
+    for values, low, high in boxes:
+        C = U[:, continuous]
+        out |= (np.all(np.abs(U[:, discrete] - values) < 1e-6, axis=1) & np.all(C >= low, axis=1)
+                & np.all(C <= high, axis=1))
+    return out

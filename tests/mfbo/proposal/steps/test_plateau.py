@@ -1,4 +1,8 @@
-"""The recipe's plateau escape: a random proposal after every run of repeated losses."""
+"""The recipe's plateau escape: a random proposal after every run of repeated losses; and its
+``exclude=True``: no step proposes inside a plateau that observations of one loss bracket
+(the boxes by hand, the acquisition's ``-inf`` there, every proposal of a run outside them,
+random points allowed, continuous losses unchanged, a resumed study, old pickles, bad
+input)."""
 
 
 import numpy as np
@@ -6,6 +10,7 @@ import pytest
 
 import mfbo
 from mfbo.proposal import PlateauEscape
+from mfbo.proposal.steps.plateau import in_plateaus, plateau_boxes
 from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
@@ -138,3 +143,99 @@ def test_a_run_of_failed_trials_escapes_like_repeated_losses():
             opt.tell(t, None)
         assert opt.study.obs.n == (n0 + m + 1 if on_failure == "worst" else n0)
         assert (numbers == [n0 + m]) is expected
+
+
+# -- exclude=True: no proposal inside a bracketed plateau -------------------------------------
+def test_the_boxes_of_equal_losses_with_the_same_discrete_coordinates():
+    levels = [0, 3, 0]  # a real, an ordinal of three levels, a real
+    X = np.array([[0.1, 0.5, 0.2], [0.4, 0.5, 0.6], [0.3, 0.5, 0.9],    # loss 1 at level 0.5
+                  [0.2, 1 / 6, 0.3], [0.5, 5 / 6, 0.3],                 # loss 1, other levels
+                  [0.7, 0.5, 0.1]])                                       # loss 3, alone
+    y = np.array([1.0, 1.0, 2.0, 1.0, 1.0, 3.0])
+    boxes = plateau_boxes(X, y, levels)
+    assert len(boxes) == 1
+    values, low, high = boxes[0]
+    assert np.allclose(values, [0.5]) and np.allclose(low, [0.1, 0.2]) and \
+        np.allclose(high, [0.4, 0.6])
+    U = np.array([[0.25, 0.5, 0.4], [0.25, 5 / 6, 0.4], [0.45, 0.5, 0.4], [0.1, 0.5, 0.6]])
+    assert list(in_plateaus(U, boxes, levels)) == [True, False, False, True]
+    assert plateau_boxes(X[:, [1]], y, [3]) == []  # no continuous coordinate: no box
+
+
+def _stepped(x, y):
+    """A loss of wide plateaus: 1 everywhere but a small disc."""
+    return 0.0 if (x - 0.6) ** 2 + (y + 0.4) ** 2 < 0.02 else float(round(3 * abs(x)) + 1)
+
+
+def _excluding(seed=0, **kw):
+    recipe = mfbo.get_recipe("mondrian").with_settings(PlateauEscape, exclude=True)
+    return mfbo.Optimizer(SPACE, surrogate=recipe, random_state=seed, **kw)
+
+
+def test_no_model_proposal_lands_in_a_plateau_already_bracketed():
+    opt = _excluding(1)
+    n0 = opt.n_initial
+    random_ones = _record_random(opt)
+    inside = 0
+    for i in range(60):
+        t = opt.ask()
+        if i >= n0 and i not in random_ones:
+            study = opt.study
+            boxes = plateau_boxes(study.obs.X, study.obs.y, SPACE.levels)
+            u = SPACE.to_unit([t.params])
+            inside += int(in_plateaus(u, boxes, SPACE.levels)[0])
+        opt.tell(t, _stepped(**t.params))
+    assert opt.proposer.excludes_plateaus and inside == 0
+    # the default proposes inside them again and again
+    default = mfbo.Optimizer(SPACE, random_state=1)
+    again = 0
+    for i in range(60):
+        t = default.ask()
+        if i >= n0:
+            study = default.study
+            boxes = plateau_boxes(study.obs.X, study.obs.y, SPACE.levels)
+            again += int(in_plateaus(SPACE.to_unit([t.params]), boxes, SPACE.levels)[0])
+        default.tell(t, _stepped(**t.params))
+    assert again > 5
+
+
+def test_the_acquisition_scores_a_bracketed_plateau_minus_infinity():
+    opt = run_trials(_excluding(2), _stepped, 25)
+    boxes = opt.proposer.plateaus(opt.study)
+    assert boxes
+    values, low, high = boxes[0]
+    centre = (low + high) / 2
+    score = opt.proposer.outside_plateaus(lambda U: np.zeros(len(U)), opt.study)
+    out = score(np.array([centre, [0.999, 0.001]]))
+    assert out[0] == -np.inf and np.isfinite(out[1])
+
+
+def test_random_points_may_land_on_a_plateau_so_a_run_never_runs_dry():
+    # one loss everywhere: the plateau is soon the whole square, and the run still has 50
+    opt = run_trials(_excluding(3), lambda **p: 1.0, 50)
+    assert opt.n_finished == 50
+
+
+def test_exclusion_changes_nothing_without_repeats_and_resumes(tmp_path):
+    runs = []
+    for make in (lambda: mfbo.Optimizer(SPACE, random_state=4), lambda: _excluding(4)):
+        runs.append([t.params for t in run_trials(make(), quad, 30).trials])
+    assert runs[0] == runs[1]
+    path = str(tmp_path / "s.db")
+    whole = run_trials(_excluding(5), _stepped, 40)
+    run_trials(_excluding(5, storage=path), _stepped, 24).close()
+    resumed = run_trials(_excluding(5, storage=path), _stepped, 16)
+    assert [t.params for t in resumed.trials] == [t.params for t in whole.trials]
+
+
+def test_exclude_is_checked_and_old_pickles_go_on():
+    import pickle
+
+    with pytest.raises(TypeError, match=r"PlateauEscape\(exclude=\.\.\.\)"):
+        PlateauEscape(exclude="yes")
+    opt = run_trials(mfbo.Optimizer(SPACE, random_state=6), _stepped, 15)
+    for name in ("excludes_plateaus", "_plateaus"):
+        delattr(opt.proposer, name)  # a proposer pickled before the option existed
+    again = pickle.loads(pickle.dumps(opt))
+    run_trials(again, _stepped, 3)
+    assert again.n_finished == 18
