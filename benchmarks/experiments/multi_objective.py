@@ -226,39 +226,16 @@ def _several_unconstrained(problem: OutcomeProblem) -> bool:
 
 def _with_constraint_models(problem: OutcomeProblem, budget: int, seed: int,
                             change) -> list[dict]:
-    """mfbo with ``change(model)`` applied to each constraint's model (and the failures')
-    as the optimizer builds them; the objectives' models as in ``mfbo``."""
+    """mfbo with each constraint's model (and the failures') ``change(model, n_dims, seed)``
+    as the optimizer builds them (the model changed, or another one); the objectives' models
+    as in ``mfbo``."""
     from mfbo.optimize import optimizer
 
     built = optimizer._outcome_models
 
     def changed(recipe, n_dims, seed_, options, objectives, failures=False):
         models = built(recipe, n_dims, seed_, options, objectives, failures)
-        for m in models[objectives.k - 1:]:
-            change(m)
-        return models
-    optimizer._outcome_models = changed
-    try:
-        return _mfbo(problem, budget, seed)
-    finally:
-        optimizer._outcome_models = built
-
-
-def _kernel_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
-    """mfbo with each constraint's model (and the failures') the Mondrian kernel's Gaussian
-    process of its raw value, built from the same seed; the objectives' models as in
-    ``mfbo``."""
-    import copy
-
-    from mfbo.optimize import optimizer
-    from mfbo.proposal.models import MondrianKernelModel
-
-    built = optimizer._outcome_models
-
-    def changed(recipe, n_dims, seed_, options, objectives, failures=False):
-        models = built(recipe, n_dims, seed_, options, objectives, failures)
-        return [m if j < objectives.k - 1 else
-                MondrianKernelModel(n_dims, copy.deepcopy(seed_), y_transform="raw")
+        return [m if j < objectives.k - 1 else change(m, n_dims, seed_)
                 for j, m in enumerate(models)]
     optimizer._outcome_models = changed
     try:
@@ -267,18 +244,41 @@ def _kernel_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list
         optimizer._outcome_models = built
 
 
+def _setting(name: str, value):
+    """A ``change`` of :func:`_with_constraint_models` that sets the model's ``name``."""
+    def change(model, n_dims, seed):
+        setattr(model, name, value)
+        return model
+    return change
+
+
+def _kernel(model, n_dims: int, seed):
+    """The Mondrian kernel's Gaussian process of a constraint's raw value, from the seed the
+    forest it replaces was built from."""
+    import copy
+
+    from mfbo.proposal.models import MondrianKernelModel
+
+    return MondrianKernelModel(n_dims, copy.deepcopy(seed), y_transform="raw")
+
+
+def _kernel_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
+    """mfbo with each constraint's model (and the failures') the Mondrian kernel's Gaussian
+    process of its raw value, built from the same seed; the objectives' models as in
+    ``mfbo``."""
+    return _with_constraint_models(problem, budget, seed, _kernel)
+
+
 def _flat_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     """mfbo with its constraint forests built without the linear trend (an ablation of that
     choice; the objectives' models as in ``mfbo``)."""
-    return _with_constraint_models(problem, budget, seed,
-                                   lambda m: setattr(m, "_trend_on", False))
+    return _with_constraint_models(problem, budget, seed, _setting("_trend_on", False))
 
 
 def _symlog_constraints(problem: OutcomeProblem, budget: int, seed: int) -> list[dict]:
     """mfbo with the constraints' forests modelling ``sign(c) log(1 + |c|)`` of each
     constraint's value (``y_transform="symlog"``) instead of the raw value."""
-    return _with_constraint_models(problem, budget, seed,
-                                   lambda m: setattr(m, "y_transform", "symlog"))
+    return _with_constraint_models(problem, budget, seed, _setting("y_transform", "symlog"))
 
 
 def _with_search(problem: OutcomeProblem, budget: int, seed: int, **changes) -> list[dict]:
