@@ -32,6 +32,10 @@ from .steps.search import NEIGHBOURHOODS, check_stopping_rule
 __all__ = ["Recipe", "RECIPES", "get_recipe", "register_surrogate", "as_recipe"]
 
 
+#: a recipe's mapping fields: read-only (a mappingproxy), pickled as dicts
+_OPTIONS = ("model_options", "objectives_model_options")
+
+
 @dataclass(frozen=True)
 class Recipe:
     """How one surrogate proposes points: a model and the policy that uses it.
@@ -77,17 +81,14 @@ class Recipe:
         if not callable(self.model):
             raise TypeError(f"model must be callable (e.g. a Model subclass), got "
                             f"{self.model!r}.")
-        if not isinstance(self.model_options, Mapping):
-            raise TypeError(f"model_options must be a mapping, got {self.model_options!r}.")
-        object.__setattr__(self, "model_options", MappingProxyType(dict(self.model_options)))
         if self.objectives_model is not None and not callable(self.objectives_model):
             raise TypeError(f"objectives_model must be callable or None, got "
                             f"{self.objectives_model!r}.")
-        if not isinstance(self.objectives_model_options, Mapping):
-            raise TypeError(f"objectives_model_options must be a mapping, got "
-                            f"{self.objectives_model_options!r}.")
-        object.__setattr__(self, "objectives_model_options",
-                           MappingProxyType(dict(self.objectives_model_options)))
+        for name in _OPTIONS:
+            value = getattr(self, name)
+            if not isinstance(value, Mapping):
+                raise TypeError(f"{name} must be a mapping, got {value!r}.")
+            object.__setattr__(self, name, MappingProxyType(dict(value)))
         if isinstance(self.acquisition, str):
             object.__setattr__(self, "acquisition", Acquisition(self.acquisition))
         if not isinstance(self.acquisition, Acquisition):
@@ -107,17 +108,14 @@ class Recipe:
 
     def __getstate__(self):
         # a mappingproxy cannot be pickled: the options travel as dicts
-        return {**self.__dict__, "model_options": dict(self.model_options),
-                "objectives_model_options": dict(self.objectives_model_options)}
+        return {**self.__dict__, **{name: dict(getattr(self, name)) for name in _OPTIONS}}
 
     def __setstate__(self, state):
         # (a recipe pickled before objectives_model existed has none)
         state = {"objectives_model": None, "objectives_model_options": {}, **state}
         for name, value in state.items():
-            object.__setattr__(self, name, value)
-        object.__setattr__(self, "model_options", MappingProxyType(dict(self.model_options)))
-        object.__setattr__(self, "objectives_model_options",
-                           MappingProxyType(dict(self.objectives_model_options)))
+            object.__setattr__(self, name, MappingProxyType(dict(value)) if name in _OPTIONS
+                               else value)
 
     # -- reading the policy ------------------------------------------------------------------
     def step(self, kind: type) -> Step | None:
