@@ -274,16 +274,15 @@ class Proposer:
 
     def outside_plateaus(self, score, study: Study):
         """``score`` (a function of unit points) with ``-inf`` inside the plateaus the
-        study's observations bracket (a point of a conditional space compared as its
-        canonical form)."""
-        boxes, space = self.plateaus(study), self.space
+        study's observations bracket.  In a conditional space it is to be called with
+        canonical points, as :meth:`~mfbo.proposal.steps.Context.wrap_score` calls it."""
+        boxes, levels = self.plateaus(study), self.space.levels
         if not boxes:
             return score
 
         def wrapped(U):
             out = np.asarray(score(U), dtype=float).copy()
-            C = space.canonical(U) if space.constrained else np.atleast_2d(U)
-            out[in_plateaus(C, boxes, space.levels)] = -np.inf
+            out[in_plateaus(U, boxes, levels)] = -np.inf
             return out
         return wrapped
 

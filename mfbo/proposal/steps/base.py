@@ -116,6 +116,7 @@ class Context:
         plateau escape excludes them."""
         space, proposer = self.space, self.proposer
         if getattr(proposer, "excludes_plateaus", False):
+            # (called below with the canonical points of a conditional space)
             score = proposer.outside_plateaus(score, self.study)
         if not space.constrained:
             return score

@@ -89,10 +89,9 @@ def in_plateaus(U: np.ndarray, boxes: list, levels) -> np.ndarray:
     bounds."""
     U = np.atleast_2d(U)
     levels = np.asarray(levels)
-    discrete, continuous = levels != 0, levels == 0
+    D, C = U[:, levels != 0], U[:, levels == 0]
     out = np.zeros(U.shape[0], dtype=bool)
     for values, low, high in boxes:
-        C = U[:, continuous]
-        out |= (np.all(np.abs(U[:, discrete] - values) < 1e-6, axis=1) & np.all(C >= low, axis=1)
+        out |= (np.all(np.abs(D - values) < 1e-6, axis=1) & np.all(C >= low, axis=1)
                 & np.all(C <= high, axis=1))
     return out
