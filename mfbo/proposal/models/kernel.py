@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 
+from ..._core.arguments import check_int
 from .base import Model
 from .targets import log_shift, safe_exponent
 
@@ -64,29 +65,28 @@ class MondrianKernelModel(Model):
     def __init__(self, n_dims: int, random_state, n_trees: int = 50,
                  lifetimes=LIFETIMES, noise_ratios=NOISE_RATIOS, refresh: int = 5,
                  y_transform: str = "log", n_draws: int = 16):
-        for name, value in (("n_trees", n_trees), ("refresh", refresh), ("n_draws", n_draws)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        self.n_trees, self.refresh = check_int(n_trees, "n_trees"), check_int(refresh, "refresh")
+        self.n_draws = check_int(n_draws, "n_draws")
         if y_transform not in ("log", "raw"):
             raise ValueError(f"y_transform must be 'log' or 'raw', got {y_transform!r}.")
         self.lifetimes = _check_grid(lifetimes, "lifetimes")
         self.noise_ratios = _check_grid(noise_ratios, "noise_ratios")
-        self.n_trees, self.refresh, self.n_draws = int(n_trees), int(refresh), int(n_draws)
         self.y_transform = y_transform
         self.n_dims = int(n_dims)
         self._seed = int(np.random.default_rng(random_state).integers(2 ** 31 - 1))
         self._estimator = None
         #: the (lifetime, noise ratio) of the last fit
         self.chosen: tuple[float, float] | None = None
-        self._scale = (0.0, 1.0, 0.0, 0)  # centre, spread, shift c, exponent of the losses
+        self._shift = (0.0, 0)  # the log transform's c, and the exponent the losses are scaled by
+        self._standard = (0.0, 1.0)  # the transformed losses' centre and spread
         self._draws = None
 
     # -- the output transform -------------------------------------------------------------------
     def _transform(self, values) -> np.ndarray:
         v = np.asarray(values, dtype=float)
-        _, _, c, k = self._scale
         if self.y_transform == "raw":
             return v
+        c, k = self._shift
         v = np.ldexp(v, -k)
         return np.log(np.maximum(v - c, np.finfo(float).tiny))
 
@@ -107,7 +107,7 @@ class MondrianKernelModel(Model):
         if self.y_transform == "log":
             k = safe_exponent(y)
             scaled = np.ldexp(y, -k)
-            self._scale = (0.0, 1.0, float(scaled.min()) - log_shift(scaled, robust=True), k)
+            self._shift = (float(scaled.min()) - log_shift(scaled, robust=True), k)
         t = self._transform(y)
         centre, spread = float(t.mean()), float(t.std())
         spread = spread if spread > 0 else 1.0
@@ -129,7 +129,7 @@ class MondrianKernelModel(Model):
                 best, best_ml = est, ml
         self._estimator = best
         self.chosen = (float(best.lifetime), float(best.delta2))
-        self._scale = (centre, spread, *self._scale[2:])
+        self._standard = (centre, spread)
 
     def on_targets_changed(self) -> None:
         self._estimator = None  # (every fit is afresh: nothing kept to undo)
@@ -140,7 +140,7 @@ class MondrianKernelModel(Model):
 
     # -- predictions ------------------------------------------------------------------------------
     def predict(self, X):
-        centre, spread = self._scale[:2]
+        centre, spread = self._standard
         mean, std = self._estimator.predict(np.asarray(X, dtype=float), return_std=True)
         return mean * spread + centre, std * spread
 
