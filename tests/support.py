@@ -1,5 +1,6 @@
 """Helpers shared by the test modules: the repository root, a small objective and its space,
-subprocesses that import this checkout, and skips for missing data files."""
+a surrogate model told observations, subprocesses that import this checkout, and skips for
+missing data files."""
 
 from __future__ import annotations
 
@@ -34,6 +35,17 @@ def box_quad(x, y):
 def stepped_quad(x, y):
     """``quad`` rounded to steps of 0.05: a loss with plateaus (repeats come early)."""
     return round(quad(x, y) / 0.05) * 0.05
+
+
+def feed_model(model, X, y, one_by_one: bool = True):
+    """``model`` told the observations ``X``, ``y`` one at a time as a study tells them (or
+    all at once); returns ``model``."""
+    if one_by_one:
+        for i in range(1, len(y) + 1):
+            model.observe(X[:i], y[:i], 1)
+    else:
+        model.observe(X, y, len(y))
+    return model
 
 
 def run_trials(opt, f, n):

@@ -15,18 +15,13 @@ import mfbo
 from mfbo.proposal.models import MondrianKernelModel, MondrianModel
 from mfbo.proposal.recipes import Recipe, get_recipe
 from surrogates.kernel import MondrianKernelRidge
+from tests.support import feed_model as _feed
 
 
 def _data(n=15, d=2, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.random((n, d))
     return X, np.sin(3 * X[:, 0]) + X[:, 1] ** 2
-
-
-def _feed(model, X, y):
-    for i in range(1, len(y) + 1):
-        model.observe(X[:i], y[:i], 1)
-    return model
 
 
 def _laplace_gp(X, z, Xq, lifetime, ratio):

@@ -20,20 +20,12 @@ from mfbo.proposal import InitialDesign, LocalStep
 from mfbo.proposal.models import MondrianModel
 from mfbo.proposal.steps.outcomes import OutcomeModels
 from mfbo.proposal.recipes import get_recipe
-from tests.support import quad, run_trials, run_trials as _run, stepped_quad as _stepped
+from tests.support import feed_model as _feed, quad, run_trials, run_trials as _run, \
+    stepped_quad as _stepped
 
 
 def _model(trend, n_dims=2, **kw):
     return MondrianModel(n_dims, 0, trend=trend, y_transform=None, **kw)
-
-
-def _feed(model, X, y, one_by_one=True):
-    if one_by_one:
-        for i in range(1, len(y) + 1):
-            model.observe(X[:i], y[:i], 1)
-    else:
-        model.observe(X, y, len(y))
-    return model
 
 
 def test_trend_is_the_ridge_regression_on_centred_coordinates():
