@@ -121,8 +121,7 @@ class Proposer:
         self._clips = bool(outputs) and self.steps[-1].infeasible_losses == "clipped"
         escape = recipe.step(PlateauEscape)
         #: whether no point inside a plateau already bracketed is proposed (one objective)
-        self.excludes_plateaus = not outputs and escape is not None and \
-            getattr(escape, "exclude", False)
+        self.excludes_plateaus = not outputs and escape is not None and escape.exclude
         self._plateaus = (-1, [])  # (observations they were made from, boxes)
         self._clip_level: float | None = None  # the best feasible loss the model was told
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
