@@ -26,7 +26,8 @@ class PlateauEscape(Step):
     (``on_failure="worst"``): a run of failures is a stall too.
 
     ``exclude=True``: besides, in a study of one objective, no step proposes a point inside a
-    plateau already bracketed (:func:`plateau_boxes`): the acquisition scores it ``-inf`` and
+    plateau already bracketed (:func:`plateau_boxes`: a box that observations of one loss
+    span and no observation of another loss lies in): the acquisition scores it ``-inf`` and
     a step's point there is not new, so the evaluations that a plateau would repeat go
     elsewhere.
     """
@@ -66,20 +67,27 @@ def plateau_boxes(X: np.ndarray, y: np.ndarray, levels) -> list:
     """The plateaus that the observations ``X`` (unit cube) with losses ``y`` bracket: for
     each loss that two or more observations with the same discrete coordinates (``levels``
     not 0) returned, ``(discrete values, low, high)``, the bounding box of their continuous
-    coordinates.  None in a space without a continuous coordinate (there an exact repeat is
-    refused anyway)."""
+    coordinates, unless an observation of another loss with those discrete coordinates lies
+    in it (equal losses either side of a better one bracket a peak, not a plateau).  None in
+    a space without a continuous coordinate (there an exact repeat is refused anyway)."""
     levels = np.asarray(levels)
     discrete, continuous = levels != 0, levels == 0
     if not continuous.any() or len(y) < 2:
         return []
+    # one integer per distinct combination of discrete coordinates
+    _, kind = np.unique(np.round(X[:, discrete], 9), axis=0, return_inverse=True)
+    kind = kind.ravel()
     groups: dict = {}
-    for i, (row, loss) in enumerate(zip(X, y)):
-        groups.setdefault((np.round(row[discrete], 9).tobytes(), float(loss)), []).append(i)
-    boxes = []
-    for rows in groups.values():
-        if len(rows) >= 2:
-            C = X[rows][:, continuous]
-            boxes.append((X[rows[0], discrete], C.min(axis=0), C.max(axis=0)))
+    for i, (k, loss) in enumerate(zip(kind, y)):
+        groups.setdefault((k, float(loss)), []).append(i)
+    C, boxes = X[:, continuous], []
+    for (k, loss), rows in groups.items():
+        if len(rows) < 2:
+            continue
+        low, high = C[rows].min(axis=0), C[rows].max(axis=0)
+        other = (kind == k) & (y != loss)
+        if not np.any(other & np.all((C >= low) & (C <= high), axis=1)):
+            boxes.append((X[rows[0], discrete], low, high))
     return boxes
 
 

@@ -162,6 +162,19 @@ def test_the_boxes_of_equal_losses_with_the_same_discrete_coordinates():
     assert plateau_boxes(X[:, [1]], y, [3]) == []  # no continuous coordinate: no box
 
 
+def test_equal_losses_either_side_of_another_loss_bracket_no_plateau():
+    # a peak (or a dip) between two equal losses: the box spanning them holds another loss
+    X = np.array([[0.1, 0.2], [0.5, 0.6], [0.3, 0.4], [0.9, 0.9], [0.8, 0.1]])
+    for middle, expected in ((0.5, 0), (2.0, 0), (1.0, 1)):
+        y = np.array([1.0, 1.0, middle, 3.0, 4.0])
+        assert len(plateau_boxes(X, y, [0, 0])) == expected
+    # another loss outside the box, or at other discrete coordinates, leaves the plateau
+    X = np.array([[0.1, 0.0, 0.2], [0.5, 0.0, 0.6], [0.3, 1.0, 0.4], [0.9, 0.0, 0.9]])
+    y = np.array([1.0, 1.0, 0.5, 0.2])
+    (values, low, high), = plateau_boxes(X, y, [0, 2, 0])
+    assert values == [0.0] and np.allclose(low, [0.1, 0.2]) and np.allclose(high, [0.5, 0.6])
+
+
 def _stepped(x, y):
     """A loss of wide plateaus: 1 everywhere but a small disc."""
     return 0.0 if (x - 0.6) ** 2 + (y + 0.4) ** 2 < 0.02 else float(round(3 * abs(x)) + 1)
@@ -205,8 +218,10 @@ def test_the_acquisition_scores_a_bracketed_plateau_minus_infinity():
     assert boxes
     values, low, high = boxes[0]
     centre = (low + high) / 2
+    grid = np.random.default_rng(0).random((500, 2))
+    outside = grid[~in_plateaus(grid, boxes, SPACE.levels)][0]
     score = opt.proposer.outside_plateaus(lambda U: np.zeros(len(U)), opt.study)
-    out = score(np.array([centre, [0.999, 0.001]]))
+    out = score(np.array([centre, outside]))
     assert out[0] == -np.inf and np.isfinite(out[1])
 
 
