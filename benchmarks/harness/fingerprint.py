@@ -76,6 +76,11 @@ def _bo(out: dict, quick: bool) -> None:
             t = opt.ask()
             opt.tell(t, mixed(**t.params))
         out[f"mixed-mind-{seed}"] = _trials(opt.trials)
+    # a loss of plateaus (Branin rounded to tens) beside an integer: losses that tie
+    plateau_space = {"x": Real(-5, 10), "y": Real(0, 15), "k": Integer(0, 3)}
+    r = mfbo.minimize(lambda x, y, k: float(np.round(branin(x, y) / 10)) + abs(k - 1),
+                      plateau_space, n_calls=60, random_state=0, progress_bar=False)
+    out["plateaus"] = _trials(r.trials)
     discrete = {"i": Integer(0, 9), "c": Categorical(list("abcde"))}
     r = mfbo.minimize(lambda i, c: (i - 4) ** 2 + "abcde".index(c), discrete, n_calls=30,
                       random_state=0, progress_bar=False)
