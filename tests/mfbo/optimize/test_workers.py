@@ -122,11 +122,13 @@ def test_a_users_executor_that_breaks_is_not_rebuilt_and_the_study_stops(tmp_pat
                     storage=db)
         with pytest.raises(BrokenProcessPool):
             pool.submit(quad, 0.0, 0.0)  # theirs, left as it was
-    # the trials in flight were told, as failed, since which one broke the pool is unknown
-    assert len(r.trials) == 2 and all(t.state != "pending" for t in r.trials)
+    # the trials in flight were told, as failed, since which one broke the pool is unknown;
+    # the study stopped (of 8 calls, the two in flight and, when the innocent one ended
+    # before the pool broke, as on a loaded machine, the one submitted after it)
+    assert len(r.trials) in (2, 3) and all(t.state != "pending" for t in r.trials)
     assert all("executor= broke" in t.error for t in r.trials if t.state == "failed")
     assert EXIT_X in failed(r)
-    assert mfbo.Study.open(db).n_finished == 2
+    assert mfbo.Study.open(db).n_finished == len(r.trials)
 
 
 def test_how_the_processes_of_a_broken_pool_ended():
