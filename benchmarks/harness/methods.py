@@ -301,8 +301,12 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _mondrian_with(get_recipe("mondrian").without(PlateauEscape))),
     Method("mondrian-plateaux", "mfbo: online Mondrian forest, UCB kappa=1, no proposal "
            "inside a plateau that observations of one loss bracket "
-           "(PlateauEscape(every=3, exclude=True))",
+           "(PlateauEscape(every=3, exclude=True); the default since it was measured)",
            _mondrian_with(_DEFAULT.with_settings(PlateauEscape, exclude=True))),
+    Method("mondrian-inplateaux", "mfbo: online Mondrian forest, UCB kappa=1, proposals "
+           "allowed inside a plateau already bracketed (PlateauEscape(every=3, exclude=False); "
+           "the default before the exclusion was adopted)",
+           _mondrian_with(_DEFAULT.with_settings(PlateauEscape, exclude=False))),
     Method("mondrian-kernel", "mfbo: the Mondrian kernel's Gaussian process (Laplace kernel, "
            "lifetime and noise by marginal likelihood) under the default's policy, UCB "
            "kappa=1 (surrogate='mondrian-kernel')", _mfbo("mondrian-kernel", "ucb", kappa=1.0)),

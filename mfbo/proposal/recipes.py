@@ -267,7 +267,7 @@ _RECIPES: dict[str, Recipe] = {
         acquisition=Acquisition("ucb", kappa=1.0),
         initial_design=InitialDesign("sobol", PerDimension(5)),
         steps=(RandomInterleave(0.0),
-               PlateauEscape(every=3),
+               PlateauEscape(every=3, exclude=True),
                BranchBandit(alpha=0.5, move="parzen", patience=6),
                LocalStep(every=3, linear=True, isotropic="if-curved"),
                ParzenStep(every=2, n_candidates=200, when_converged=True),

@@ -17,11 +17,13 @@ SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
 
 
 def _recipe(m):
-    """The default recipe with a plateau escape after every ``m`` repeats (0: none)."""
+    """The default recipe with a plateau escape after every ``m`` repeats (0: none) and no
+    exclusion of bracketed plateaus (which, where every loss ties, leaves random points only
+    and so would hide which proposals the escape made)."""
     recipe = mfbo.get_recipe("mondrian")
     if m == 0:
         return recipe.without(PlateauEscape)
-    return recipe.with_settings(PlateauEscape, every=m)
+    return recipe.with_settings(PlateauEscape, every=m, exclude=False)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
@@ -180,9 +182,15 @@ def _stepped(x, y):
     return 0.0 if (x - 0.6) ** 2 + (y + 0.4) ** 2 < 0.02 else float(round(3 * abs(x)) + 1)
 
 
-def _excluding(seed=0, **kw):
-    recipe = mfbo.get_recipe("mondrian").with_settings(PlateauEscape, exclude=True)
+def _excluding(seed=0, exclude=True, **kw):
+    recipe = mfbo.get_recipe("mondrian").with_settings(PlateauEscape, exclude=exclude)
     return mfbo.Optimizer(SPACE, surrogate=recipe, random_state=seed, **kw)
+
+
+def test_the_default_excludes_bracketed_plateaus():
+    step, = [s for s in mfbo.get_recipe("mondrian").steps if isinstance(s, PlateauEscape)]
+    assert step.exclude
+    assert mfbo.Optimizer(SPACE, random_state=0).proposer.excludes_plateaus
 
 
 def test_no_model_proposal_lands_in_a_plateau_already_bracketed():
@@ -199,8 +207,8 @@ def test_no_model_proposal_lands_in_a_plateau_already_bracketed():
             inside += int(in_plateaus(u, boxes, SPACE.levels)[0])
         opt.tell(t, _stepped(**t.params))
     assert opt.proposer.excludes_plateaus and inside == 0
-    # the default proposes inside them again and again
-    default = mfbo.Optimizer(SPACE, random_state=1)
+    # without the exclusion the steps propose inside them again and again
+    default = _excluding(1, exclude=False)
     again = 0
     for i in range(60):
         t = default.ask()
@@ -233,7 +241,7 @@ def test_random_points_may_land_on_a_plateau_so_a_run_never_runs_dry():
 
 def test_exclusion_changes_nothing_without_repeats_and_resumes(tmp_path):
     runs = []
-    for make in (lambda: mfbo.Optimizer(SPACE, random_state=4), lambda: _excluding(4)):
+    for make in (lambda: _excluding(4, exclude=False), lambda: _excluding(4)):
         runs.append([t.params for t in run_trials(make(), quad, 30).trials])
     assert runs[0] == runs[1]
     path = str(tmp_path / "s.db")
@@ -248,7 +256,7 @@ def test_exclude_is_checked_and_old_pickles_go_on():
 
     with pytest.raises(TypeError, match=r"PlateauEscape\(exclude=\.\.\.\)"):
         PlateauEscape(exclude="yes")
-    opt = run_trials(mfbo.Optimizer(SPACE, random_state=6), _stepped, 15)
+    opt = run_trials(_excluding(6, exclude=False), _stepped, 15)
     for name in ("excludes_plateaus", "_plateaus"):
         delattr(opt.proposer, name)  # a proposer pickled before the option existed
     again = pickle.loads(pickle.dumps(opt))
