@@ -23,11 +23,11 @@ OPTIONAL = {"configspace_space.py": ("ConfigSpace", "configspace"),
 #: what the user guide quotes of an example's output (each quoted there verbatim)
 QUOTED = {"plots.py": ["lr 0.53, width 0.18, depth 0.02, optimizer 0.01"],
           "optuna_sampler.py": ["best value 1.6100 (optimum 0.3979)"],
-          "search_cv.py": ["SVC: 11 candidates, best cross-validated accuracy 0.9770",
-                           "KNeighborsClassifier: 5 candidates",
-                           "held-out accuracy of the refit best pipeline: 0.9778"],
-          "pruning.py": ["5 of 20 trials pruned; 164 epochs trained of 200 without pruning",
-                         "best validation log loss 0.2422"],
+          "search_cv.py": ["SVC: 12 candidates, best cross-validated accuracy 0.9807",
+                           "KNeighborsClassifier: 4 candidates",
+                           "held-out accuracy of the refit best pipeline: 0.9711"],
+          "pruning.py": ["5 of 20 trials pruned; 167 epochs trained of 200 without pruning",
+                         "best validation log loss 0.2545"],
           "callbacks_lightgbm.py": ["5 of 12 trainings pruned; 311 boosting rounds of 480 "
                                     "without pruning"]}
 GUIDE = pathlib.Path(__file__).parent.parent / "mfbo" / "GUIDE.md"
