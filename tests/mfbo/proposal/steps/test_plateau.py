@@ -182,7 +182,9 @@ def _stepped(x, y):
     return 0.0 if (x - 0.6) ** 2 + (y + 0.4) ** 2 < 0.02 else float(round(3 * abs(x)) + 1)
 
 
-def _excluding(seed=0, exclude=True, **kw):
+def _optimizer(seed=0, exclude=True, **kw):
+    """An optimizer of the default recipe over ``SPACE``, with the plateau exclusion on or
+    off."""
     recipe = mfbo.get_recipe("mondrian").with_settings(PlateauEscape, exclude=exclude)
     return mfbo.Optimizer(SPACE, surrogate=recipe, random_state=seed, **kw)
 
@@ -194,7 +196,7 @@ def test_the_default_excludes_bracketed_plateaus():
 
 
 def test_no_model_proposal_lands_in_a_plateau_already_bracketed():
-    opt = _excluding(1)
+    opt = _optimizer(1)
     n0 = opt.n_initial
     random_ones = _record_random(opt)
     inside = 0
@@ -208,7 +210,7 @@ def test_no_model_proposal_lands_in_a_plateau_already_bracketed():
         opt.tell(t, _stepped(**t.params))
     assert opt.proposer.excludes_plateaus and inside == 0
     # without the exclusion the steps propose inside them again and again
-    default = _excluding(1, exclude=False)
+    default = _optimizer(1, exclude=False)
     again = 0
     for i in range(60):
         t = default.ask()
@@ -221,7 +223,7 @@ def test_no_model_proposal_lands_in_a_plateau_already_bracketed():
 
 
 def test_the_acquisition_scores_a_bracketed_plateau_minus_infinity():
-    opt = run_trials(_excluding(2), _stepped, 25)
+    opt = run_trials(_optimizer(2), _stepped, 25)
     boxes = opt.proposer.plateaus(opt.study)
     assert boxes
     values, low, high = boxes[0]
@@ -235,19 +237,19 @@ def test_the_acquisition_scores_a_bracketed_plateau_minus_infinity():
 
 def test_random_points_may_land_on_a_plateau_so_a_run_never_runs_dry():
     # one loss everywhere: the plateau is soon the whole square, and the run still has 50
-    opt = run_trials(_excluding(3), lambda **p: 1.0, 50)
+    opt = run_trials(_optimizer(3), lambda **p: 1.0, 50)
     assert opt.n_finished == 50
 
 
 def test_exclusion_changes_nothing_without_repeats_and_resumes(tmp_path):
     runs = []
-    for make in (lambda: _excluding(4, exclude=False), lambda: _excluding(4)):
+    for make in (lambda: _optimizer(4, exclude=False), lambda: _optimizer(4)):
         runs.append([t.params for t in run_trials(make(), quad, 30).trials])
     assert runs[0] == runs[1]
     path = str(tmp_path / "s.db")
-    whole = run_trials(_excluding(5), _stepped, 40)
-    run_trials(_excluding(5, storage=path), _stepped, 24).close()
-    resumed = run_trials(_excluding(5, storage=path), _stepped, 16)
+    whole = run_trials(_optimizer(5), _stepped, 40)
+    run_trials(_optimizer(5, storage=path), _stepped, 24).close()
+    resumed = run_trials(_optimizer(5, storage=path), _stepped, 16)
     assert [t.params for t in resumed.trials] == [t.params for t in whole.trials]
 
 
@@ -256,7 +258,7 @@ def test_exclude_is_checked_and_old_pickles_go_on():
 
     with pytest.raises(TypeError, match=r"PlateauEscape\(exclude=\.\.\.\)"):
         PlateauEscape(exclude="yes")
-    opt = run_trials(_excluding(6, exclude=False), _stepped, 15)
+    opt = run_trials(_optimizer(6, exclude=False), _stepped, 15)
     for name in ("excludes_plateaus", "_plateaus"):
         delattr(opt.proposer, name)  # a proposer pickled before the option existed
     again = pickle.loads(pickle.dumps(opt))
