@@ -141,6 +141,16 @@ class Proposer:
         self._fed = 0  # observations the models have seen
         self._told_repeat = False  # whether the model knows that a loss has repeated
 
+    #: the state a proposer pickled by an earlier version may lack, with the values that
+    #: reproduce its behaviour then
+    _PICKLE_DEFAULTS = {"_clips": False, "_clip_level": None, "_told_repeat": True,
+                        "excludes_plateaus": False, "_plateaus": (-1, [])}
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in self._PICKLE_DEFAULTS.items():
+            state.setdefault(name, value)
+        self.__dict__.update(state)
+
     def observe(self, study: Study) -> None:
         """Tell the model the study's observations it has not seen yet (and, once, before
         the one that first repeated a loss, that a loss has repeated).  A model whose state
@@ -155,13 +165,13 @@ class Proposer:
         repeat = study.first_repeat
         while self._fed < n:
             end = self._fed + 1 if one else n
-            if repeat is not None and repeat < end and not getattr(self, "_told_repeat", True):
+            if repeat is not None and repeat < end and not self._told_repeat:
                 tell = getattr(self.model, "on_repeated_loss", None)
                 if tell is not None:
                     tell()
                 self._told_repeat = True
             y, level = self.losses(study, end)
-            if level != getattr(self, "_clip_level", None):
+            if level != self._clip_level:
                 if self._fed:  # the losses told before are raised to another level
                     getattr(self.model, "on_targets_changed", lambda: None)()
                 self._clip_level = level
@@ -177,7 +187,7 @@ class Proposer:
         loss (:func:`~mfbo.proposal.steps.outcomes.clipped_losses`; None where nothing is
         raised)."""
         y = study.obs.y[:end]
-        if not getattr(self, "_clips", False) or study.objectives.k != 1:
+        if not self._clips or study.objectives.k != 1:
             return y, None
         return clipped_losses(y, study.obs.Y[:end])
 
@@ -265,8 +275,7 @@ class Proposer:
         if self.min_distance > 0 and len(known) and \
                 np.abs(known - u).max(axis=1).min() < self.min_distance:
             return False
-        # (a proposer pickled before the option existed has neither attribute)
-        if plateaus and getattr(self, "excludes_plateaus", False) and \
+        if plateaus and self.excludes_plateaus and \
                 in_plateaus(u, self.plateaus(study), self.space.levels)[0]:
             return False
         return not study.seen(self.space.from_unit(u)[0])
@@ -289,7 +298,7 @@ class Proposer:
         """The plateaus the study's observations bracket (:func:`plateau_boxes`), made
         once per number of observations."""
         n = study.obs.n
-        if getattr(self, "_plateaus", (-1,))[0] != n:
+        if self._plateaus[0] != n:
             self._plateaus = (n, plateau_boxes(study.obs.X, study.obs.y, self.space.levels))
         return self._plateaus[1]
 

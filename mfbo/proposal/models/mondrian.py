@@ -192,6 +192,19 @@ class MondrianModel(Model):
         self._cap = None  # the largest transformed loss the forest is told (None: no cap)
         self._retarget = False  # the transform changed: re-derive it at the next observation
 
+    #: the settings and state a model pickled by an earlier version may lack, with the values
+    #: that reproduce its behaviour then
+    _PICKLE_DEFAULTS = {"categorical": "ordinal", "_one_hot": None, "repeat_y_transform": None,
+                        "shift_from": "all", "robust_shift": False, "y_cap": None, "_cap": None,
+                        "_retarget": False, "_trend_on": False, "_trend_dims": None,
+                        "trend_window": None, "_plain": None, "_errors": [], "_use_trend": True,
+                        "_beta": None, "posterior": "empirical", "_initial": None}
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in self._PICKLE_DEFAULTS.items():
+            state.setdefault(name, copy.copy(value))
+        self.__dict__.update(state)
+
     def _make_forest(self, n_features: int) -> None:
         """The forest, over ``n_features`` input coordinates in [0, 1]."""
         # scikit-learn and numba: imported by the first model made, not by ``import mfbo``
@@ -216,7 +229,7 @@ class MondrianModel(Model):
         self._trend_dims = np.flatnonzero(levels >= 0)
         if self.trend == "if-integers":
             self._trend_on = bool(np.any(levels > 0))
-        if getattr(self, "categorical", "ordinal") != "ordinal" and self._n == 0:
+        if self.categorical != "ordinal" and self._n == 0:
             wide = [int(d) for d in np.flatnonzero(levels <= -3)]
             if wide:
                 kept = np.flatnonzero(levels > -3)
@@ -230,7 +243,7 @@ class MondrianModel(Model):
         each categorical coordinate of three or more choices replaced by one coordinate per
         choice, after the others."""
         X = np.asarray(X, dtype=float)
-        plan = getattr(self, "_one_hot", None)  # (absent in older pickles)
+        plan = self._one_hot
         if plan is None:
             return X
         kept, wide = plan
@@ -244,7 +257,7 @@ class MondrianModel(Model):
         return np.concatenate(parts, axis=-1)
 
     def on_repeated_loss(self) -> None:
-        target = getattr(self, "repeat_y_transform", None)  # (absent in older pickles)
+        target = self.repeat_y_transform
         if target is not None:
             self.y_transform = raw_as_none(target)
             self.repeat_y_transform = None
@@ -267,21 +280,21 @@ class MondrianModel(Model):
         elif self.y_transform == "symlog":  # (no scaling: it is not scale-free)
             self._tf = (None, None, y.shape[0], lo, 0)
         elif self.y_transform == "log":
-            rows = self._initial if getattr(self, "shift_from", "all") == "design" else None
-            robust = getattr(self, "robust_shift", False)  # (absent in older pickles)
+            rows = self._initial if self.shift_from == "design" else None
+            robust = self.robust_shift
             self._tf = (float(ys.min()) - log_shift(ys, rows, robust), 1.0, y.shape[0], lo, k)
         elif self.y_transform == "smac-log":
             self._tf = (*smac_log_constants(ys), y.shape[0], lo, k)
         else:
             self._tf = (np.sort(y), None, y.shape[0], lo, k)
-        if getattr(self, "y_cap", None) is not None:
+        if self.y_cap is not None:
             best, middle, top = self._transform([lo, float(np.median(y)), float(y.max())])
             spread = middle - best if middle > best else top - best  # (half tied at the best)
             self._cap = float(middle + self.y_cap * spread) if spread > 0 else None
 
     def _transform(self, values) -> np.ndarray:
         t = self._uncapped(values)
-        cap = getattr(self, "_cap", None)  # (absent in older pickles)
+        cap = self._cap
         return t if cap is None else np.minimum(t, cap)
 
     def _uncapped(self, values) -> np.ndarray:
@@ -307,10 +320,10 @@ class MondrianModel(Model):
             return
         y = np.asarray(y, dtype=float)
         new = y[-n_new:]
-        retarget = getattr(self, "_retarget", False)
+        retarget = self._retarget
         self._retarget = False
-        trend = getattr(self, "_trend_on", False)  # (absent in older pickles)
-        choosing = trend and getattr(self, "trend_window", None) is not None
+        trend = self._trend_on
+        choosing = trend and self.trend_window is not None
         if choosing and self._n and not retarget and self._aug is None:
             # (not scored: observations told with a new output transform, whose scale the
             # predictions were not made on; and a constant liar's copy's lies: they say
@@ -366,7 +379,7 @@ class MondrianModel(Model):
 
     def _predicting(self):
         """``(forest, with_trend)``: the forest the predictions come from."""
-        if getattr(self, "_plain", None) is not None and not self._use_trend:
+        if self._plain is not None and not self._use_trend:
             return self._plain, False
         return self.forest, True
 
@@ -392,7 +405,7 @@ class MondrianModel(Model):
         """The trend at ``X`` (0 without one).  ``designs``: the trend's regressors at ``X``
         by trend coordinates, read and filled here, so that several models of one space build
         them once (the same numbers)."""
-        beta = getattr(self, "_beta", None)
+        beta = self._beta
         if beta is None:
             return 0.0
         if designs is None:
@@ -411,10 +424,10 @@ class MondrianModel(Model):
     def _posterior_now(self) -> None:
         """With ``posterior="alternating"``, the forests' posterior for the current number of
         observations."""
-        if getattr(self, "posterior", None) == "alternating":  # (absent in older pickles)
+        if self.posterior == "alternating":
             posterior = "bp" if self._n % 2 else "empirical"
             self.forest.posterior = posterior
-            if getattr(self, "_plain", None) is not None:
+            if self._plain is not None:
                 self._plain.posterior = posterior
 
     def predicting_forest(self):

@@ -115,7 +115,7 @@ class Context:
         scores ``-inf``; so does a point inside a plateau already bracketed where the recipe's
         plateau escape excludes them."""
         space, proposer = self.space, self.proposer
-        if getattr(proposer, "excludes_plateaus", False):
+        if proposer.excludes_plateaus:
             # (called below with the canonical points of a conditional space)
             score = proposer.outside_plateaus(score, self.study)
         if not space.constrained:

@@ -3,9 +3,12 @@ journal, or read in batches, proposes exactly as the uninterrupted run of one pr
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from mfbo import Categorical, Integer, Optimizer, Real
+from mfbo.proposal.proposer import Proposer
 
 MIXED = {"x": Real(-1.0, 1.0), "n": Integer(0, 9), "c": Categorical(["a", "b", "c"])}
 
@@ -71,3 +74,32 @@ def test_another_workers_trials_read_in_a_batch_are_fed_one_at_a_time(tmp_path):
     assert b.ask().params == expected.params
     for opt in (alone, a, b):
         opt.close()
+
+
+def test_a_proposer_pickled_without_the_later_state_reads_its_defaults():
+    """A proposer pickled by an earlier version lacks the state added since (the plateau
+    exclusion among it): it proposes as one told those defaults does."""
+    def resumed(strip):
+        opt = Optimizer(MIXED, random_state=4, n_initial=6)
+        for _ in range(14):
+            t = opt.ask()
+            try:
+                opt.tell(t, plateau_loss(**t.params))
+            except ValueError:
+                opt.tell(t, state="failed")
+        for name, value in Proposer._PICKLE_DEFAULTS.items():
+            if strip:
+                delattr(opt.proposer, name)
+            else:
+                setattr(opt.proposer, name, value)
+        opt = pickle.loads(pickle.dumps(opt))
+        out = []
+        for _ in range(8):
+            t = opt.ask()
+            opt.tell(t, plateau_loss(**t.params) if t.params["x"] <= 0.9 else 1.0)
+            out.append(t.params)
+        return out, opt.proposer
+
+    stripped, proposer = resumed(True)
+    assert proposer.excludes_plateaus is False and proposer._clips is False
+    assert stripped == resumed(False)[0]

@@ -738,3 +738,24 @@ def test_minimize_runs_with_it():
 def test_a_bad_encoding_names_the_argument(bad):
     with pytest.raises(ValueError, match="categorical"):
         MondrianModel(2, 0, categorical=bad)
+
+
+def test_a_model_pickled_without_the_later_settings_goes_on_as_one_with_their_defaults():
+    """A model pickled by an earlier version lacks the settings and state added since: it is
+    read with the values that reproduce its behaviour then."""
+    rng = np.random.default_rng(14)
+    X = rng.random((15, 2))
+    y = np.exp(X.sum(axis=1))
+    m = _feed(MondrianModel(2, 0), X, y)
+    old = pickle.loads(pickle.dumps(m))
+    for name in MondrianModel._PICKLE_DEFAULTS:
+        delattr(old, name)
+    m2 = pickle.loads(pickle.dumps(old))
+    for name, value in MondrianModel._PICKLE_DEFAULTS.items():
+        assert getattr(m2, name) == value
+    Xn, yn = np.vstack([X, [[0.2, 0.7]]]), np.append(y, 1.5)
+    m.observe(Xn, yn, 1)
+    m2.observe(Xn, yn, 1)
+    Xq = rng.random((20, 2))
+    assert np.array_equal(m.predict(Xq)[0], m2.predict(Xq)[0])
+    assert np.array_equal(m.predict(Xq)[1], m2.predict(Xq)[1])

@@ -398,6 +398,8 @@ def test_infeasible_losses_is_checked_and_old_proposers_tell_the_losses_as_they_
     opt = _constrained_run(14)
     proposer = pickle.loads(pickle.dumps(opt.proposer))
     del proposer.__dict__["_clips"]  # a proposer pickled before the setting existed
+    proposer = pickle.loads(pickle.dumps(proposer))
+    assert proposer._clips is False
     y, level = proposer.losses(opt.study)
     assert level is None
     np.testing.assert_array_equal(y, opt.study.obs.y)
