@@ -45,9 +45,13 @@ def trials_of(problem: str, method: str, seed: int, budget: int) -> list:
 
 def origins_of(problem: str, method: str, seed: int, budget: int) -> tuple[list, list, int]:
     """The origins and losses of one run's trials, in order, and its initial design's size."""
-    trials = trials_of(problem, method, seed, budget)
-    n_initial = sum(t.origin == "design" for t in trials)
-    return [t.origin for t in trials], [float(t.value) for t in trials], n_initial
+    return _origins(trials_of(problem, method, seed, budget))
+
+
+def _origins(trials) -> tuple[list, list, int]:
+    """The origins and losses of ``trials``, in order, and the initial design's size."""
+    return ([t.origin for t in trials], [float(t.value) for t in trials],
+            sum(t.origin == "design" for t in trials))
 
 
 def in_incumbent_cell(params: list[dict], y, n_initial: int, names: list[str]) -> list[bool]:
@@ -116,16 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _origins(trials) -> tuple[list, list, int]:
-    return ([t.origin for t in trials], [float(t.value) for t in trials],
-            sum(t.origin == "design" for t in trials))
-
-
 def _share(runs, names) -> float:
     """The share of the runs' trials after the design in the incumbent's categorical cell."""
-    flags = [f for trials in runs
-             for f in in_incumbent_cell([t.params for t in trials], _origins(trials)[1],
-                                        _origins(trials)[2], names)]
+    flags = []
+    for trials in runs:
+        _, y, n_initial = _origins(trials)
+        flags += in_incumbent_cell([t.params for t in trials], y, n_initial, names)
     return float(np.mean(flags)) if flags else float("nan")
 
 
