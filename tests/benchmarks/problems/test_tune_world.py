@@ -13,10 +13,10 @@ SPECS = tune_world.specs()
 
 def test_the_suite_is_every_family_on_every_data_set_of_its_task_split_by_data_set():
     names = [s["name"] for s in SPECS]
-    assert len(names) == len(set(names)) == 50
+    assert len(names) == len(set(names)) == 62
     suite = SUITES["tune-world"]
     assert set(suite.dev) | set(suite.test) == set(names) and not set(suite.dev) & set(suite.test)
-    assert (len(suite.dev), len(suite.test)) == (24, 26)
+    assert (len(suite.dev), len(suite.test)) == (36, 26)
     for s in SPECS:
         dataset = s["name"].split("-", 2)[2]
         assert s["split"] == ("dev" if dataset in tune_world.DEV_DATASETS else "test")
@@ -26,6 +26,25 @@ def test_the_suite_is_every_family_on_every_data_set_of_its_task_split_by_data_s
     families = {split: {s["family"] for s in SPECS if s["split"] == split}
                 for split in ("dev", "test")}
     assert families["dev"] == families["test"]
+
+
+def test_the_few_informative_data_sets_hide_a_narrow_l1_valley():
+    # their point: an l1 penalty in a band of its weight beats l2 at any weight
+    for dataset, family, l1, others in (
+            ("few-informative", "logreg", {"C": 10 ** -0.8},
+             [{"C": c} for c in (1e-2, 1e-1, 1.0, 1e2)]),
+            ("few-informative-reg", "sgd", {"alpha": 10 ** -2.0},
+             [{"alpha": a} for a in (1e-5, 1e-3, 1e-2, 1e-1)])):
+        problem = tune_world.TuneWorldObjective(family, dataset)
+        X, _ = problem.load()._data
+        assert X.shape[1] == tune_world._N_FEATURES[dataset]
+        base = ({"class_weight": None, "fit_intercept": True} if family == "logreg" else
+                {"loss": "squared_error", "l1_ratio": 0.15, "learning_rate": "invscaling",
+                 "eta0": 0.01})
+        valley = problem({**base, **l1, "penalty": "l1"})
+        assert all(valley < problem({**base, **o, "penalty": "l2"}) for o in others)
+        wide = {k: v * 100 for k, v in l1.items()}  # outside the band, l1 loses its edge
+        assert problem({**base, **wide, "penalty": "l1"}) > valley
 
 
 @pytest.mark.parametrize("family", sorted(tune_world.FAMILIES))
