@@ -127,6 +127,11 @@ class StallEscape(Step):
                 raise ValueError(f"StallEscape({name}=...) must be a number in [0, 1), got "
                                  f"{value!r}.")
 
+    def __setstate__(self, state: dict) -> None:
+        # a pickle of an earlier version lacks the fields added since: their defaults
+        for name, value in {"conditional": True, **state}.items():
+            object.__setattr__(self, name, value)
+
     def due(self, ctx: Context) -> bool:
         """Whether the observations end in a positive multiple of ``window`` failures and no
         proposal has been made from them yet (one escape per batch)."""
@@ -151,7 +156,7 @@ class StallEscape(Step):
         study, space = ctx.study, ctx.space
         if ctx.candidates is not None or study.obs.n == 0 or not self.due(ctx):
             return None
-        if space.conditional and not getattr(self, "conditional", True):  # (older pickles)
+        if space.conditional and not self.conditional:
             return None
         X, y = study.obs.X, study.obs.y
         levels = space.levels

@@ -242,3 +242,14 @@ def test_exchange_in_a_conditional_space_acts_unless_told_to_pass(conditional):
     escaped = trials(with_escape)
     assert ("stall" in {o for _, o in escaped}) is conditional
     assert (escaped == trials(default)) is not conditional
+
+
+def test_a_pickle_without_the_conditional_field_unpickles_with_its_default():
+    escape = StallEscape(window=3, move="exchange", conditional=False)
+    state = dict(escape.__dict__)
+    del state["conditional"]  # as an earlier version pickled it
+    old = StallEscape.__new__(StallEscape)
+    old.__setstate__(state)
+    assert old == StallEscape(window=3, move="exchange")
+    again = pickle.loads(pickle.dumps(escape))
+    assert again == escape and again.conditional is False
