@@ -44,6 +44,9 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   integers of five levels or more, in a space with such an integer
   (``LocalStep(isotropic="if-integers")``; the default takes it only where it is curved and
   beats a plane): identical to ``mondrian`` in a space without one;
+* ``mondrian-localcell``: ``mondrian`` whose local models fit only the observations with the
+  incumbent's categorical values (``LocalStep(cell=True)``): identical to ``mondrian`` in a
+  space without a categorical parameter;
 * ``mondrian-noiso``: ``mondrian`` without the isotropic quadratic step
   (``LocalStep(isotropic=False)``, the default before it); ``mondrian`` takes it only where its
   curvature is positive and it predicts the observations it was fitted to better than a
@@ -553,6 +556,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "quadratic step moving the integer coordinates of five levels or more too, where "
            "there are enough observations for it (LocalStep(integers=True))",
            _mondrian_with(_DEFAULT.with_settings(LocalStep, integers=True))),
+    Method("mondrian-localcell", "mfbo: online Mondrian forest, UCB kappa=1, local models "
+           "fitted only to the observations with the incumbent's categorical values "
+           "(LocalStep(cell=True))",
+           _mondrian_with(_DEFAULT.with_settings(LocalStep, cell=True))),
     Method("mondrian-iso", "mfbo: online Mondrian forest, UCB kappa=1, an isotropic "
            "quadratic step (one curvature, continuous and five-level-or-more integer "
            "coordinates) where there are too few observations for the local quadratic, in a "

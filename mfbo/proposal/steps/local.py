@@ -13,7 +13,7 @@ from ..._core.arguments import check_int
 from .base import Context, Point, Step
 from .local_models import isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
 
-__all__ = ["LocalStep"]
+__all__ = ["LocalStep", "same_cell"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,12 @@ class LocalStep(Step):
         the integers of at least five levels.  ``"if-integers"``: only in a space with such an
         integer; ``"if-curved"``: there, and only where the fitted curvature is positive and
         it predicts its observations better than a plane (leave-one-out).
+    cell : bool, default=False
+        Fit the local models only to the observations with the best one's categorical
+        (unordered) values, which the step keeps: a model of the loss over the other
+        coordinates within that categorical cell, not one mixing other cells' losses.  The
+        step passes where the cell has too few observations for any model.  The same
+        proposals in a space without a categorical parameter.
     """
 
     origin: ClassVar[str] = "local"
@@ -48,10 +54,11 @@ class LocalStep(Step):
     linear: bool = False
     integers: bool = False
     isotropic: bool | str = False
+    cell: bool = False
 
     def __post_init__(self):
         check_int(self.every, "LocalStep(every=...)")
-        for name in ("linear", "integers"):
+        for name in ("linear", "integers", "cell"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"LocalStep({name}=...) must be a bool, got "
                                 f"{getattr(self, name)!r}.")
@@ -69,6 +76,8 @@ class LocalStep(Step):
         X, y = study.obs.X, study.obs.y
         if ctx.space.constrained:
             X, y, levels = same_branch(ctx.space, X, y)
+        if self.cell:
+            X, y = same_cell(X, y, levels)
         wider = ordinal_as_continuous(levels)  # integers of five levels or more freed
         has_ordinal = not np.array_equal(wider, levels)
         if self.integers and has_ordinal:
@@ -87,6 +96,17 @@ class LocalStep(Step):
             return u, None
         ctx.converged = True
         return None
+
+
+def same_cell(X: np.ndarray, y: np.ndarray, levels) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` of the observations whose categorical (unordered) coordinates equal the
+    best observation's (all of them in a space without a categorical coordinate)."""
+    cat = np.asarray(levels) < 0
+    if not cat.any() or y.size == 0:
+        return X, y
+    best = int(np.argmin(y))
+    same = (X[:, cat] == X[best, cat]).all(axis=1)
+    return X[same], y[same]
 
 
 def same_branch(space, X: np.ndarray, y: np.ndarray):

@@ -127,11 +127,6 @@ class StallEscape(Step):
                 raise ValueError(f"StallEscape({name}=...) must be a number in [0, 1), got "
                                  f"{value!r}.")
 
-    def __setstate__(self, state: dict) -> None:
-        # a pickle of an earlier version lacks the fields added since: their defaults
-        for name, value in {"conditional": True, **state}.items():
-            object.__setattr__(self, name, value)
-
     def due(self, ctx: Context) -> bool:
         """Whether the observations end in a positive multiple of ``window`` failures and no
         proposal has been made from them yet (one escape per batch)."""

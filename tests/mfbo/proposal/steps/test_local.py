@@ -136,3 +136,63 @@ def test_local_isotropic_if_integers_changes_nothing_without_an_integer_of_five_
 def test_recipe_refuses_a_bad_local_isotropic(bad):
     with pytest.raises(TypeError, match=r"LocalStep\(isotropic=\.\.\.\)"):
         _local(isotropic=bad)
+
+
+def test_same_cell_keeps_the_observations_of_the_best_ones_categorical_values():
+    from mfbo.proposal.steps.local import same_cell
+
+    levels = np.array([0, 3, -2, -3])  # a real, an ordinal, two categoricals
+    X = np.array([[0.1, 0.0, 0.25, 0.5], [0.2, 0.5, 0.25, 0.5], [0.3, 1.0, 0.75, 0.5],
+                  [0.4, 0.5, 0.25, 0.1], [0.9, 1.0, 0.25, 0.5]])
+    y = np.array([3.0, 1.0, 0.5, 2.0, 4.0])
+    Xc, yc = same_cell(X, y, levels)  # the best is row 2: categoricals (0.75, 0.5)
+    assert np.array_equal(Xc, X[[2]]) and np.array_equal(yc, y[[2]])
+    y[2] = 9.0  # now row 1: rows 0, 1 and 4 share its categoricals (the ordinal may differ)
+    Xc, yc = same_cell(X, y, levels)
+    assert np.array_equal(Xc, X[[0, 1, 4]]) and np.array_equal(yc, y[[0, 1, 4]])
+    Xn, yn = same_cell(X, y, np.array([0, 3, 0, 0]))  # no categorical: every row
+    assert Xn is X and yn is y
+
+
+def _cells(x, y, c):
+    # a bowl per categorical value, centred elsewhere in each: a quadratic mixing the cells
+    # fits neither
+    cx = {"a": 0.5, "b": -0.5, "c": 0.0}[c]
+    return (x - cx) ** 2 + (y + cx) ** 2 + {"a": 0.0, "b": 0.3, "c": 0.6}[c]
+
+
+def test_cell_local_steps_fit_the_incumbents_cell_only_and_keep_its_categoricals():
+    space = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0),
+                        "c": mfbo.Categorical(["a", "b", "c"])})
+    recipe = _local(cell=True)
+    opt = mfbo.Optimizer(space, surrogate=recipe, random_state=1)
+    checked = 0
+    for _ in range(60):
+        study = opt.study
+        X, y = study.obs.X.copy(), study.obs.y.copy()
+        t = opt.ask()
+        if t.origin == "local":
+            best = X[int(np.argmin(y))]
+            u = space.to_unit([t.params])[0]
+            assert u[2] == best[2]  # the incumbent's category
+            rng = opt.proposer._rng(len(opt.trials) - 1)
+            rng.random()
+            same = X[:, 2] == best[2]
+            expect = quadratic_step(X[same], y[same], space.levels, rng)
+            if expect is not None:
+                assert np.allclose(u, expect, atol=1e-9)
+                checked += 1
+        opt.tell(t, _cells(**t.params))
+    assert checked >= 3
+
+
+def test_cell_local_steps_change_nothing_without_a_categorical_parameter():
+    runs = [run_trials(mfbo.Optimizer(SPACE, surrogate=_local(cell=on), random_state=4),
+                       quad, 40) for on in (False, True)]
+    assert [t.params for t in runs[0].trials] == [t.params for t in runs[1].trials]
+
+
+@pytest.mark.parametrize("bad", [1, None, "yes"])
+def test_recipe_refuses_a_bad_local_cell(bad):
+    with pytest.raises(TypeError, match=r"LocalStep\(cell=\.\.\.\)"):
+        _local(cell=bad)

@@ -244,12 +244,10 @@ def test_exchange_in_a_conditional_space_acts_unless_told_to_pass(conditional):
     assert (escaped == trials(default)) is not conditional
 
 
-def test_a_pickle_without_the_conditional_field_unpickles_with_its_default():
+def test_a_pickle_without_the_conditional_field_reads_its_default():
+    # a field added later is missing from an earlier version's pickle: the dataclass's
+    # default (a class attribute) stands in for it
     escape = StallEscape(window=3, move="exchange", conditional=False)
-    state = dict(escape.__dict__)
-    del state["conditional"]  # as an earlier version pickled it
-    old = StallEscape.__new__(StallEscape)
-    old.__setstate__(state)
-    assert old == StallEscape(window=3, move="exchange")
-    again = pickle.loads(pickle.dumps(escape))
-    assert again == escape and again.conditional is False
+    del escape.__dict__["conditional"]  # as an earlier version pickled it
+    old = pickle.loads(pickle.dumps(escape))
+    assert "conditional" not in old.__dict__ and old.conditional is True
