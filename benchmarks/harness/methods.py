@@ -47,6 +47,9 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
 * ``mondrian-localcell``: ``mondrian`` whose local models fit only the observations with the
   incumbent's categorical values (``LocalStep(cell=True)``): identical to ``mondrian`` in a
   space without a categorical parameter;
+* ``mondrian-localpat3``, ``-localpat2``: ``mondrian`` whose local step passes once 3 (2) of
+  its proposals since the best observation have failed, until a new best
+  (``LocalStep(patience=3)``);
 * ``mondrian-noiso``: ``mondrian`` without the isotropic quadratic step
   (``LocalStep(isotropic=False)``, the default before it); ``mondrian`` takes it only where its
   curvature is positive and it predicts the observations it was fitted to better than a
@@ -560,6 +563,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "fitted only to the observations with the incumbent's categorical values "
            "(LocalStep(cell=True))",
            _mondrian_with(_DEFAULT.with_settings(LocalStep, cell=True))),
+    *[Method(f"mondrian-localpat{k}", "mfbo: online Mondrian forest, UCB kappa=1, the local "
+             f"step passing once {k} of its proposals since the best observation have failed, "
+             f"until a new best (LocalStep(patience={k}))",
+             _mondrian_with(_DEFAULT.with_settings(LocalStep, patience=k))) for k in (2, 3)],
     Method("mondrian-iso", "mfbo: online Mondrian forest, UCB kappa=1, an isotropic "
            "quadratic step (one curvature, continuous and five-level-or-more integer "
            "coordinates) where there are too few observations for the local quadratic, in a "

@@ -46,6 +46,11 @@ class LocalStep(Step):
         coordinates within that categorical cell, not one mixing other cells' losses.  The
         step passes where the cell has too few observations for any model.  The same
         proposals in a space without a categorical parameter.
+    patience : int, default=0
+        Pass once this many of the step's own proposals told since the best observation
+        (none of which improved on it) have failed: a local model whose steps keep failing
+        there is not a model of the loss, and the slot goes to the steps after it until a
+        new best is found.  0: never.
     """
 
     origin: ClassVar[str] = "local"
@@ -55,9 +60,11 @@ class LocalStep(Step):
     integers: bool = False
     isotropic: bool | str = False
     cell: bool = False
+    patience: int = 0
 
     def __post_init__(self):
         check_int(self.every, "LocalStep(every=...)")
+        check_int(self.patience, "LocalStep(patience=...)", minimum=0)
         for name in ("linear", "integers", "cell"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"LocalStep({name}=...) must be a bool, got "
@@ -70,6 +77,8 @@ class LocalStep(Step):
     def propose(self, ctx: Context) -> Point | None:
         study = ctx.study
         if ctx.candidates is not None or study.pending or not ctx.due(self.every):
+            return None
+        if self.patience and self.failures(study) >= self.patience:
             return None
         u = None
         levels = ctx.space.levels
@@ -96,6 +105,13 @@ class LocalStep(Step):
             return u, None
         ctx.converged = True
         return None
+
+    def failures(self, study) -> int:
+        """How many of this step's proposals were told after the best observation."""
+        y = study.obs.y
+        if y.size == 0:
+            return 0
+        return sum(o == self.origin for o in study.obs_origins[int(np.argmin(y)) + 1:])
 
 
 def same_cell(X: np.ndarray, y: np.ndarray, levels) -> tuple[np.ndarray, np.ndarray]:

@@ -196,3 +196,34 @@ def test_cell_local_steps_change_nothing_without_a_categorical_parameter():
 def test_recipe_refuses_a_bad_local_cell(bad):
     with pytest.raises(TypeError, match=r"LocalStep\(cell=\.\.\.\)"):
         _local(cell=bad)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_recipe_refuses_a_bad_local_patience(bad):
+    with pytest.raises(ValueError, match=r"LocalStep\(patience=\.\.\.\)"):
+        _local(patience=bad)
+
+
+def _jagged(x, y):
+    # a bowl under a fine ripple: the local quadratic's steps mostly fail
+    return quad(x, y) + 0.3 * abs(np.sin(40 * x) * np.sin(37 * y))
+
+
+@pytest.mark.parametrize("patience", [1, 2])
+def test_a_patient_local_step_passes_after_its_failures_until_a_new_best(patience):
+    opt = mfbo.Optimizer(SPACE, surrogate=_local(patience=patience), random_state=0)
+    step = LocalStep(patience=patience)
+    passed = 0
+    for _ in range(80):
+        failures = step.failures(opt.study)
+        t = opt.ask()
+        assert not (t.origin == "local" and failures >= patience)
+        passed += failures >= patience
+        opt.tell(t, _jagged(**t.params))
+    y, origins = opt.study.obs.y, opt.study.obs_origins
+    assert passed and "local" in origins
+    # by hand: local trials after the best
+    assert step.failures(opt.study) == origins[int(np.argmin(y)) + 1:].count("local")
+    # without patience the same run keeps making local proposals after failures
+    plain = run_trials(mfbo.Optimizer(SPACE, surrogate=_local(), random_state=0), _jagged, 80)
+    assert plain.study.obs_origins.count("local") > origins.count("local")
