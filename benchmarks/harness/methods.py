@@ -608,6 +608,12 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "(StallEscape(window=4, move='exchange', conditional=False))",
            _mondrian_with(_after_plateau(
                StallEscape(window=4, move="exchange", conditional=False), _DEFAULT))),
+    Method("mondrian-catexchange4", "mfbo: online Mondrian forest, UCB kappa=1, as "
+           "mondrian-exchange4-flat with exchanges of categorical values only "
+           "(StallEscape(window=4, move='exchange', conditional=False, integers=False))",
+           _mondrian_with(_after_plateau(
+               StallEscape(window=4, move="exchange", conditional=False, integers=False),
+               _DEFAULT))),
     # the same escape in place of the plateau escape (the recipe's number of steps kept)
     Method("mondrian-exchange4-noplateau", "mfbo: online Mondrian forest, UCB kappa=1, the "
            "stall escape to the incumbent's best one-exchange neighbour "

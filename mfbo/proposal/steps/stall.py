@@ -49,14 +49,16 @@ def failures_in_a_row(y: np.ndarray, n_initial: int, tol: float) -> int:
     return int(success.size - (hits[-1] + 1 if hits.size else 0))
 
 
-def exchanges(u: np.ndarray, levels: np.ndarray) -> np.ndarray:
+def exchanges(u: np.ndarray, levels: np.ndarray, integers: bool = True) -> np.ndarray:
     """The one-exchange neighbours of the unit point ``u`` in its discrete coordinates: ``u``
-    with one categorical coordinate at another of its values, or one integer coordinate one
-    level up or down (level centres; the other coordinates kept), as rows, in the order of
-    the coordinates; an empty ``(0, D)`` array where the space has no discrete coordinate."""
+    with one categorical coordinate at another of its values, or (with ``integers``) one
+    integer coordinate one level up or down (level centres; the other coordinates kept), as
+    rows, in the order of the coordinates; an empty ``(0, D)`` array where the space has no
+    such coordinate."""
     u = np.asarray(u, dtype=float)
+    levels = np.asarray(levels)
     rows = []
-    for d in np.flatnonzero(levels):
+    for d in np.flatnonzero(levels if integers else levels < 0):
         k = abs(int(levels[d]))
         own = int(level_index(u[d], k))
         others = [i for i in range(k) if i != own] if levels[d] < 0 else \
@@ -94,6 +96,10 @@ class StallEscape(Step):
         in a space without categorical or integer coordinates); ``radius`` and ``cells`` do
         not apply to it.
     cells : bool, default=False
+    integers : bool, default=True
+        Whether an ``"exchange"`` also moves an integer coordinate one level (else only the
+        categorical ones: the combinations of values a forest predicts from other
+        combinations' leaves, while neighbouring integer levels share its leaves).
     conditional : bool, default=True
         Whether the step acts in a conditional space (one with a parameter that has a
         condition); False: it passes there, where a
@@ -109,12 +115,13 @@ class StallEscape(Step):
     move: str = "search"
     cells: bool = False
     conditional: bool = True
+    integers: bool = True
 
     def __post_init__(self):
         if self.move not in MOVES:
             raise ValueError(f"StallEscape(move=...) must be one of {MOVES}, got "
                              f"{self.move!r}.")
-        for name in ("cells", "conditional"):
+        for name in ("cells", "conditional", "integers"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"StallEscape({name}=...) must be a bool, got "
                                 f"{getattr(self, name)!r}.")
@@ -171,7 +178,7 @@ class StallEscape(Step):
     def exchange(self, ctx: Context, inc: np.ndarray) -> Point | None:
         """The acquisition's best new one-exchange neighbour of ``inc``, or None."""
         space = ctx.space
-        N = exchanges(inc, space.levels)
+        N = exchanges(inc, space.levels, self.integers)
         if space.constrained and N.shape[0]:
             N = space.canonical(N)
         known = ctx.study.asked.X

@@ -149,6 +149,33 @@ def test_exchanges_change_one_discrete_value_at_a_time():
                 [0.5, 0.37, 0.375, 0.75], [0.5, 0.37, 0.125, 0.25]]
     np.testing.assert_allclose(N, expected)
     assert exchanges(np.array([0.2, 0.9]), np.array([0, 0])).shape == (0, 2)
+    # categorical values only: the integer's two rows gone
+    np.testing.assert_allclose(exchanges(u, levels, integers=False),
+                               [expected[0], expected[1], expected[3]])
+    assert exchanges(np.array([0.2, 0.9]), np.array([0, 5]), integers=False).shape == (0, 2)
+
+
+def test_a_categorical_exchange_moves_no_integer_and_passes_in_a_space_without_categoricals():
+    recipe_ = dataclasses.replace(recipe(), steps=(
+        StallEscape(window=4, move="exchange", integers=False), AcquisitionSearch(n_random=300)))
+    opt = run(recipe_, 40)
+    trials, space = opt.trials, opt.space
+    y = np.array([t.value for t in trials])
+    moves = [i for i, t in enumerate(trials) if t.origin == "stall"]
+    assert moves
+    cat = space.levels < 0
+    for i in moves:
+        U = space.to_unit([trials[i].params, trials[int(np.argmin(y[:i]))].params])
+        changed = ~np.isclose(U[0], U[1])
+        assert changed.sum() == 1 and cat[changed].all()
+    ints = {"x": Real(0.0, 1.0), "k": Integer(1, 9)}
+    opt = Optimizer(ints, surrogate=recipe_, random_state=0, n_initial=3)
+    for _ in range(16):
+        t = opt.ask()
+        opt.tell(t, 1.0)
+    assert "stall" not in {t.origin for t in opt.trials}
+    with pytest.raises(TypeError, match=r"StallEscape\(integers=...\)"):
+        StallEscape(integers=1)
 
 
 def exchange_recipe(window=4):
