@@ -608,12 +608,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "(StallEscape(window=4, move='exchange', conditional=False))",
            _mondrian_with(_after_plateau(
                StallEscape(window=4, move="exchange", conditional=False), _DEFAULT))),
-    Method("mondrian-catexchange4", "mfbo: online Mondrian forest, UCB kappa=1, as "
-           "mondrian-exchange4-flat with exchanges of categorical values only "
-           "(StallEscape(window=4, move='exchange', conditional=False, integers=False))",
-           _mondrian_with(_after_plateau(
-               StallEscape(window=4, move="exchange", conditional=False, integers=False),
-               _DEFAULT))),
+    *(Method(f"mondrian-catexchange{w}", "mfbo: online Mondrian forest, UCB kappa=1, as "
+             f"mondrian-exchange4-flat with exchanges of categorical values only after {w} "
+             f"failures (StallEscape(window={w}, move='exchange', conditional=False, "
+             f"integers=False))",
+             _mondrian_with(_after_plateau(
+                 StallEscape(window=w, move="exchange", conditional=False, integers=False),
+                 _DEFAULT)))
+      for w in (4, 8)),
     # the same escape in place of the plateau escape (the recipe's number of steps kept)
     Method("mondrian-exchange4-noplateau", "mfbo: online Mondrian forest, UCB kappa=1, the "
            "stall escape to the incumbent's best one-exchange neighbour "
