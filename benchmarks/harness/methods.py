@@ -367,6 +367,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"categorical one-exchange neighbour of the incumbent (BranchEscape(window={w}, "
              f"move='neighbour'))", _mondrian_with(_with_branch_escape(w, move="neighbour")))
       for w in (4, 8)),
+    Method("mondrian-catexchange4-novel", "mfbo: online Mondrian forest, UCB kappa=1, as "
+           "mondrian-catexchange4 with exchanges only to combinations of categorical values "
+           "no observation has (StallEscape(window=4, move='exchange', conditional=False, "
+           "integers=False, novel=True))",
+           _mondrian_with(_after_plateau(
+               StallEscape(window=4, move="exchange", conditional=False, integers=False,
+                           novel=True), _DEFAULT))),
     *(Method(f"mondrian-ratio{k}", f"mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
              f"{k} after the initial design TPE's choice, the largest ratio of the Parzen "
              f"densities of the best observations and of the others (DensityRatioStep(every={k}))",

@@ -30,7 +30,7 @@ from acquisitions import level_index
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 
-__all__ = ["StallEscape", "failures_in_a_row", "exchanges", "MOVES"]
+__all__ = ["StallEscape", "failures_in_a_row", "exchanges", "seen_categories", "MOVES"]
 
 #: where a :class:`StallEscape` puts its point
 MOVES = ("search", "random", "exchange")
@@ -70,6 +70,19 @@ def exchanges(u: np.ndarray, levels: np.ndarray, integers: bool = True) -> np.nd
     return np.array(rows).reshape(len(rows), u.shape[0])
 
 
+def seen_categories(U: np.ndarray, X: np.ndarray, levels) -> np.ndarray:
+    """Whether each unit row of ``U`` has the categorical values, all together, of a row of
+    ``X`` (True for every row in a space without a categorical coordinate)."""
+    cat = np.asarray(levels) < 0
+    U = np.atleast_2d(U)
+    if not cat.any() or X.shape[0] == 0:
+        return np.full(U.shape[0], bool(not cat.any()))
+    k = np.abs(np.asarray(levels)[cat])
+    a = level_index(U[:, cat], k)
+    b = level_index(X[:, cat], k)
+    return (a[:, None, :] == b[None, :, :]).all(axis=2).any(axis=1)
+
+
 @dataclass(frozen=True)
 class StallEscape(Step):
     """After ``k * window`` (k >= 1) evaluations in a row since the initial design that did
@@ -100,6 +113,10 @@ class StallEscape(Step):
         Whether an ``"exchange"`` also moves an integer coordinate one level (else only the
         categorical ones: the combinations of values a forest predicts from other
         combinations' leaves, while neighbouring integer levels share its leaves).
+    novel : bool, default=False
+        Whether an ``"exchange"`` only goes to a neighbour whose categorical values, all
+        together, no observation has (a combination the forest can only predict from
+        others'); the step passes where every such neighbour has been observed.
     conditional : bool, default=True
         Whether the step acts in a conditional space (one with a parameter that has a
         condition); False: it passes there, where a
@@ -116,12 +133,13 @@ class StallEscape(Step):
     cells: bool = False
     conditional: bool = True
     integers: bool = True
+    novel: bool = False
 
     def __post_init__(self):
         if self.move not in MOVES:
             raise ValueError(f"StallEscape(move=...) must be one of {MOVES}, got "
                              f"{self.move!r}.")
-        for name in ("cells", "conditional", "integers"):
+        for name in ("cells", "conditional", "integers", "novel"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"StallEscape({name}=...) must be a bool, got "
                                 f"{getattr(self, name)!r}.")
@@ -183,6 +201,8 @@ class StallEscape(Step):
             N = space.canonical(N)
         known = ctx.study.asked.X
         N = N[[ctx.is_new(u, known) for u in N]] if N.shape[0] else N
+        if self.novel and N.shape[0]:
+            N = N[~seen_categories(N, ctx.study.obs.X, space.levels)]
         if N.shape[0] == 0:
             return None
         scores = np.asarray(ctx.score()(N), dtype=float)

@@ -11,7 +11,7 @@ import pytest
 
 from mfbo import Categorical, Integer, Optimizer, Real
 from mfbo.proposal import AcquisitionSearch, StallEscape, get_recipe
-from mfbo.proposal.steps.stall import exchanges, failures_in_a_row
+from mfbo.proposal.steps.stall import exchanges, failures_in_a_row, seen_categories
 
 
 @pytest.mark.parametrize("y, n_initial, tol, expected", [
@@ -278,3 +278,36 @@ def test_a_pickle_without_the_conditional_field_reads_its_default():
     del escape.__dict__["conditional"]  # as an earlier version pickled it
     old = pickle.loads(pickle.dumps(escape))
     assert "conditional" not in old.__dict__ and old.conditional is True
+
+
+def test_seen_categories_compares_every_categorical_value_at_once():
+    levels = np.array([-3, 0, -2, 4])
+    X = np.array([[0.5, 0.1, 0.25, 0.1], [0.1, 0.9, 0.75, 0.9]])  # (1, 0) and (0, 1)
+    U = np.array([[0.4, 0.7, 0.1, 0.6],    # (1, 0): seen, whatever the other coordinates
+                  [0.5, 0.1, 0.75, 0.1],   # (1, 1): not seen
+                  [0.9, 0.1, 0.25, 0.1]])  # (2, 0): not seen
+    assert seen_categories(U, X, levels).tolist() == [True, False, False]
+    assert seen_categories(U, X[:0], levels).tolist() == [False, False, False]
+    assert seen_categories(U, X, np.array([0, 0, 5, 4])).all()  # no categorical
+
+
+def test_a_novel_exchange_goes_only_to_combinations_no_observation_has():
+    recipe_ = dataclasses.replace(recipe(), steps=(
+        StallEscape(window=2, move="exchange", integers=False, novel=True),
+        AcquisitionSearch(n_random=300)))
+    space = {"a": Categorical(["p", "q", "r"]), "b": Categorical(["s", "t"]),
+             "x": Real(0.0, 1.0)}
+    opt = Optimizer(space, surrogate=recipe_, random_state=2, n_initial=3)
+    moves = 0
+    for _ in range(40):
+        X = opt.study.obs.X.copy()
+        t = opt.ask()
+        if t.origin == "stall":
+            moves += 1
+            u = opt.space.to_unit([t.params])
+            assert not seen_categories(u, X, opt.space.levels)[0]
+        opt.tell(t, round(t.params["x"], 1))
+    assert moves  # and once every combination is seen, none is left to go to
+    assert seen_categories(opt.space.to_unit([dict(a=a, b=b, x=0.5) for a in "pqr"
+                                              for b in "st"]), opt.study.obs.X,
+                           opt.space.levels).all()
