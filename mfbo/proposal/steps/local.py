@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import snap
+from acquisitions import level_index, snap
 
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
@@ -117,11 +117,12 @@ class LocalStep(Step):
 def same_cell(X: np.ndarray, y: np.ndarray, levels) -> tuple[np.ndarray, np.ndarray]:
     """``(X, y)`` of the observations whose categorical (unordered) coordinates equal the
     best observation's (all of them in a space without a categorical coordinate)."""
-    cat = np.asarray(levels) < 0
+    levels = np.asarray(levels)
+    cat = levels < 0
     if not cat.any() or y.size == 0:
         return X, y
-    best = int(np.argmin(y))
-    same = (X[:, cat] == X[best, cat]).all(axis=1)
+    values = level_index(X[:, cat], -levels[cat])
+    same = (values == values[int(np.argmin(y))]).all(axis=1)
     return X[same], y[same]
 
 
