@@ -50,6 +50,11 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
 * ``mondrian-localpat3``, ``-localpat2``: ``mondrian`` whose local step passes once 3 (2) of
   its proposals since the best observation have failed, until a new best
   (``LocalStep(patience=3)``);
+* ``mondrian-catexchange4``, ``-catexchange8``: ``mondrian`` with, after its plateau escape,
+  a stall escape to the incumbent with one categorical value changed after 4 (8) failures to
+  improve, passing in a conditional space (``StallEscape(move="exchange", integers=False,
+  conditional=False)``); ``-catexchange4-novel``: only to a combination of categorical values
+  no observation has (``novel=True``);
 * ``mondrian-noiso``: ``mondrian`` without the isotropic quadratic step
   (``LocalStep(isotropic=False)``, the default before it); ``mondrian`` takes it only where its
   curvature is positive and it predicts the observations it was fitted to better than a
@@ -367,13 +372,6 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"categorical one-exchange neighbour of the incumbent (BranchEscape(window={w}, "
              f"move='neighbour'))", _mondrian_with(_with_branch_escape(w, move="neighbour")))
       for w in (4, 8)),
-    Method("mondrian-catexchange4-novel", "mfbo: online Mondrian forest, UCB kappa=1, as "
-           "mondrian-catexchange4 with exchanges only to combinations of categorical values "
-           "no observation has (StallEscape(window=4, move='exchange', conditional=False, "
-           "integers=False, novel=True))",
-           _mondrian_with(_after_plateau(
-               StallEscape(window=4, move="exchange", conditional=False, integers=False,
-                           novel=True), _DEFAULT))),
     *(Method(f"mondrian-ratio{k}", f"mfbo: online Mondrian forest, UCB kappa=1, one proposal in "
              f"{k} after the initial design TPE's choice, the largest ratio of the Parzen "
              f"densities of the best observations and of the others (DensityRatioStep(every={k}))",
@@ -623,6 +621,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
                  StallEscape(window=w, move="exchange", conditional=False, integers=False),
                  _DEFAULT)))
       for w in (4, 8)),
+    Method("mondrian-catexchange4-novel", "mfbo: online Mondrian forest, UCB kappa=1, as "
+           "mondrian-catexchange4 with exchanges only to combinations of categorical values "
+           "no observation has (StallEscape(window=4, move='exchange', conditional=False, "
+           "integers=False, novel=True))",
+           _mondrian_with(_after_plateau(
+               StallEscape(window=4, move="exchange", conditional=False, integers=False,
+                           novel=True), _DEFAULT))),
     # the same escape in place of the plateau escape (the recipe's number of steps kept)
     Method("mondrian-exchange4-noplateau", "mfbo: online Mondrian forest, UCB kappa=1, the "
            "stall escape to the incumbent's best one-exchange neighbour "
