@@ -19,14 +19,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import level_index
-
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
+from .categories import branch_codes
 from .parzen import good_region_sample
 from .stall import exchanges
 
-__all__ = ["BranchEscape", "branch_codes", "random_draws", "first_allowed_new", "MOVES"]
+__all__ = ["BranchEscape", "random_draws", "first_allowed_new", "MOVES"]
 
 #: how a :class:`BranchEscape` chooses its point in the other branches
 MOVES = ("search", "neighbour", "random", "parzen")
@@ -54,15 +53,6 @@ def first_allowed_new(ctx: Context, C: np.ndarray, keep=True) -> Point:
     forbidden condition holds for; a random point if there is none."""
     keep = keep & ctx.space.allowed(C)
     return ctx.first_new(C[keep]) if np.any(keep) else ctx.random_point()
-
-
-def branch_codes(U: np.ndarray, levels: np.ndarray, cat: np.ndarray) -> np.ndarray:
-    """The categorical choices of unit rows ``U``: for each categorical column in ``cat``, the
-    index of its value, or -1 where the coordinate lies outside the unit interval (an
-    inactive parameter)."""
-    C = np.asarray(U, dtype=float)[..., cat]
-    idx = level_index(C, np.abs(levels[cat]).astype(float))
-    return np.where((C < 0.0) | (C > 1.0), -1.0, idx)
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import level_index, snap
+from acquisitions import snap
 
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
+from .categories import branch_codes
 from .local_models import isotropic_step, linear_step, ordinal_as_continuous, quadratic_step
 
 __all__ = ["LocalStep", "same_cell"]
@@ -118,11 +119,11 @@ def same_cell(X: np.ndarray, y: np.ndarray, levels) -> tuple[np.ndarray, np.ndar
     """``(X, y)`` of the observations whose categorical (unordered) coordinates equal the
     best observation's (all of them in a space without a categorical coordinate)."""
     levels = np.asarray(levels)
-    cat = levels < 0
-    if not cat.any() or y.size == 0:
+    cat = np.flatnonzero(levels < 0)
+    if cat.size == 0 or y.size == 0:
         return X, y
-    values = level_index(X[:, cat], -levels[cat])
-    same = (values == values[int(np.argmin(y))]).all(axis=1)
+    codes = branch_codes(X, levels, cat)
+    same = (codes == codes[int(np.argmin(y))]).all(axis=1)
     return X[same], y[same]
 
 

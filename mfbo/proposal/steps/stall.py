@@ -29,6 +29,7 @@ from acquisitions import level_index
 
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
+from .categories import branch_codes
 
 __all__ = ["StallEscape", "failures_in_a_row", "exchanges", "seen_categories", "MOVES"]
 
@@ -73,13 +74,12 @@ def exchanges(u: np.ndarray, levels: np.ndarray, integers: bool = True) -> np.nd
 def seen_categories(U: np.ndarray, X: np.ndarray, levels) -> np.ndarray:
     """Whether each unit row of ``U`` has the categorical values, all together, of a row of
     ``X`` (True for every row in a space without a categorical coordinate)."""
-    cat = np.asarray(levels) < 0
+    levels = np.asarray(levels)
+    cat = np.flatnonzero(levels < 0)
     U = np.atleast_2d(U)
-    if not cat.any() or X.shape[0] == 0:
-        return np.full(U.shape[0], bool(not cat.any()))
-    k = np.abs(np.asarray(levels)[cat])
-    a = level_index(U[:, cat], k)
-    b = level_index(X[:, cat], k)
+    if cat.size == 0 or X.shape[0] == 0:
+        return np.full(U.shape[0], cat.size == 0)
+    a, b = branch_codes(U, levels, cat), branch_codes(X, levels, cat)
     return (a[:, None, :] == b[None, :, :]).all(axis=2).any(axis=1)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from mfbo import Categorical, Optimizer, Real
 from mfbo.proposal import AcquisitionSearch, BranchEscape, get_recipe
-from mfbo.proposal.steps.branch import branch_codes
+from mfbo.proposal.steps.categories import branch_codes
 from tests.support import SPACE, check_reopen_repeats, quad
 
 TREE = {"kind": Categorical(["a", "b", "c"]), "x": Real(0.0, 1.0),
@@ -44,13 +44,6 @@ def run(surrogate, n, seed=0, n_initial=4, space=TREE, f=loss):
 def incumbent_branch_before(opt, i):
     done = [t for t in opt.trials[:i] if t.value is not None]
     return branch(min(done, key=lambda t: t.value))
-
-
-def test_branch_codes_mark_inactive_coordinates():
-    levels = np.array([-3, 0, -2])
-    cat = np.flatnonzero(levels < 0)
-    U = np.array([[0.1, 0.5, 0.9], [0.9, 0.5, -0.5], [0.5, 0.2, 0.3]])
-    assert branch_codes(U, levels, cat).tolist() == [[0, 1], [2, -1], [1, 0]]
 
 
 def test_an_escape_follows_every_window_of_proposals_in_the_incumbents_branch():
