@@ -54,7 +54,8 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   a stall escape to the incumbent with one categorical value changed after 4 (8) failures to
   improve, passing in a conditional space (``StallEscape(move="exchange", integers=False,
   conditional=False)``); ``-catexchange4-novel``: only to a combination of categorical values
-  no observation has (``novel=True``);
+  no observation has (``novel=True``); ``-catexchange4-novel-max1`` (``-max2``): that, at most
+  once (twice) in one run of failures (``max_escapes=1``);
 * ``mondrian-noiso``: ``mondrian`` without the isotropic quadratic step
   (``LocalStep(isotropic=False)``, the default before it); ``mondrian`` takes it only where its
   curvature is positive and it predicts the observations it was fitted to better than a
@@ -628,6 +629,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            _mondrian_with(_after_plateau(
                StallEscape(window=4, move="exchange", conditional=False, integers=False,
                            novel=True), _DEFAULT))),
+    *(Method(f"mondrian-catexchange4-novel-max{k}", "mfbo: online Mondrian forest, UCB "
+             f"kappa=1, as mondrian-catexchange4-novel with at most {k} escapes in one run of "
+             f"failures (StallEscape(window=4, move='exchange', conditional=False, "
+             f"integers=False, novel=True, max_escapes={k}))",
+             _mondrian_with(_after_plateau(
+                 StallEscape(window=4, move="exchange", conditional=False, integers=False,
+                             novel=True, max_escapes=k), _DEFAULT)))
+      for k in (1, 2)),
     # the same escape in place of the plateau escape (the recipe's number of steps kept)
     Method("mondrian-exchange4-noplateau", "mfbo: online Mondrian forest, UCB kappa=1, the "
            "stall escape to the incumbent's best one-exchange neighbour "

@@ -134,6 +134,7 @@ class StallEscape(Step):
     conditional: bool = True
     integers: bool = True
     novel: bool = False
+    max_escapes: int = 0
 
     def __post_init__(self):
         if self.move not in MOVES:
@@ -145,6 +146,7 @@ class StallEscape(Step):
                                 f"{getattr(self, name)!r}.")
         check_int(self.window, "StallEscape(window=...)")
         check_int(self.n_random, "StallEscape(n_random=...)")
+        check_int(self.max_escapes, "StallEscape(max_escapes=...)", minimum=0)
         for name in ("tol", "radius"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
@@ -153,13 +155,15 @@ class StallEscape(Step):
                                  f"{value!r}.")
 
     def due(self, ctx: Context) -> bool:
-        """Whether the observations end in a positive multiple of ``window`` failures and no
-        proposal has been made from them yet (one escape per batch)."""
+        """Whether the observations end in a positive multiple of ``window`` failures (at
+        most ``max_escapes`` times it, where that is set) and no proposal has been made from
+        them yet (one escape per batch)."""
         study = ctx.study
         if study.n_asked_since_observed:
             return False
         r = failures_in_a_row(study.obs.y, ctx.proposer.n_initial, self.tol)
-        return r >= self.window and r % self.window == 0
+        cap = self.max_escapes * self.window if self.max_escapes else r
+        return self.window <= r <= cap and r % self.window == 0
 
     def away(self, U: np.ndarray, inc: np.ndarray, levels: np.ndarray) -> np.ndarray:
         """Which unit rows of ``U`` lie outside the box around ``inc``."""
