@@ -1,7 +1,7 @@
-"""Fingerprints of what the code computes: hashes of BO runs (every recipe, mixed, discrete
-and conditional spaces, batches, ``min_distance``, a resumed SQLite study, the search CV, the
-Optuna sampler), of every exported estimator's predictions and of the lifetime paths and grid
-exploration.
+"""Fingerprints of what the code computes: hashes of BO runs (every recipe, mixed, discrete,
+many-combination categorical and conditional spaces, batches, ``min_distance``, a resumed
+SQLite study, the search CV, the Optuna sampler), of every exported estimator's predictions
+and of the lifetime paths and grid exploration.
 
 A restructuring that must not change a number is checked by two runs, before and after:
 
@@ -76,6 +76,19 @@ def _bo(out: dict, quick: bool) -> None:
             t = opt.ask()
             opt.tell(t, mixed(**t.params))
         out[f"mixed-mind-{seed}"] = _trials(opt.trials)
+    # three categorical parameters of 32 combinations, more than the initial design covers:
+    # the stall escape to a combination never observed acts
+    combos = {"loss": Categorical(["sq", "abs", "huber", "eps"]),
+              "pen": Categorical(["l1", "l2", "en", "none"]),
+              "avg": Categorical([False, True]), "x": Real(1e-4, 1, log=True)}
+
+    def combo(loss, pen, avg, x):
+        return {"sq": 0.3, "abs": 0.1, "huber": 0.25, "eps": 0.5}[loss] + \
+            {"l1": 0.0, "l2": 0.2, "en": 0.1, "none": 0.3}[pen] + 0.05 * avg + \
+            (np.log10(x) + 2.5) ** 2 / 20
+    for seed in (0, 1):
+        r = mfbo.minimize(combo, combos, n_calls=50, random_state=seed, progress_bar=False)
+        out[f"combinations-{seed}"] = _trials(r.trials)
     # a loss of plateaus (Branin rounded to tens) beside an integer: losses that tie
     plateau_space = {"x": Real(-5, 10), "y": Real(0, 15), "k": Integer(0, 3)}
     r = mfbo.minimize(lambda x, y, k: float(np.round(branin(x, y) / 10)) + abs(k - 1),

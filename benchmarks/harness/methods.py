@@ -50,12 +50,14 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
 * ``mondrian-localpat3``, ``-localpat2``: ``mondrian`` whose local step passes once 3 (2) of
   its proposals since the best observation have failed, until a new best
   (``LocalStep(patience=3)``);
-* ``mondrian-catexchange4``, ``-catexchange8``: ``mondrian`` with, after its plateau escape,
-  a stall escape to the incumbent with one categorical value changed after 4 (8) failures to
+* ``mondrian-noexchange``: ``mondrian`` without its stall escape to a new combination of
+  categorical values (the default before it); the exchange escapes below are added to that;
+* ``mondrian-catexchange4``, ``-catexchange8``: ``mondrian-noexchange`` with, after its plateau
+  escape, a stall escape to the incumbent with one categorical value changed after 4 (8) failures to
   improve, passing in a conditional space (``StallEscape(move="exchange", integers=False,
   conditional=False)``); ``-catexchange4-novel``: only to a combination of categorical values
   no observation has (``novel=True``); ``-catexchange4-novel-max1`` (``-max2``): that, at most
-  once (twice) in one run of failures (``max_escapes=1``);
+  once (twice) in one run of failures (``max_escapes=1``; ``-max1`` is today's ``mondrian``);
 * ``mondrian-noiso``: ``mondrian`` without the isotropic quadratic step
   (``LocalStep(isotropic=False)``, the default before it); ``mondrian`` takes it only where its
   curvature is positive and it predicts the observations it was fitted to better than a
@@ -226,9 +228,13 @@ def _mfbo(surrogate: str, acquisition: str | None = None, **options) -> Callable
 
 #: the default recipe, which the ablations change one step or setting of
 _DEFAULT = get_recipe("mondrian")
-#: the default recipe before its branch bandit, which the steps screened against it were added
-#: to (the same proposals as the default in a space without conditions)
-_FORMER = _DEFAULT.without(BranchBandit)
+#: the default recipe before its categorical exchange escape, which the exchange escapes below
+#: were added to
+_NO_EXCHANGE = _DEFAULT.without(StallEscape)
+#: the default recipe before its branch bandit and its exchange escape, which the steps
+#: screened against it were added to (the same proposals as the default in a space without
+#: conditions or categorical parameters)
+_FORMER = _NO_EXCHANGE.without(BranchBandit)
 
 
 def _acquisition_changed(**settings) -> Recipe:
@@ -606,21 +612,22 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"every {w} evaluations in a row without a gain of 0.1 %, the acquisition's best "
              f"incumbent with one categorical or integer value changed "
              f"(StallEscape(window={w}, move='exchange') after the plateau escape)",
-             _mondrian_with(_after_plateau(StallEscape(window=w, move="exchange"), _DEFAULT)))
+             _mondrian_with(_after_plateau(StallEscape(window=w, move="exchange"),
+                                           _NO_EXCHANGE)))
       for w in (4, 6)),
     # the same escape passing in a conditional space (where the branch bandit answers stalls)
     Method("mondrian-exchange4-flat", "mfbo: online Mondrian forest, UCB kappa=1, as "
            "mondrian-exchange4 in a space without conditions, the default in one with them "
            "(StallEscape(window=4, move='exchange', conditional=False))",
            _mondrian_with(_after_plateau(
-               StallEscape(window=4, move="exchange", conditional=False), _DEFAULT))),
+               StallEscape(window=4, move="exchange", conditional=False), _NO_EXCHANGE))),
     *(Method(f"mondrian-catexchange{w}", "mfbo: online Mondrian forest, UCB kappa=1, as "
              f"mondrian-exchange4-flat with exchanges of categorical values only after {w} "
              f"failures (StallEscape(window={w}, move='exchange', conditional=False, "
              f"integers=False))",
              _mondrian_with(_after_plateau(
                  StallEscape(window=w, move="exchange", conditional=False, integers=False),
-                 _DEFAULT)))
+                 _NO_EXCHANGE)))
       for w in (4, 8)),
     Method("mondrian-catexchange4-novel", "mfbo: online Mondrian forest, UCB kappa=1, as "
            "mondrian-catexchange4 with exchanges only to combinations of categorical values "
@@ -628,22 +635,26 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "integers=False, novel=True))",
            _mondrian_with(_after_plateau(
                StallEscape(window=4, move="exchange", conditional=False, integers=False,
-                           novel=True), _DEFAULT))),
+                           novel=True), _NO_EXCHANGE))),
     *(Method(f"mondrian-catexchange4-novel-max{k}", "mfbo: online Mondrian forest, UCB "
              f"kappa=1, as mondrian-catexchange4-novel with at most {k} escapes in one run of "
              f"failures (StallEscape(window=4, move='exchange', conditional=False, "
              f"integers=False, novel=True, max_escapes={k}))",
              _mondrian_with(_after_plateau(
                  StallEscape(window=4, move="exchange", conditional=False, integers=False,
-                             novel=True, max_escapes=k), _DEFAULT)))
+                             novel=True, max_escapes=k), _NO_EXCHANGE)))
       for k in (1, 2)),
     # the same escape in place of the plateau escape (the recipe's number of steps kept)
     Method("mondrian-exchange4-noplateau", "mfbo: online Mondrian forest, UCB kappa=1, the "
            "stall escape to the incumbent's best one-exchange neighbour "
            "(StallEscape(window=4, move='exchange')) in place of the plateau escape",
-           _mondrian_with(dataclasses.replace(_DEFAULT, steps=tuple(
+           _mondrian_with(dataclasses.replace(_NO_EXCHANGE, steps=tuple(
                StallEscape(window=4, move="exchange") if isinstance(s, PlateauEscape) else s
-               for s in _DEFAULT.steps)))),
+               for s in _NO_EXCHANGE.steps)))),
+    # the default without its categorical exchange escape (the default before it)
+    Method("mondrian-noexchange", "mfbo: online Mondrian forest, UCB kappa=1, without the "
+           "stall escape to a new combination of categorical values (the default before it)",
+           _mondrian_with(_NO_EXCHANGE)),
     # the branch bandit's nesting and per-parameter pulls by the arm's own dimension
     *(Method(name, f"mfbo: online Mondrian forest, UCB kappa=1, the branch bandit{where} "
              f"(BranchBandit(nested={nested!r}, per_parameter={pp!r}))",

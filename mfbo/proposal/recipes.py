@@ -25,7 +25,7 @@ from .models import BARTModel, EstimatorModel, Model, MondrianKernelModel, Mondr
     RandomModel, SMACForestModel, missing_method
 from .scoring import Acquisition, check_finite_number, checked_kappa
 from .steps import (AcquisitionSearch, BranchBandit, InitialDesign, LocalStep, ParzenStep,
-                    PerDimension, PlateauEscape, RandomInterleave, Step)
+                    PerDimension, PlateauEscape, RandomInterleave, StallEscape, Step)
 from .steps.initial_design import check_kind
 from .steps.search import NEIGHBOURHOODS, check_stopping_rule
 
@@ -268,6 +268,8 @@ _RECIPES: dict[str, Recipe] = {
         initial_design=InitialDesign("sobol", PerDimension(5)),
         steps=(RandomInterleave(0.0),
                PlateauEscape(every=3, exclude=True),
+               StallEscape(window=4, move="exchange", integers=False, novel=True,
+                           max_escapes=1, conditional=False),
                BranchBandit(alpha=0.5, move="parzen", patience=6),
                LocalStep(every=3, linear=True, isotropic="if-curved"),
                ParzenStep(every=2, n_candidates=200, when_converged=True),

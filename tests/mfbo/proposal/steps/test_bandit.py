@@ -272,11 +272,14 @@ def test_a_bad_setting_is_refused(bad, match):
 
 
 def test_the_default_recipe_holds_it_after_the_plateau_escape():
-    from mfbo.proposal import PlateauEscape
+    # after the plateau escape and the stall escape, which passes in a conditional space,
+    # and before the local and Parzen steps, which would otherwise pre-empt it
+    from mfbo.proposal import PlateauEscape, StallEscape
 
     steps = get_recipe("mondrian").steps
     at = next(i for i, s in enumerate(steps) if isinstance(s, BranchBandit))
-    assert isinstance(steps[at - 1], PlateauEscape)
+    assert isinstance(steps[at - 2], PlateauEscape)
+    assert isinstance(steps[at - 1], StallEscape) and steps[at - 1].conditional is False
     assert steps[at] == BranchBandit() == BranchBandit(alpha=0.5, move="parzen", patience=6)
 
 

@@ -79,6 +79,28 @@ def test_escapes_take_every_window_th_failure_and_go_away_from_the_incumbent():
         assert escape.away(U[:1], U[1], space.levels)[0]
 
 
+@pytest.mark.parametrize("max_escapes", [1, 2])
+def test_at_most_max_escapes_in_one_run_of_failures(max_escapes):
+    window = 2
+    escape = StallEscape(window=window, n_random=300, max_escapes=max_escapes)
+    opt = run(dataclasses.replace(recipe(), steps=(escape, AcquisitionSearch(n_random=300))),
+              40)
+    trials = opt.trials
+    y = np.array([t.value for t in trials])
+    runs = [failures_in_a_row(y[:i], 5, escape.tol) for i in range(5, len(trials))]
+    assert max(runs) > max_escapes * window  # a stall long enough for the cap to act
+    for i, r in zip(range(5, len(trials)), runs):
+        due = window <= r <= max_escapes * window and r % window == 0
+        assert (trials[i].origin == "stall") == due
+    # without the cap, the same run's first escape beyond it is taken
+    free = run(dataclasses.replace(recipe(), steps=(
+        StallEscape(window=window, n_random=300), AcquisitionSearch(n_random=300))), 40)
+    first = next(i for i, r in zip(range(5, 40), runs) if r > max_escapes * window and
+                 r % window == 0)
+    assert [t.params for t in free.trials[:first]] == [t.params for t in trials[:first]]
+    assert free.trials[first].origin == "stall" and trials[first].origin != "stall"
+
+
 def test_escapes_between_cells_find_the_basin_the_design_missed():
     # without escapes, 3 of these 8 runs find it
     cells = dataclasses.replace(recipe(), steps=(
@@ -112,6 +134,10 @@ def test_it_passes_in_a_candidate_set_and_refuses_bad_settings():
         StallEscape(cells=1)
     with pytest.raises(TypeError, match=r"StallEscape\(conditional=...\)"):
         StallEscape(conditional="no")
+    with pytest.raises(ValueError, match=r"StallEscape\(max_escapes=...\) must be an integer"):
+        StallEscape(max_escapes=-1)
+    with pytest.raises(ValueError, match=r"StallEscape\(max_escapes=...\)"):
+        StallEscape(max_escapes=1.5)
 
 
 @pytest.mark.parametrize("cells", [False, True])
