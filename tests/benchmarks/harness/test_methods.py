@@ -189,11 +189,20 @@ def test_the_cooldown_methods_change_only_that_setting_and_no_flat_run(tmp_path)
     ("mondrian-exchange4-flat", lambda d, e: (*d[:2], e, *d[2:])),
     ("mondrian-exchange4-noplateau", lambda d, e: (d[0], e, *d[2:]))])
 def test_the_exchange_methods_put_the_stall_escape_into_the_default_recipe(method, steps):
+    # the default before its own exchange escape, mondrian-noexchange
     from mfbo.proposal.recipes import get_recipe
     from mfbo.proposal.steps import PlateauEscape, StallEscape
 
-    default = get_recipe("mondrian")
+    default = get_recipe("mondrian").without(StallEscape)
+    assert methods.optimizer_settings("mondrian-noexchange")["surrogate"] == default
     escape = StallEscape(window=4, move="exchange", conditional=not method.endswith("flat"))
     recipe = methods.optimizer_settings(method)["surrogate"]
     assert recipe == dataclasses.replace(default, steps=steps(default.steps, escape))
     assert (recipe.step(PlateauEscape) is None) == method.endswith("noplateau")
+
+
+def test_the_capped_novel_exchange_method_is_the_default():
+    from mfbo.proposal.recipes import get_recipe
+
+    recipe = methods.optimizer_settings("mondrian-catexchange4-novel-max1")["surrogate"]
+    assert recipe == get_recipe("mondrian")

@@ -12,7 +12,7 @@ from mfbo import Optimizer, Recipe, get_recipe
 from mfbo.proposal.models import MondrianModel, RandomModel, SMACForestModel
 from mfbo.proposal import (Acquisition, AcquisitionSearch, BranchBandit, InitialDesign,
                            LocalStep, ParzenStep, PerDimension, PlateauEscape, RandomInterleave,
-                           as_recipe)
+                           StallEscape, as_recipe)
 from mfbo.proposal.recipes import RECIPES, register_surrogate
 from tests.mfbo.nearest_model import Nearest
 from tests.support import SPACE, quad
@@ -48,8 +48,11 @@ def test_built_in_recipes():
     assert (ssearch.patience, ssearch.min_improvement) == (10, 0.0)
     assert (msearch.neighbourhood, ssearch.neighbourhood) == ("joint", "one-exchange")
     # the default policy reads as its steps, in order
-    assert [type(s) for s in mond.steps] == [RandomInterleave, PlateauEscape, BranchBandit,
-                                             LocalStep, ParzenStep, AcquisitionSearch]
+    assert [type(s) for s in mond.steps] == [RandomInterleave, PlateauEscape, StallEscape,
+                                             BranchBandit, LocalStep, ParzenStep,
+                                             AcquisitionSearch]
+    assert mond.step(StallEscape) == StallEscape(
+        window=4, move="exchange", integers=False, novel=True, max_escapes=1, conditional=False)
     assert (mond.step(LocalStep).every, mond.step(PlateauEscape).every) == (3, 3)
     assert smac.step(PlateauEscape) is None and smac.step(LocalStep) is None
     assert mond.model_options == {"y_transform": "log", "posterior": "alternating",
