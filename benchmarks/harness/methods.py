@@ -54,10 +54,11 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   categorical values (the default before it); the exchange escapes below are added to that;
 * ``mondrian-catexchange4``, ``-catexchange8``: ``mondrian-noexchange`` with, after its plateau
   escape, a stall escape to the incumbent with one categorical value changed after 4 (8)
-  failures to improve, passing in a conditional space (``StallEscape(move="exchange", integers=False,
-  conditional=False)``); ``-catexchange4-novel``: only to a combination of categorical values
-  no observation has (``novel=True``); ``-catexchange4-novel-max1`` (``-max2``): that, at most
-  once (twice) in one run of failures (``max_escapes=1``; ``-max1`` is today's ``mondrian``);
+  failures to improve, passing in a conditional space (``StallEscape(move="exchange",
+  integers=False, conditional=False)``); ``-catexchange4-novel``: only to a combination of
+  categorical values no observation has (``novel=True``); ``-catexchange4-novel-max1``
+  (``-max2``): that, at most once (twice) in one run of failures (``max_escapes=1``; ``-max1``
+  is today's ``mondrian``);
 * ``mondrian-noiso``: ``mondrian`` without the isotropic quadratic step
   (``LocalStep(isotropic=False)``, the default before it); ``mondrian`` takes it only where its
   curvature is positive and it predicts the observations it was fitted to better than a

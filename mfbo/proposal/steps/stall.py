@@ -178,9 +178,8 @@ class StallEscape(Step):
 
     def propose(self, ctx: Context) -> Point | None:
         study, space = ctx.study, ctx.space
-        if ctx.candidates is not None or study.obs.n == 0 or not self.due(ctx):
-            return None
-        if space.conditional and not self.conditional:
+        if ctx.candidates is not None or study.obs.n == 0 or (
+                space.conditional and not self.conditional) or not self.due(ctx):
             return None
         X, y = study.obs.X, study.obs.y
         levels = space.levels
