@@ -263,6 +263,17 @@ def _broke(fu) -> bool:
     return not fu.done() or (not fu.cancelled() and is_broken(fu.exception()))
 
 
+def _recorded(opt, trial) -> bool:
+    """Whether the study holds ``trial`` as told: an error :meth:`Optimizer.tell` raised
+    after that came from what followed the record (the surrogate's update), not from a
+    refusal of the objective's return, which raises before anything is recorded."""
+    try:
+        opt.study.pending_trial(trial)
+    except TrialFinished:
+        return True
+    return False
+
+
 def _tell(opt, trial, res, bar, tally=None):
     """Tell ``res``; None when the trial had been told already by the owner it was taken
     from (whose heartbeat had stopped while it still evaluated): its value is the one kept.
@@ -281,8 +292,8 @@ def _tell(opt, trial, res, bar, tally=None):
         except TrialFinished:
             raise
         except (TypeError, ValueError) as exc:
-            if res["error"] is not None:
-                raise  # not about the objective's return
+            if res["error"] is not None or _recorded(opt, trial):
+                raise  # not about the objective's return (e.g. the surrogate's update)
             if tally is not None:
                 tally.refused(res["outcome"], exc)
             t = opt.tell(trial, None, error=str(exc), **stamps)

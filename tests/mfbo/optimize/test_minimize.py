@@ -4,6 +4,7 @@ and are told)."""
 
 import os
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -192,6 +193,28 @@ def test_an_objective_return_tell_refuses_is_a_failed_trial_and_one_warning(f, r
     assert type(f(0.5, 0.5)).__name__ in bad[0]
     none = [m for m in messages if "no trial succeeded" in m]
     assert len(none) == 1 and r.trials[0].error in none[0]
+
+
+def test_an_error_of_the_surrogate_update_is_raised_not_blamed_on_the_return(monkeypatch,
+                                                                              tmp_path):
+    from mfbo.proposal.proposer import Proposer
+
+    observe = Proposer.observe
+
+    def broken(self, study):
+        if study.n_finished:
+            raise ValueError("the model's update broke")
+        return observe(self, study)
+
+    monkeypatch.setattr(Proposer, "observe", broken)
+    db = str(tmp_path / "s.db")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning about the objective's return
+        with pytest.raises(ValueError, match="the model's update broke"):
+            mfbo.minimize(lambda x, y: x + y, SPACE, n_calls=4, random_state=0,
+                          storage=db, progress_bar=False)
+    study = mfbo.Study.open(db)  # the evaluation that came before the error is kept
+    assert [t.state for t in study.trials] == ["complete"]
 
 
 def test_a_bad_return_in_worker_processes_is_a_failed_trial_too(tmp_path):
