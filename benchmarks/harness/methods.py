@@ -15,6 +15,10 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   capped at six dimensions' worth);
 * ``mondrian-noescape``: ``mondrian`` without its plateau escape (``without(PlateauEscape)``;
   an ablation: the default before it was added);
+* ``mondrian-relevance-mi``, ``-relevance-mi25``: ``mondrian`` whose forest is grown afresh
+  once the initial design is told, each coordinate stretched by its mutual information with
+  the design's transformed losses, at least 0.001 (0.25) of the largest
+  (``surrogate_options={"relevance": "mutual_info", "relevance_floor": 0.25}``);
 * ``mondrian-bp`` / ``mondrian-empirical``: ``mondrian`` with one posterior only, the exact
   Gaussian BP one or the empirical one (the default before the two alternated);
 * ``mondrian-searchstop``: ``mondrian`` whose acquisition local searches all stop once the best
@@ -326,6 +330,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "allowed inside a plateau already bracketed (PlateauEscape(every=3, exclude=False); "
            "the default before the exclusion was adopted)",
            _mondrian_with(_DEFAULT.with_settings(PlateauEscape, exclude=False))),
+    *(Method(f"mondrian-relevance-mi{tag}", f"mfbo: online Mondrian forest, UCB kappa=1, the "
+             f"forest grown afresh once the initial design is told, each coordinate stretched by "
+             f"its mutual information with the design's transformed losses, at least {floor:g} "
+             f"of the largest (surrogate_options={{'relevance': 'mutual_info', "
+             f"'relevance_floor': {floor:g}}})",
+             _mfbo("mondrian", "ucb", kappa=1.0, surrogate_options={
+                 "relevance": "mutual_info", "relevance_floor": floor}))
+      for floor, tag in ((1e-3, ""), (0.25, "25"))),
     Method("mondrian-kernel", "mfbo: the Mondrian kernel's Gaussian process (Laplace kernel, "
            "lifetime and noise by marginal likelihood) under the default's policy, UCB "
            "kappa=1 (surrogate='mondrian-kernel')", _mfbo("mondrian-kernel", "ucb", kappa=1.0)),

@@ -126,6 +126,19 @@ class MondrianModel(Model):
         near 1) then enters the forest as a bad loss, not as one that spreads its leaves'
         variance, which an optimistic acquisition would read as promise.  Losses below the
         fence, and so the best ones, are modelled as before.  None: no fence.
+    relevance : {"mutual_info", "f_score"} or None, default=None
+        Each coordinate stretched by its relevance to the transformed losses of the initial
+        design (the forest's ``feature_weights``): the forest is grown afresh, with those
+        weights, from the observations once the initial design's last one is told (at least
+        5), and updated online after that.  A Mondrian cut ignores the losses, so a parameter
+        that does not matter (nearest neighbours' ``leaf_size``) is cut as often as one that
+        does, and the forest stays as unsure along it as it was before any observation; a
+        coordinate of weight ``w`` is cut about ``w`` times as often.  None: all weigh the
+        same (the papers' setting).
+    relevance_floor : float, default=0.001
+        The least weight, as a share of the largest: an estimate from a few dozen
+        observations can put a coordinate that matters near 0, which the forest would then
+        hardly ever cut.
     robust_shift : bool, default=False
         With the ``"log"`` transform: the shift's floor of a thousandth of the losses' range
         at most ``0.3`` of the median distance from the best of the losses above it
@@ -142,7 +155,8 @@ class MondrianModel(Model):
                  repeat_y_transform: str | None = None, trend: bool | str = False,
                  trend_window: int | None = None, shift_from: str = "all",
                  categorical: str = "ordinal", y_cap: float | None = None,
-                 robust_shift: bool = False, **kwargs):
+                 robust_shift: bool = False, relevance: str | None = None,
+                 relevance_floor: float = 1e-3, **kwargs):
         check_transform("y_transform", y_transform)
         check_transform("repeat_y_transform", repeat_y_transform)
         if posterior not in ("empirical", "bp", "alternating"):
@@ -175,6 +189,16 @@ class MondrianModel(Model):
         if not isinstance(robust_shift, (bool, np.bool_)):
             raise TypeError(f"robust_shift must be True or False, got {robust_shift!r}.")
         self.robust_shift = bool(robust_shift)
+        if relevance not in (None, "mutual_info", "f_score"):
+            raise ValueError(f"relevance must be None, 'mutual_info' or 'f_score', got "
+                             f"{relevance!r}.")
+        self.relevance = relevance
+        if isinstance(relevance_floor, bool) or not isinstance(relevance_floor, numbers.Real) \
+                or not 0 < relevance_floor <= 1:
+            raise ValueError(f"relevance_floor must be a number in (0, 1], got "
+                             f"{relevance_floor!r}.")
+        self.relevance_floor = float(relevance_floor)
+        self._weighted = False  # whether the forest was grown with the relevance weights
         self._one_hot = None  # (kept coordinates, [(coordinate, choices, width), ...])
         self._forest_args = dict(n_estimators=n_estimators, min_samples_split=min_samples_split,
                                  K_cap=K_cap, random_state=random_state, **kwargs)
@@ -198,7 +222,8 @@ class MondrianModel(Model):
                         "shift_from": "all", "robust_shift": False, "y_cap": None, "_cap": None,
                         "_retarget": False, "_trend_on": False, "_trend_dims": None,
                         "trend_window": None, "_plain": None, "_errors": [], "_use_trend": True,
-                        "_beta": None, "posterior": "empirical", "_initial": None}
+                        "_beta": None, "posterior": "empirical", "_initial": None,
+                        "relevance": None, "relevance_floor": 1e-3, "_weighted": False}
 
     def __setstate__(self, state: dict) -> None:
         for name, value in self._PICKLE_DEFAULTS.items():
@@ -329,6 +354,13 @@ class MondrianModel(Model):
             # predictions were not made on; and a constant liar's copy's lies: they say
             # nothing of which forest predicts better)
             self._record_errors(X[-n_new:], new)
+        if self.relevance is not None and not self._weighted and \
+                X.shape[0] >= max(5, self._initial or 0):
+            # the design is complete: the forest grown afresh with the relevance weights
+            self._weighted = True
+            self._forest_args["feature_weights"] = self._relevance_weights(X, y)
+            self._make_forest(self.encode(X[:1]).shape[1])
+            self._n, self._plain, self._errors = 0, None, []
         if self._n == 0:
             self._set_transform(y)
             t = self._transform(y)
@@ -364,6 +396,23 @@ class MondrianModel(Model):
             recent = np.asarray(self._errors[-self.trend_window:]).reshape(-1, 2)
             with_trend, without = recent.sum(axis=0)
             self._use_trend = bool(recent.size) and with_trend < without
+
+    def _relevance_weights(self, X, y) -> np.ndarray:
+        """Each forest coordinate's relevance to the transformed losses ``y`` of the
+        observations ``X`` (``relevance``'s estimate, scikit-learn's), as a share of the
+        largest, at least ``relevance_floor``; all 1 where none is relevant."""
+        from sklearn.feature_selection import f_regression, mutual_info_regression
+
+        self._set_transform(y)
+        F, t = self.encode(X), self._transform(y)
+        if self.relevance == "f_score":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                raw = f_regression(F, t)[0]
+        else:
+            raw = mutual_info_regression(F, t, random_state=0)
+        raw = np.nan_to_num(np.asarray(raw, dtype=float), nan=0.0, posinf=0.0)
+        top = raw.max()
+        return np.maximum(raw / top, self.relevance_floor) if top > 0 else np.ones(F.shape[1])
 
     def _record_errors(self, X_new, y_new) -> None:
         """Before new observations are told: each one's absolute errors of the means of the

@@ -6,7 +6,9 @@ without the trend, the default recipe's use of it; and the output transform once
 repeated (``repeat_y_transform``); the log shift robust to a diverging loss
 (``robust_shift``) and the fence on transformed losses (``y_cap``); categorical coordinates
 one-hot in the forest (``categorical=``): the columns, the spread at a choice never observed,
-liars, several outcomes, a resumed study."""
+liars, several outcomes, a resumed study; relevance weights from the initial design
+(``relevance=``): when the forest is grown afresh, the same forest as one batch, the floor,
+pickling, bad input, a run."""
 
 import dataclasses
 import pickle
@@ -759,3 +761,112 @@ def test_a_model_pickled_without_the_later_settings_goes_on_as_one_with_their_de
     Xq = rng.random((20, 2))
     assert np.array_equal(m.predict(Xq)[0], m2.predict(Xq)[0])
     assert np.array_equal(m.predict(Xq)[1], m2.predict(Xq)[1])
+
+
+# -- relevance weights from the initial design (relevance=) ------------------------------------
+
+def _tell(model, X, y, start, end):
+    """``model`` told observations ``start + 1`` to ``end`` of ``X``, ``y`` one at a time."""
+    for i in range(start + 1, end + 1):
+        model.observe(X[:i], y[:i], 1)
+    return model
+
+
+def _relevance_data(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 3))
+    return X, (X[:, 0] - 0.3) ** 2 + 0.01 * X[:, 2]  # the second coordinate does not matter
+
+
+@pytest.mark.parametrize("kind", ["mutual_info", "f_score"])
+def test_relevance_grows_the_forest_afresh_with_weights_once_the_design_is_told(kind):
+    X, y = _relevance_data()
+    m = MondrianModel(3, 0, relevance=kind)
+    m.set_initial_size(20)
+    _tell(m, X, y, 0, 19)
+    assert np.array_equal(m.forest.feature_weights_, np.ones(3))  # the design is not complete
+    _tell(m, X, y, 19, 21)
+    w = m.forest.feature_weights_
+    assert w[0] == 1.0 and w[1] < 0.5 and m.forest.n_samples_seen_ == 21
+    _tell(m, X, y, 21, 40)  # online after that, the weights kept
+    assert np.array_equal(m.forest.feature_weights_, w) and m.forest.n_samples_seen_ == 40
+
+
+def test_the_weighted_forest_is_the_one_grown_in_one_batch_from_the_design():
+    X, y = _relevance_data(25)
+    online = MondrianModel(3, 0, relevance="f_score")
+    online.set_initial_size(20)
+    _feed(online, X[:20], y[:20])
+    batch = MondrianModel(3, 0, relevance="f_score")
+    batch.set_initial_size(20)
+    batch.observe(X[:20], y[:20], 20)
+    Xq = np.random.default_rng(1).random((9, 3))
+    assert np.array_equal(online.predict(Xq)[0], batch.predict(Xq)[0])
+
+
+def test_without_relevance_the_forest_is_never_grown_afresh():
+    X, y = _relevance_data()
+    plain, weighted = MondrianModel(3, 0), MondrianModel(3, 0, relevance=None)
+    for m in (plain, weighted):
+        m.set_initial_size(20)
+        _feed(m, X, y)
+    Xq = np.random.default_rng(2).random((9, 3))
+    assert np.array_equal(plain.predict(Xq)[0], weighted.predict(Xq)[0])
+    assert np.array_equal(plain.forest.feature_weights_, np.ones(3))
+
+
+def test_a_weighted_model_pickles_and_goes_on_as_the_original():
+    X, y = _relevance_data()
+    m = MondrianModel(3, 0, relevance="mutual_info", trend=True, trend_window=5)
+    m.set_initial_size(20)
+    _feed(m, X[:30], y[:30])
+    m2 = pickle.loads(pickle.dumps(m))
+    for model in (m, m2):
+        model.observe(X[:31], y[:31], 1)
+    Xq = np.random.default_rng(3).random((9, 3))
+    assert np.array_equal(m.predict(Xq)[0], m2.predict(Xq)[0])
+
+
+def test_a_model_pickled_before_relevance_existed_goes_on_unweighted():
+    X, y = _relevance_data()
+    m = MondrianModel(3, 0)
+    m.set_initial_size(20)
+    _tell(m, X, y, 0, 10)
+    for name in ("relevance", "_weighted"):
+        delattr(m, name)
+    m2 = pickle.loads(pickle.dumps(m))
+    _tell(m2, X, y, 10, 40)
+    assert np.array_equal(m2.forest.feature_weights_, np.ones(3))
+
+
+def test_no_weight_is_below_the_floor():
+    X, y = _relevance_data()
+    m = MondrianModel(3, 0, relevance="mutual_info", relevance_floor=0.25)
+    m.set_initial_size(20)
+    _tell(m, X, y, 0, 20)
+    w = m.forest.feature_weights_
+    assert w.max() == 1.0 and w.min() == 0.25  # the second coordinate does not matter
+
+
+@pytest.mark.parametrize("bad", ["yes", True, 1, "mi"])
+def test_bad_relevance_names_the_argument(bad):
+    with pytest.raises(ValueError, match="relevance"):
+        MondrianModel(3, 0, relevance=bad)
+
+
+@pytest.mark.parametrize("bad", [0, 0.0, 1.5, -0.1, True, "0.2", float("nan")])
+def test_bad_relevance_floor_names_the_argument(bad):
+    with pytest.raises(ValueError, match="relevance_floor"):
+        MondrianModel(3, 0, relevance="mutual_info", relevance_floor=bad)
+
+
+def test_a_run_with_relevance_weights_its_forest_after_the_design():
+    def f(x, junk):
+        return (x - 0.3) ** 2
+
+    opt = mfbo.Optimizer({"x": mfbo.Real(0, 1), "junk": mfbo.Real(0, 1)}, random_state=0,
+                         surrogate_options={"relevance": "f_score"})
+    _run(opt, f, 16)
+    forest = opt.proposer.model.forest
+    assert forest.feature_weights_[0] == 1.0 and forest.feature_weights_[1] < 0.5
+    assert len(opt.result().trials) == 16
