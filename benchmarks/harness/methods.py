@@ -15,6 +15,9 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   capped at six dimensions' worth);
 * ``mondrian-noescape``: ``mondrian`` without its plateau escape (``without(PlateauEscape)``;
   an ablation: the default before it was added);
+* ``mondrian-slices``: ``mondrian`` whose plateaus, in a space without a continuous coordinate,
+  are the slices that two observations of one loss share (``PlateauEscape(slices=True)``):
+  identical to ``mondrian`` in a space with a continuous coordinate;
 * ``mondrian-relevance-mi``, ``-relevance-mi25``: ``mondrian`` whose forest is grown afresh
   once the initial design is told, each coordinate stretched by its mutual information with
   the design's transformed losses, at least 0.001 (0.25) of the largest
@@ -330,6 +333,10 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "allowed inside a plateau already bracketed (PlateauEscape(every=3, exclude=False); "
            "the default before the exclusion was adopted)",
            _mondrian_with(_DEFAULT.with_settings(PlateauEscape, exclude=False))),
+    Method("mondrian-slices", "mfbo: online Mondrian forest, UCB kappa=1, in a space without "
+           "a continuous coordinate no proposal in the slice that two observations of one loss "
+           "share (PlateauEscape(slices=True))",
+           _mondrian_with(_DEFAULT.with_settings(PlateauEscape, slices=True))),
     *(Method(f"mondrian-relevance-mi{tag}", f"mfbo: online Mondrian forest, UCB kappa=1, the "
              f"forest grown afresh once the initial design is told, each coordinate stretched by "
              f"its mutual information with the design's transformed losses, at least {floor:g} "

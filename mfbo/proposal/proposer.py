@@ -24,7 +24,7 @@ from .recipes import Recipe
 from .steps import EXHAUSTED, AcquisitionSearch, Context, OutcomeSearch, PlateauEscape, \
     RandomInterleave, run_steps
 from .steps.outcomes import clipped_losses
-from .steps.plateau import in_plateaus, plateau_boxes
+from .steps.plateau import in_plateaus, in_slices, plateau_boxes, plateau_slices
 
 __all__ = ["Proposer"]
 
@@ -122,7 +122,10 @@ class Proposer:
         escape = recipe.step(PlateauEscape)
         #: whether no point inside a plateau already bracketed is proposed (one objective)
         self.excludes_plateaus = not outputs and escape is not None and escape.exclude
-        self._plateaus = (-1, [])  # (observations they were made from, boxes)
+        #: whether slices of a space without a continuous coordinate are plateaus too
+        self._plateau_slices = self.excludes_plateaus and escape.slices
+        self._plateaus = (-1, [])
+        self._slices = (-1, [])  # (observations they were made from, boxes)
         self._clip_level: float | None = None  # the best feasible loss the model was told
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
@@ -144,7 +147,8 @@ class Proposer:
     #: the state a proposer pickled by an earlier version may lack, with the values that
     #: reproduce its behaviour then
     _PICKLE_DEFAULTS = {"_clips": False, "_clip_level": None, "_told_repeat": True,
-                        "excludes_plateaus": False, "_plateaus": (-1, [])}
+                        "excludes_plateaus": False, "_plateaus": (-1, []),
+                        "_plateau_slices": False, "_slices": (-1, [])}
 
     def __setstate__(self, state: dict) -> None:
         for name, value in self._PICKLE_DEFAULTS.items():
@@ -275,8 +279,7 @@ class Proposer:
         if self.min_distance > 0 and len(known) and \
                 np.abs(known - u).max(axis=1).min() < self.min_distance:
             return False
-        if plateaus and self.excludes_plateaus and \
-                in_plateaus(u, self.plateaus(study), self.space.levels)[0]:
+        if plateaus and self.excludes_plateaus and self.in_plateaus(u, study)[0]:
             return False
         return not study.seen(self.space.from_unit(u)[0])
 
@@ -284,15 +287,34 @@ class Proposer:
         """``score`` (a function of unit points) with ``-inf`` inside the plateaus the
         study's observations bracket.  In a conditional space it is to be called with
         canonical points, as :meth:`~mfbo.proposal.steps.Context.wrap_score` calls it."""
-        boxes, levels = self.plateaus(study), self.space.levels
-        if not boxes:
+        if not self.plateaus(study) and not self.slices(study):
             return score
 
         def wrapped(U):
             out = np.asarray(score(U), dtype=float).copy()
-            out[in_plateaus(U, boxes, levels)] = -np.inf
+            out[self.in_plateaus(U, study)] = -np.inf
             return out
         return wrapped
+
+    def in_plateaus(self, U, study: Study) -> np.ndarray:
+        """Whether each unit row of ``U`` lies in a plateau the study's observations
+        bracket: a box (:func:`in_plateaus`) or, with the plateau escape's ``slices``, a
+        slice (:func:`in_slices`)."""
+        levels = self.space.levels
+        inside = in_plateaus(U, self.plateaus(study), levels)
+        slices = self.slices(study)
+        return inside | in_slices(U, slices, levels) if slices else inside
+
+    def slices(self, study: Study) -> list:
+        """The slices the study's observations make plateaus (:func:`plateau_slices`;
+        none without the plateau escape's ``slices``), made once per number of
+        observations."""
+        if not self._plateau_slices:
+            return []
+        n = study.obs.n
+        if self._slices[0] != n:
+            self._slices = (n, plateau_slices(study.obs.X, study.obs.y, self.space.levels))
+        return self._slices[1]
 
     def plateaus(self, study: Study) -> list:
         """The plateaus the study's observations bracket (:func:`plateau_boxes`), made

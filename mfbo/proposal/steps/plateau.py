@@ -8,10 +8,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from acquisitions import level_index
+
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
 
-__all__ = ["PlateauEscape", "plateau_boxes", "in_plateaus"]
+__all__ = ["PlateauEscape", "plateau_boxes", "in_plateaus", "plateau_slices", "in_slices"]
 
 
 @dataclass(frozen=True)
@@ -30,18 +32,28 @@ class PlateauEscape(Step):
     span and no observation of another loss lies in): the acquisition scores it ``-inf`` and
     a step's point there is not new, so the evaluations that a plateau would repeat go
     elsewhere.
+
+    ``slices=True`` (with ``exclude``): in a space without a continuous coordinate, where
+    boxes cannot be spanned, two observations of one loss that agree in some coordinates and
+    differ in the others make a plateau of the whole slice they share (:func:`plateau_slices`:
+    every point with their common values, whatever its others), unless an observation of
+    another loss lies in it.  Nearest neighbours' ``leaf_size`` and ``algorithm`` change no
+    loss: after two equal losses at one ``n_neighbors``, ``weights`` and ``p`` no proposal
+    goes there again.  Spaces with a continuous coordinate are the same either way.
     """
 
     origin: ClassVar[str] = "plateau"
 
     every: int = 3
     exclude: bool = False
+    slices: bool = False
 
     def __post_init__(self):
         check_int(self.every, "PlateauEscape(every=...)")
-        if not isinstance(self.exclude, bool):
-            raise TypeError(f"PlateauEscape(exclude=...) must be True or False, got "
-                            f"{self.exclude!r}.")
+        for name in ("exclude", "slices"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"PlateauEscape({name}=...) must be True or False, got "
+                                f"{getattr(self, name)!r}.")
 
     def propose(self, ctx: Context) -> Point | None:
         return ctx.random_point() if self.due(ctx.study, ctx.proposer.n_initial) else None
@@ -102,4 +114,51 @@ def in_plateaus(U: np.ndarray, boxes: list, levels) -> np.ndarray:
     for values, low, high in boxes:
         out |= (np.all(np.abs(D - values) < 1e-6, axis=1) & np.all(C >= low, axis=1)
                 & np.all(C <= high, axis=1))
+    return out
+
+
+def _levels_of(U: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """The level index of every coordinate of the unit rows ``U`` (a space whose coordinates
+    are all integer or categorical)."""
+    return np.column_stack([level_index(U[:, d], abs(int(k))) for d, k in enumerate(levels)])
+
+
+def plateau_slices(X: np.ndarray, y: np.ndarray, levels) -> list:
+    """In a space without a continuous coordinate, the slices that pairs of observations
+    ``X`` (unit cube) of one loss ``y`` make plateaus: for each such pair, ``(agreed, values)``
+    with ``agreed`` the coordinates where the two agree and ``values`` their level indices
+    there, unless an observation of another loss has those values too.  None in a space with
+    a continuous coordinate (its boxes are :func:`plateau_boxes`')."""
+    levels = np.asarray(levels)
+    if np.any(levels == 0) or len(y) < 2:
+        return []
+    L = _levels_of(np.asarray(X, dtype=float), levels)
+    y = np.asarray(y, dtype=float)
+    slices, seen = [], set()
+    for loss in np.unique(y):
+        rows = np.flatnonzero(y == loss)
+        other = y != loss
+        for a in range(rows.size):
+            for b in range(a + 1, rows.size):
+                agreed = L[rows[a]] == L[rows[b]]
+                values = L[rows[a], agreed]
+                key = (agreed.tobytes(), values.tobytes())
+                if key in seen:
+                    continue
+                seen.add(key)
+                if not np.any(other & np.all(L[:, agreed] == values, axis=1)):
+                    slices.append((agreed, values))
+    return slices
+
+
+def in_slices(U: np.ndarray, slices: list, levels) -> np.ndarray:
+    """Whether each unit row of ``U`` lies in one of ``slices`` (:func:`plateau_slices`): its
+    level in every agreed coordinate the slice's."""
+    U = np.atleast_2d(U)
+    out = np.zeros(U.shape[0], dtype=bool)
+    if not slices:
+        return out
+    L = _levels_of(U, np.asarray(levels))
+    for agreed, values in slices:
+        out |= np.all(L[:, agreed] == values, axis=1)
     return out

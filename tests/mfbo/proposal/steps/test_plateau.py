@@ -2,7 +2,9 @@
 ``exclude=True``: no step proposes inside a plateau that observations of one loss bracket
 (the boxes by hand, the acquisition's ``-inf`` there, every proposal of a run outside them,
 random points allowed, continuous losses unchanged, a resumed study, old pickles, bad
-input)."""
+input); and its ``slices=True``: in a space without a continuous coordinate, the slice that
+two observations of one loss share is a plateau too (by hand, every proposal of a run
+outside them, spaces with a real unchanged, a resumed study, pickles, bad input)."""
 
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 
 import mfbo
 from mfbo.proposal import PlateauEscape
-from mfbo.proposal.steps.plateau import in_plateaus, plateau_boxes
+from mfbo.proposal.steps.plateau import in_plateaus, in_slices, plateau_boxes, plateau_slices
 from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
@@ -264,3 +266,89 @@ def test_exclude_is_checked_and_old_pickles_go_on():
     again = pickle.loads(pickle.dumps(opt))
     run_trials(again, _stepped, 3)
     assert again.n_finished == 18
+
+
+# -- slices=True: in a space without a continuous coordinate, the slice two equal losses share --
+
+KNN = mfbo.Space({"k": mfbo.Integer(1, 30), "junk": mfbo.Integer(1, 40),
+                  "algorithm": mfbo.Categorical(["a", "b", "c"]),
+                  "weights": mfbo.Categorical(["uniform", "distance"])})
+
+
+def _knn_like(k, junk, algorithm, weights):
+    """A loss of ``k`` and ``weights`` alone, as nearest neighbours' is of ``n_neighbors``
+    and ``weights`` but not of ``leaf_size`` or ``algorithm``."""
+    return float((k - 9) ** 2 + (3 if weights == "uniform" else 0))
+
+
+def test_the_slices_of_equal_losses_by_hand():
+    levels = np.array([3, -2, 4])  # an integer of three levels, a categorical, an integer
+
+    def centre(i, k):
+        return (i + 0.5) / k
+
+    X = np.array([[centre(0, 3), centre(1, 2), centre(0, 4)],
+                  [centre(0, 3), centre(1, 2), centre(3, 4)],    # loss 1: differs in the last
+                  [centre(2, 3), centre(0, 2), centre(1, 4)],    # loss 2
+                  [centre(1, 3), centre(0, 2), centre(1, 4)],    # loss 2: differs in the first
+                  [centre(0, 3), centre(0, 2), centre(1, 4)]])   # loss 5, in that slice
+    y = np.array([1.0, 1.0, 2.0, 2.0, 5.0])
+    (agreed, values), = plateau_slices(X, y, levels)  # the second pair's slice holds loss 5
+    assert list(agreed) == [True, True, False] and list(values) == [0, 1]
+    U = np.array([[centre(0, 3), centre(1, 2), centre(2, 4)],   # the slice, another level
+                  [0.01, 0.99, 0.5],                             # the same levels off-centre
+                  [centre(1, 3), centre(1, 2), centre(0, 4)]])   # another first coordinate
+    assert list(in_slices(U, [(agreed, values)], levels)) == [True, True, False]
+    assert plateau_slices(np.hstack([X, X[:, :1]]), y, [3, -2, 4, 0]) == []  # a real: none
+
+
+def _slices_optimizer(seed=0, slices=True, space=KNN, **kw):
+    recipe = mfbo.get_recipe("mondrian").with_settings(PlateauEscape, slices=slices)
+    return mfbo.Optimizer(space, surrogate=recipe, random_state=seed, **kw)
+
+
+def test_no_model_proposal_lands_in_a_slice_already_made_a_plateau():
+    counts = []
+    for slices in (True, False):
+        opt = _slices_optimizer(1, slices)
+        random_ones = _record_random(opt)
+        inside = 0
+        for i in range(70):
+            t = opt.ask()
+            if i >= opt.n_initial and i not in random_ones:
+                study = opt.study
+                made = plateau_slices(study.obs.X, study.obs.y, KNN.levels)
+                inside += int(in_slices(KNN.to_unit([t.params]), made, KNN.levels)[0])
+            opt.tell(t, _knn_like(**t.params))
+        counts.append(inside)
+    assert counts[0] == 0 and counts[1] > 5  # without it the steps go back again and again
+
+
+def test_slices_change_nothing_in_a_space_with_a_continuous_coordinate(tmp_path):
+    runs = [[t.params for t in run_trials(_slices_optimizer(4, s, SPACE), _stepped,
+                                          30).trials] for s in (False, True)]
+    assert runs[0] == runs[1]
+    path = str(tmp_path / "s.db")  # a resumed study goes on as the whole run
+    whole = run_trials(_slices_optimizer(5), _knn_like, 40)
+    run_trials(_slices_optimizer(5, storage=path), _knn_like, 24).close()
+    resumed = run_trials(_slices_optimizer(5, storage=path), _knn_like, 16)
+    assert [t.params for t in resumed.trials] == [t.params for t in whole.trials]
+
+
+def test_slices_is_checked_and_old_pickles_go_on():
+    import pickle
+
+    with pytest.raises(TypeError, match=r"PlateauEscape\(slices=\.\.\.\)"):
+        PlateauEscape(slices=1)
+    opt = run_trials(_slices_optimizer(6), _knn_like, 30)
+    again = pickle.loads(pickle.dumps(opt))
+
+    def listed(o):
+        return [(a.tolist(), v.tolist()) for a, v in o.proposer.slices(o.study)]
+
+    assert listed(again) == listed(opt) != []
+    for name in ("_plateau_slices", "_slices"):
+        delattr(opt.proposer, name)  # a proposer pickled before the option existed
+    old = pickle.loads(pickle.dumps(opt))
+    run_trials(old, _knn_like, 3)
+    assert old.n_finished == 33 and old.proposer.slices(old.study) == []
