@@ -98,6 +98,13 @@ def _bo(out: dict, quick: bool) -> None:
     r = mfbo.minimize(lambda i, c: (i - 4) ** 2 + "abcde".index(c), discrete, n_calls=30,
                       random_state=0, progress_bar=False)
     out["discrete"] = _trials(r.trials)
+    # integers and categoricals only, two of which change no loss (nearest neighbours'
+    # leaf_size and algorithm): the losses repeat wherever only those two change
+    knn = {"k": Integer(1, 40), "leaf": Integer(5, 100), "alg": Categorical(["a", "b", "c"]),
+           "w": Categorical(["u", "d"])}
+    r = mfbo.minimize(lambda k, leaf, alg, w: float((k - 9) ** 2 + 3 * (w == "u")), knn,
+                      n_calls=60, random_state=0, progress_bar=False)
+    out["irrelevant"] = _trials(r.trials)
     # a conditional space: a choice, its branches' own parameters and a forbidden pair
     branch_a, branch_b = {"kind": "a"}, {"kind": "b"}
     conditional = mfbo.Space(
