@@ -124,8 +124,8 @@ class Proposer:
         self.excludes_plateaus = not outputs and escape is not None and escape.exclude
         #: whether slices of a space without a continuous coordinate are plateaus too
         self._plateau_slices = self.excludes_plateaus and escape.slices
-        self._plateaus = (-1, [])
-        self._slices = (-1, [])  # (observations they were made from, boxes)
+        self._plateaus = (-1, [])  # (observations they were made from, boxes)
+        self._slices = (-1, [])  # (observations they were made from, slices)
         self._clip_level: float | None = None  # the best feasible loss the model was told
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
