@@ -804,15 +804,16 @@ def test_the_weighted_forest_is_the_one_grown_in_one_batch_from_the_design():
     assert np.array_equal(online.predict(Xq)[0], batch.predict(Xq)[0])
 
 
-def test_without_relevance_the_forest_is_never_grown_afresh():
+@pytest.mark.parametrize("relevance", [None, "mutual_info"])
+def test_without_relevance_the_forest_is_never_grown_afresh(relevance):
     X, y = _relevance_data()
-    plain, weighted = MondrianModel(3, 0), MondrianModel(3, 0, relevance=None)
-    for m in (plain, weighted):
-        m.set_initial_size(20)
-        _feed(m, X, y)
-    Xq = np.random.default_rng(2).random((9, 3))
-    assert np.array_equal(plain.predict(Xq)[0], weighted.predict(Xq)[0])
-    assert np.array_equal(plain.forest.feature_weights_, np.ones(3))
+    m = MondrianModel(3, 0, relevance=relevance)
+    m.set_initial_size(20)
+    _tell(m, X, y, 0, 19)
+    forest = m.forest
+    _tell(m, X, y, 19, 40)
+    assert (m.forest is forest) == (relevance is None)
+    assert np.array_equal(m.forest.feature_weights_, np.ones(3)) == (relevance is None)
 
 
 def test_a_weighted_model_pickles_and_goes_on_as_the_original():
