@@ -354,17 +354,18 @@ class MondrianModel(Model):
             # predictions were not made on; and a constant liar's copy's lies: they say
             # nothing of which forest predicts better)
             self._record_errors(X[-n_new:], new)
-        if self.relevance is not None and not self._weighted and \
-                X.shape[0] >= max(5, self._initial or 0):
-            # the design is complete: the forest grown afresh with the relevance weights
+        regrow = self.relevance is not None and not self._weighted and \
+            X.shape[0] >= max(5, self._initial or 0)
+        if regrow:  # the design is complete: the forest grown afresh with relevance weights
             self._weighted = True
-            self._forest_args["feature_weights"] = self._relevance_weights(X, y)
-            self._make_forest(self.encode(X[:1]).shape[1])
             self._n, self._plain, self._errors = 0, None, []
         if self._n == 0:
             self._set_transform(y)
             t = self._transform(y)
             F = self.encode(X)
+            if regrow:
+                self._forest_args["feature_weights"] = self._relevance_weights(F, t)
+                self._make_forest(F.shape[1])
             if choosing:
                 self._plain = copy.deepcopy(self.forest)  # unfitted: the same random stream
                 self._plain.fit(F, t)
@@ -397,14 +398,13 @@ class MondrianModel(Model):
             with_trend, without = recent.sum(axis=0)
             self._use_trend = bool(recent.size) and with_trend < without
 
-    def _relevance_weights(self, X, y) -> np.ndarray:
-        """Each forest coordinate's relevance to the transformed losses ``y`` of the
-        observations ``X`` (``relevance``'s estimate, scikit-learn's), as a share of the
-        largest, at least ``relevance_floor``; all 1 where none is relevant."""
+    def _relevance_weights(self, F, t) -> np.ndarray:
+        """Each forest coordinate's relevance to the transformed losses ``t`` of the
+        observations ``F`` (as the forest takes them; ``relevance``'s estimate,
+        scikit-learn's), as a share of the largest, at least ``relevance_floor``; all 1 where
+        none is relevant."""
         from sklearn.feature_selection import f_regression, mutual_info_regression
 
-        self._set_transform(y)
-        F, t = self.encode(X), self._transform(y)
         if self.relevance == "f_score":
             with np.errstate(divide="ignore", invalid="ignore"):
                 raw = f_regression(F, t)[0]

@@ -8,10 +8,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from acquisitions import level_index
-
 from ..._core.arguments import check_int
 from .base import Context, Point, Step
+from .categories import branch_codes
 
 __all__ = ["PlateauEscape", "plateau_boxes", "in_plateaus", "plateau_slices", "in_slices"]
 
@@ -117,22 +116,17 @@ def in_plateaus(U: np.ndarray, boxes: list, levels) -> np.ndarray:
     return out
 
 
-def _levels_of(U: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """The level index of every coordinate of the unit rows ``U`` (a space whose coordinates
-    are all integer or categorical)."""
-    return np.column_stack([level_index(U[:, d], abs(int(k))) for d, k in enumerate(levels)])
-
-
 def plateau_slices(X: np.ndarray, y: np.ndarray, levels) -> list:
     """In a space without a continuous coordinate, the slices that pairs of observations
     ``X`` (unit cube) of one loss ``y`` make plateaus: for each such pair, ``(agreed, values)``
     with ``agreed`` the coordinates where the two agree and ``values`` their level indices
-    there, unless an observation of another loss has those values too.  None in a space with
-    a continuous coordinate (its boxes are :func:`plateau_boxes`')."""
+    there (:func:`~mfbo.proposal.steps.categories.branch_codes`', -1 for an inactive one),
+    unless an observation of another loss has those values too.  None in a space with a
+    continuous coordinate (its boxes are :func:`plateau_boxes`')."""
     levels = np.asarray(levels)
     if np.any(levels == 0) or len(y) < 2:
         return []
-    L = _levels_of(np.asarray(X, dtype=float), levels)
+    L = branch_codes(X, levels, np.arange(levels.size))  # (every coordinate is discrete)
     y = np.asarray(y, dtype=float)
     slices, seen = [], set()
     for loss in np.unique(y):
@@ -158,7 +152,8 @@ def in_slices(U: np.ndarray, slices: list, levels) -> np.ndarray:
     out = np.zeros(U.shape[0], dtype=bool)
     if not slices:
         return out
-    L = _levels_of(U, np.asarray(levels))
+    levels = np.asarray(levels)
+    L = branch_codes(U, levels, np.arange(levels.size))
     for agreed, values in slices:
         out |= np.all(L[:, agreed] == values, axis=1)
     return out

@@ -248,10 +248,16 @@ def test_exclusion_changes_nothing_without_repeats_and_resumes(tmp_path):
     for make in (lambda: _optimizer(4, exclude=False), lambda: _optimizer(4)):
         runs.append([t.params for t in run_trials(make(), quad, 30).trials])
     assert runs[0] == runs[1]
+    _assert_resumes_as_one_run(_optimizer, _stepped, tmp_path)
+
+
+def _assert_resumes_as_one_run(make, f, tmp_path):
+    """A study of ``make(5, ...)`` stopped after 24 trials of ``f`` and reopened goes on as
+    the whole run of 40 did."""
     path = str(tmp_path / "s.db")
-    whole = run_trials(_optimizer(5), _stepped, 40)
-    run_trials(_optimizer(5, storage=path), _stepped, 24).close()
-    resumed = run_trials(_optimizer(5, storage=path), _stepped, 16)
+    whole = run_trials(make(5), f, 40)
+    run_trials(make(5, storage=path), f, 24).close()
+    resumed = run_trials(make(5, storage=path), f, 16)
     assert [t.params for t in resumed.trials] == [t.params for t in whole.trials]
 
 
@@ -328,11 +334,7 @@ def test_slices_change_nothing_in_a_space_with_a_continuous_coordinate(tmp_path)
     runs = [[t.params for t in run_trials(_slices_optimizer(4, s, SPACE), _stepped,
                                           30).trials] for s in (False, True)]
     assert runs[0] == runs[1]
-    path = str(tmp_path / "s.db")  # a resumed study goes on as the whole run
-    whole = run_trials(_slices_optimizer(5), _knn_like, 40)
-    run_trials(_slices_optimizer(5, storage=path), _knn_like, 24).close()
-    resumed = run_trials(_slices_optimizer(5, storage=path), _knn_like, 16)
-    assert [t.params for t in resumed.trials] == [t.params for t in whole.trials]
+    _assert_resumes_as_one_run(_slices_optimizer, _knn_like, tmp_path)
 
 
 def test_slices_is_checked_and_old_pickles_go_on():
