@@ -124,8 +124,10 @@ class Proposer:
         self.excludes_plateaus = not outputs and escape is not None and escape.exclude
         #: whether slices of a space without a continuous coordinate are plateaus too
         self._plateau_slices = self.excludes_plateaus and escape.slices
+        #: whether a slice brackets the integer coordinates its two observations differ in
+        self._bracket = self._plateau_slices and escape.bracket
         self._plateaus = (-1, [])  # (observations they were made from, boxes)
-        self._slices = (-1, [])  # (observations they were made from, slices)
+        self._slice_ranges = (-1, [])  # (observations they were made from, slices)
         self._clip_level: float | None = None  # the best feasible loss the model was told
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
@@ -148,11 +150,13 @@ class Proposer:
     #: reproduce its behaviour then
     _PICKLE_DEFAULTS = {"_clips": False, "_clip_level": None, "_told_repeat": True,
                         "excludes_plateaus": False, "_plateaus": (-1, []),
-                        "_plateau_slices": False, "_slices": (-1, [])}
+                        "_plateau_slices": False, "_bracket": False,
+                        "_slice_ranges": (-1, [])}
 
     def __setstate__(self, state: dict) -> None:
         for name, value in self._PICKLE_DEFAULTS.items():
             state.setdefault(name, value)
+        state.pop("_slices", None)  # an earlier cache of slices in another form; remade
         self.__dict__.update(state)
 
     def observe(self, study: Study) -> None:
@@ -312,9 +316,10 @@ class Proposer:
         if not self._plateau_slices:
             return []
         n = study.obs.n
-        if self._slices[0] != n:
-            self._slices = (n, plateau_slices(study.obs.X, study.obs.y, self.space.levels))
-        return self._slices[1]
+        if self._slice_ranges[0] != n:
+            self._slice_ranges = (n, plateau_slices(study.obs.X, study.obs.y, self.space.levels,
+                                                    self._bracket))
+        return self._slice_ranges[1]
 
     def plateaus(self, study: Study) -> list:
         """The plateaus the study's observations bracket (:func:`plateau_boxes`), made

@@ -39,6 +39,10 @@ class PlateauEscape(Step):
     another loss lies in it.  Nearest neighbours' ``leaf_size`` and ``algorithm`` change no
     loss: after two equal losses at one ``n_neighbors``, ``weights`` and ``p`` no proposal
     goes there again.  Spaces with a continuous coordinate are the same either way.
+
+    ``bracket=True`` (with ``slices``): an integer coordinate where the two observations
+    differ is a range between their values, not free (categorical ones stay free): two equal
+    losses at depths 12 and 18 say nothing of depth 3.
     """
 
     origin: ClassVar[str] = "plateau"
@@ -46,10 +50,11 @@ class PlateauEscape(Step):
     every: int = 3
     exclude: bool = False
     slices: bool = False
+    bracket: bool = False
 
     def __post_init__(self):
         check_int(self.every, "PlateauEscape(every=...)")
-        for name in ("exclude", "slices"):
+        for name in ("exclude", "slices", "bracket"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"PlateauEscape({name}=...) must be True or False, got "
                                 f"{getattr(self, name)!r}.")
@@ -116,44 +121,55 @@ def in_plateaus(U: np.ndarray, boxes: list, levels) -> np.ndarray:
     return out
 
 
-def plateau_slices(X: np.ndarray, y: np.ndarray, levels) -> list:
+def plateau_slices(X: np.ndarray, y: np.ndarray, levels, bracket: bool = False) -> list:
     """In a space without a continuous coordinate, the slices that pairs of observations
-    ``X`` (unit cube) of one loss ``y`` make plateaus: for each such pair, ``(agreed, values)``
-    with ``agreed`` the coordinates where the two agree and ``values`` their level indices
-    there (:func:`~mfbo.proposal.steps.categories.branch_codes`', -1 for an inactive one),
-    unless an observation of another loss has those values too.  None in a space with a
-    continuous coordinate (its boxes are :func:`plateau_boxes`')."""
+    ``X`` (unit cube) of one loss ``y`` make plateaus: for each such pair, ``(low, high)``,
+    per coordinate the range of level indices (:func:`~mfbo.proposal.steps.categories.
+    branch_codes`', -1 for an inactive one) the slice allows: the pair's common level where
+    the two agree, any level where they differ, unless an observation of another loss lies in
+    the slice.  ``bracket=True``: an ordered coordinate (an integer's or an ordinal's, both
+    active) where the two differ allows only the levels between theirs, so two equal losses at
+    two large tree depths leave the small depths open.  None in a space with a continuous
+    coordinate (its boxes are :func:`plateau_boxes`')."""
     levels = np.asarray(levels)
     if np.any(levels == 0) or len(y) < 2:
         return []
     L = branch_codes(X, levels, np.arange(levels.size))  # (every coordinate is discrete)
     y = np.asarray(y, dtype=float)
+    ordered = levels > 0
+    free_low, free_high = np.full(levels.size, -1), np.full(levels.size, np.abs(levels).max())
     slices, seen = [], set()
     for loss in np.unique(y):
         rows = np.flatnonzero(y == loss)
         other = y != loss
         for a in range(rows.size):
             for b in range(a + 1, rows.size):
-                agreed = L[rows[a]] == L[rows[b]]
-                values = L[rows[a], agreed]
-                key = (agreed.tobytes(), values.tobytes())
+                la, lb = L[rows[a]], L[rows[b]]
+                agreed = la == lb
+                low = np.where(agreed, la, free_low)
+                high = np.where(agreed, la, free_high)
+                if bracket:
+                    between = ordered & ~agreed & (la >= 0) & (lb >= 0)
+                    low = np.where(between, np.minimum(la, lb), low)
+                    high = np.where(between, np.maximum(la, lb), high)
+                key = (low.tobytes(), high.tobytes())
                 if key in seen:
                     continue
                 seen.add(key)
-                if not np.any(other & np.all(L[:, agreed] == values, axis=1)):
-                    slices.append((agreed, values))
+                if not np.any(other & np.all((L >= low) & (L <= high), axis=1)):
+                    slices.append((low, high))
     return slices
 
 
 def in_slices(U: np.ndarray, slices: list, levels) -> np.ndarray:
     """Whether each unit row of ``U`` lies in one of ``slices`` (:func:`plateau_slices`): its
-    level in every agreed coordinate the slice's."""
+    level in every coordinate within the slice's range."""
     U = np.atleast_2d(U)
     out = np.zeros(U.shape[0], dtype=bool)
     if not slices:
         return out
     levels = np.asarray(levels)
     L = branch_codes(U, levels, np.arange(levels.size))
-    for agreed, values in slices:
-        out |= np.all(L[:, agreed] == values, axis=1)
+    for low, high in slices:
+        out |= np.all((L >= low) & (L <= high), axis=1)
     return out

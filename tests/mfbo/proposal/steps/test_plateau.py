@@ -299,12 +299,26 @@ def test_the_slices_of_equal_losses_by_hand():
                   [centre(1, 3), centre(0, 2), centre(1, 4)],    # loss 2: differs in the first
                   [centre(0, 3), centre(0, 2), centre(1, 4)]])   # loss 5, in that slice
     y = np.array([1.0, 1.0, 2.0, 2.0, 5.0])
-    (agreed, values), = plateau_slices(X, y, levels)  # the second pair's slice holds loss 5
-    assert list(agreed) == [True, True, False] and list(values) == [0, 1]
+    (low, high), = plateau_slices(X, y, levels)  # the second pair's slice holds loss 5
+    assert list(low) == [0, 1, -1] and list(high) == [0, 1, 4]  # the last coordinate free
     U = np.array([[centre(0, 3), centre(1, 2), centre(2, 4)],   # the slice, another level
                   [0.01, 0.99, 0.5],                             # the same levels off-centre
                   [centre(1, 3), centre(1, 2), centre(0, 4)]])   # another first coordinate
-    assert list(in_slices(U, [(agreed, values)], levels)) == [True, True, False]
+    assert list(in_slices(U, [(low, high)], levels)) == [True, True, False]
+    # bracketed: an integer the two differ in allows only the levels between theirs, so the
+    # second pair's slice (first coordinate 1 to 2) no longer holds loss 5 (first coordinate 0)
+    first, second = plateau_slices(X, y, levels, bracket=True)
+    assert list(first[0]) == [0, 1, 0] and list(first[1]) == [0, 1, 3]
+    assert list(second[0]) == [1, 0, 1] and list(second[1]) == [2, 0, 1]
+    V = np.array([[centre(2, 3), centre(0, 2), centre(1, 4)],    # in the second
+                  [centre(1, 3), centre(0, 2), centre(2, 4)],    # its last coordinate differs
+                  [centre(0, 3), centre(0, 2), centre(1, 4)]])   # loss 5's point: outside
+    assert list(in_slices(V, [first, second], levels)) == [True, False, False]
+    # a categorical the two differ in stays free when bracketed
+    Z = np.array([[centre(0, 3), centre(0, 2), centre(2, 4)],
+                  [centre(0, 3), centre(1, 2), centre(2, 4)]])
+    (low, high), = plateau_slices(Z, np.array([3.0, 3.0]), levels, bracket=True)
+    assert list(low) == [0, -1, 2] and list(high) == [0, 4, 2]
     assert plateau_slices(np.hstack([X, X[:, :1]]), y, [3, -2, 4, 0]) == []  # a real: none
 
 
@@ -342,6 +356,8 @@ def test_slices_is_checked_and_old_pickles_go_on():
 
     with pytest.raises(TypeError, match=r"PlateauEscape\(slices=\.\.\.\)"):
         PlateauEscape(slices=1)
+    with pytest.raises(TypeError, match=r"PlateauEscape\(bracket=\.\.\.\)"):
+        PlateauEscape(slices=True, bracket="yes")
     opt = run_trials(_slices_optimizer(6), _knn_like, 30)
     again = pickle.loads(pickle.dumps(opt))
 
@@ -349,6 +365,12 @@ def test_slices_is_checked_and_old_pickles_go_on():
         return [(a.tolist(), v.tolist()) for a, v in o.proposer.slices(o.study)]
 
     assert listed(again) == listed(opt) != []
+    # a proposer pickled with the earlier cache of slices, (agreed, values) pairs: remade
+    cached = opt.proposer._slice_ranges
+    del opt.proposer._slice_ranges, opt.proposer._bracket
+    opt.proposer._slices = (cached[0], [(lo == hi, lo[lo == hi]) for lo, hi in cached[1]])
+    earlier = pickle.loads(pickle.dumps(opt))
+    assert not hasattr(earlier.proposer, "_slices") and listed(earlier) == listed(again)
     for name in ("_plateau_slices", "_slices"):
         delattr(opt.proposer, name)  # a proposer pickled before the option existed
     old = pickle.loads(pickle.dumps(opt))
