@@ -18,9 +18,10 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
 * ``mondrian-slices``: ``mondrian`` whose plateaus, in a space without a continuous coordinate,
   are the slices that two observations of one loss share (``PlateauEscape(slices=True)``):
   identical to ``mondrian`` in a space with a continuous coordinate;
-* ``mondrian-slices-bracket``: ``mondrian-slices`` whose slices allow, in an integer coordinate
-  where the two observations differ, only the values between theirs
-  (``PlateauEscape(slices=True, bracket=True)``);
+* ``mondrian-slices-reach``, ``-slices-reach0``: ``mondrian-slices`` whose slices allow, in
+  an integer coordinate where the two observations differ, only the values between theirs
+  widened by their distance (not widened) on either side
+  (``PlateauEscape(slices=True, reach=1)``, ``reach=0``);
 * ``mondrian-relevance-mi``, ``-relevance-mi25``: ``mondrian`` whose forest is grown afresh
   once the initial design is told, each coordinate stretched by its mutual information with
   the design's transformed losses, at least 0.001 (0.25) of the largest
@@ -340,11 +341,13 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "a continuous coordinate no proposal in the slice that two observations of one loss "
            "share (PlateauEscape(slices=True))",
            _mondrian_with(_DEFAULT.with_settings(PlateauEscape, slices=True))),
-    Method("mondrian-slices-bracket", "mfbo: online Mondrian forest, UCB kappa=1, in a space "
-           "without a continuous coordinate no proposal in the slice that two observations of one "
-           "loss share, their integer coordinates bracketed between the two's values "
-           "(PlateauEscape(slices=True, bracket=True))",
-           _mondrian_with(_DEFAULT.with_settings(PlateauEscape, slices=True, bracket=True))),
+    *(Method(f"mondrian-slices-reach{tag}", f"mfbo: online Mondrian forest, UCB kappa=1, in a "
+             f"space without a continuous coordinate no proposal in the slice that two "
+             f"observations of one loss share, their integer coordinates the range between "
+             f"the two's values widened by {reach:g} times their distance "
+             f"(PlateauEscape(slices=True, reach={reach:g}))",
+             _mondrian_with(_DEFAULT.with_settings(PlateauEscape, slices=True, reach=reach)))
+      for tag, reach in (("0", 0.0), ("", 1.0))),
     *(Method(f"mondrian-relevance-mi{tag}", f"mfbo: online Mondrian forest, UCB kappa=1, the "
              f"forest grown afresh once the initial design is told, each coordinate stretched by "
              f"its mutual information with the design's transformed losses, at least {floor:g} "

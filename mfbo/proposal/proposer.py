@@ -124,8 +124,9 @@ class Proposer:
         self.excludes_plateaus = not outputs and escape is not None and escape.exclude
         #: whether slices of a space without a continuous coordinate are plateaus too
         self._plateau_slices = self.excludes_plateaus and escape.slices
-        #: whether a slice brackets the integer coordinates its two observations differ in
-        self._bracket = self._plateau_slices and escape.bracket
+        #: how far a slice reaches in the integer coordinates its two observations differ in
+        #: (None: all their values)
+        self._reach = escape.reach if self._plateau_slices else None
         self._plateaus = (-1, [])  # (observations they were made from, boxes)
         self._slice_ranges = (-1, [])  # (observations they were made from, slices)
         self._clip_level: float | None = None  # the best feasible loss the model was told
@@ -150,7 +151,7 @@ class Proposer:
     #: reproduce its behaviour then
     _PICKLE_DEFAULTS = {"_clips": False, "_clip_level": None, "_told_repeat": True,
                         "excludes_plateaus": False, "_plateaus": (-1, []),
-                        "_plateau_slices": False, "_bracket": False,
+                        "_plateau_slices": False, "_reach": None,
                         "_slice_ranges": (-1, [])}
 
     def __setstate__(self, state: dict) -> None:
@@ -318,7 +319,7 @@ class Proposer:
         n = study.obs.n
         if self._slice_ranges[0] != n:
             self._slice_ranges = (n, plateau_slices(study.obs.X, study.obs.y, self.space.levels,
-                                                    self._bracket))
+                                                    self._reach))
         return self._slice_ranges[1]
 
     def plateaus(self, study: Study) -> list:

@@ -3,6 +3,8 @@ boxes that observations of one loss bracket, where no proposal need go."""
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -40,9 +42,10 @@ class PlateauEscape(Step):
     loss: after two equal losses at one ``n_neighbors``, ``weights`` and ``p`` no proposal
     goes there again.  Spaces with a continuous coordinate are the same either way.
 
-    ``bracket=True`` (with ``slices``): an integer coordinate where the two observations
-    differ is a range between their values, not free (categorical ones stay free): two equal
-    losses at depths 12 and 18 say nothing of depth 3.
+    ``reach`` (with ``slices``; ``None``: free): an integer coordinate where the two
+    observations differ is not free but the range between their values widened by ``reach``
+    times their distance on either side (categorical ones stay free): two equal losses at tree
+    depths 19 and 20 say little of depth 14, two at leaf sizes 48 and 72 much of 30 and 90.
     """
 
     origin: ClassVar[str] = "plateau"
@@ -50,14 +53,19 @@ class PlateauEscape(Step):
     every: int = 3
     exclude: bool = False
     slices: bool = False
-    bracket: bool = False
+    reach: float | None = None
 
     def __post_init__(self):
         check_int(self.every, "PlateauEscape(every=...)")
-        for name in ("exclude", "slices", "bracket"):
+        for name in ("exclude", "slices"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"PlateauEscape({name}=...) must be True or False, got "
                                 f"{getattr(self, name)!r}.")
+        r = self.reach
+        if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Real)
+                              or not 0 <= r < math.inf):
+            raise ValueError(f"PlateauEscape(reach=...) must be None or a number >= 0, got "
+                             f"{r!r}.")
 
     def propose(self, ctx: Context) -> Point | None:
         return ctx.random_point() if self.due(ctx.study, ctx.proposer.n_initial) else None
@@ -121,16 +129,17 @@ def in_plateaus(U: np.ndarray, boxes: list, levels) -> np.ndarray:
     return out
 
 
-def plateau_slices(X: np.ndarray, y: np.ndarray, levels, bracket: bool = False) -> list:
+def plateau_slices(X: np.ndarray, y: np.ndarray, levels, reach: float | None = None) -> list:
     """In a space without a continuous coordinate, the slices that pairs of observations
     ``X`` (unit cube) of one loss ``y`` make plateaus: for each such pair, ``(low, high)``,
     per coordinate the range of level indices (:func:`~mfbo.proposal.steps.categories.
     branch_codes`', -1 for an inactive one) the slice allows: the pair's common level where
     the two agree, any level where they differ, unless an observation of another loss lies in
-    the slice.  ``bracket=True``: an ordered coordinate (an integer's or an ordinal's, both
-    active) where the two differ allows only the levels between theirs, so two equal losses at
-    two large tree depths leave the small depths open.  None in a space with a continuous
-    coordinate (its boxes are :func:`plateau_boxes`')."""
+    the slice.  With a ``reach`` (>= 0), an ordered coordinate (an integer's or an ordinal's,
+    both active) where the two differ allows only the levels between theirs widened by
+    ``reach`` times their distance on either side, so two equal losses at tree depths 19 and 20
+    leave depth 14 open.  None in a space with a continuous coordinate (its boxes are
+    :func:`plateau_boxes`')."""
     levels = np.asarray(levels)
     if np.any(levels == 0) or len(y) < 2:
         return []
@@ -148,10 +157,12 @@ def plateau_slices(X: np.ndarray, y: np.ndarray, levels, bracket: bool = False) 
                 agreed = la == lb
                 low = np.where(agreed, la, free_low)
                 high = np.where(agreed, la, free_high)
-                if bracket:
+                if reach is not None:
                     between = ordered & ~agreed & (la >= 0) & (lb >= 0)
-                    low = np.where(between, np.minimum(la, lb), low)
-                    high = np.where(between, np.maximum(la, lb), high)
+                    lo, hi = np.minimum(la, lb), np.maximum(la, lb)
+                    wide = np.floor(reach * (hi - lo) + 1e-9)
+                    low = np.where(between, np.maximum(lo - wide, 0), low)
+                    high = np.where(between, hi + wide, high)
                 key = (low.tobytes(), high.tobytes())
                 if key in seen:
                     continue

@@ -305,19 +305,25 @@ def test_the_slices_of_equal_losses_by_hand():
                   [0.01, 0.99, 0.5],                             # the same levels off-centre
                   [centre(1, 3), centre(1, 2), centre(0, 4)]])   # another first coordinate
     assert list(in_slices(U, [(low, high)], levels)) == [True, True, False]
-    # bracketed: an integer the two differ in allows only the levels between theirs, so the
+    # reach 0: an integer the two differ in allows only the levels between theirs, so the
     # second pair's slice (first coordinate 1 to 2) no longer holds loss 5 (first coordinate 0)
-    first, second = plateau_slices(X, y, levels, bracket=True)
+    first, second = plateau_slices(X, y, levels, reach=0)
     assert list(first[0]) == [0, 1, 0] and list(first[1]) == [0, 1, 3]
     assert list(second[0]) == [1, 0, 1] and list(second[1]) == [2, 0, 1]
     V = np.array([[centre(2, 3), centre(0, 2), centre(1, 4)],    # in the second
                   [centre(1, 3), centre(0, 2), centre(2, 4)],    # its last coordinate differs
                   [centre(0, 3), centre(0, 2), centre(1, 4)]])   # loss 5's point: outside
     assert list(in_slices(V, [first, second], levels)) == [True, False, False]
+    # widened by their distance on either side, within the levels: loss 1's pair (last
+    # coordinate 0 and 3) reaches all four levels, loss 2's (first 1 and 2) the first's three,
+    # which holds loss 5 again
+    (low, high), = plateau_slices(X, y, levels, reach=1)
+    assert list(low) == [0, 1, 0] and list(high) == [0, 1, 6]
+    assert list(in_slices(V, [(low, high)], levels)) == [False, False, False]
     # a categorical the two differ in stays free when bracketed
     Z = np.array([[centre(0, 3), centre(0, 2), centre(2, 4)],
                   [centre(0, 3), centre(1, 2), centre(2, 4)]])
-    (low, high), = plateau_slices(Z, np.array([3.0, 3.0]), levels, bracket=True)
+    (low, high), = plateau_slices(Z, np.array([3.0, 3.0]), levels, reach=0)
     assert list(low) == [0, -1, 2] and list(high) == [0, 4, 2]
     assert plateau_slices(np.hstack([X, X[:, :1]]), y, [3, -2, 4, 0]) == []  # a real: none
 
@@ -356,8 +362,9 @@ def test_slices_is_checked_and_old_pickles_go_on():
 
     with pytest.raises(TypeError, match=r"PlateauEscape\(slices=\.\.\.\)"):
         PlateauEscape(slices=1)
-    with pytest.raises(TypeError, match=r"PlateauEscape\(bracket=\.\.\.\)"):
-        PlateauEscape(slices=True, bracket="yes")
+    for bad in ("yes", -1, True, float("inf")):
+        with pytest.raises(ValueError, match=r"PlateauEscape\(reach=\.\.\.\)"):
+            PlateauEscape(slices=True, reach=bad)
     opt = run_trials(_slices_optimizer(6), _knn_like, 30)
     again = pickle.loads(pickle.dumps(opt))
 
@@ -367,7 +374,7 @@ def test_slices_is_checked_and_old_pickles_go_on():
     assert listed(again) == listed(opt) != []
     # a proposer pickled with the earlier cache of slices, (agreed, values) pairs: remade
     cached = opt.proposer._slice_ranges
-    del opt.proposer._slice_ranges, opt.proposer._bracket
+    del opt.proposer._slice_ranges, opt.proposer._reach
     opt.proposer._slices = (cached[0], [(lo == hi, lo[lo == hi]) for lo, hi in cached[1]])
     earlier = pickle.loads(pickle.dumps(opt))
     assert not hasattr(earlier.proposer, "_slices") and listed(earlier) == listed(again)
