@@ -15,13 +15,14 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   capped at six dimensions' worth);
 * ``mondrian-noescape``: ``mondrian`` without its plateau escape (``without(PlateauEscape)``;
   an ablation: the default before it was added);
-* ``mondrian-slices``: ``mondrian`` whose plateaus, in a space without a continuous coordinate,
-  are the slices that two observations of one loss share (``PlateauEscape(slices=True)``):
-  identical to ``mondrian`` in a space with a continuous coordinate;
-* ``mondrian-slices-reach``, ``-slices-reach0``: ``mondrian-slices`` whose slices allow, in
-  an integer coordinate where the two observations differ, only the values between theirs
-  widened by their distance (not widened) on either side
-  (``PlateauEscape(slices=True, reach=1)``, ``reach=0``);
+* ``mondrian-noslices``: ``mondrian`` without plateaus made of slices in a space without a
+  continuous coordinate (``PlateauEscape(slices=False)``; the default before they were
+  adopted): identical to ``mondrian`` in a space with a continuous coordinate;
+* ``mondrian-slices``: ``mondrian`` whose slices leave every integer coordinate the two
+  observations differ in free (``PlateauEscape(slices=True, reach=None)``);
+* ``mondrian-slices-reach``, ``-slices-reach0``: the slices ``mondrian`` makes, whose integer
+  coordinates the two observations differ in span their values widened by their distance
+  (not widened) on either side (``PlateauEscape(slices=True, reach=1)``, ``reach=0``);
 * ``mondrian-relevance-mi``, ``-relevance-mi25``: ``mondrian`` whose forest is grown afresh
   once the initial design is told, each coordinate stretched by its mutual information with
   the design's transformed losses, at least 0.001 (0.25) of the largest
@@ -337,10 +338,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
            "allowed inside a plateau already bracketed (PlateauEscape(every=3, exclude=False); "
            "the default before the exclusion was adopted)",
            _mondrian_with(_DEFAULT.with_settings(PlateauEscape, exclude=False))),
+    Method("mondrian-noslices", "mfbo: online Mondrian forest, UCB kappa=1, no slices as "
+           "plateaus in a space without a continuous coordinate (PlateauEscape(slices=False); "
+           "the default before the slices were adopted)",
+           _mondrian_with(_DEFAULT.with_settings(PlateauEscape, slices=False, reach=None))),
     Method("mondrian-slices", "mfbo: online Mondrian forest, UCB kappa=1, in a space without "
            "a continuous coordinate no proposal in the slice that two observations of one loss "
            "share (PlateauEscape(slices=True))",
-           _mondrian_with(_DEFAULT.with_settings(PlateauEscape, slices=True))),
+           _mondrian_with(_DEFAULT.with_settings(PlateauEscape, slices=True, reach=None))),
     *(Method(f"mondrian-slices-reach{tag}", f"mfbo: online Mondrian forest, UCB kappa=1, in a "
              f"space without a continuous coordinate no proposal in the slice that two "
              f"observations of one loss share, their integer coordinates the range between "

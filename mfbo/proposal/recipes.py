@@ -267,7 +267,7 @@ _RECIPES: dict[str, Recipe] = {
         acquisition=Acquisition("ucb", kappa=1.0),
         initial_design=InitialDesign("sobol", PerDimension(5)),
         steps=(RandomInterleave(0.0),
-               PlateauEscape(every=3, exclude=True),
+               PlateauEscape(every=3, exclude=True, slices=True, reach=1.0),
                StallEscape(window=4, move="exchange", integers=False, novel=True,
                            max_escapes=1, conditional=False),
                BranchBandit(alpha=0.5, move="parzen", patience=6),

@@ -328,22 +328,24 @@ def test_the_slices_of_equal_losses_by_hand():
     assert plateau_slices(np.hstack([X, X[:, :1]]), y, [3, -2, 4, 0]) == []  # a real: none
 
 
-def _slices_optimizer(seed=0, slices=True, space=KNN, **kw):
-    recipe = mfbo.get_recipe("mondrian").with_settings(PlateauEscape, slices=slices)
+def _slices_optimizer(seed=0, slices=True, space=KNN, reach=None, **kw):
+    recipe = mfbo.get_recipe("mondrian").with_settings(PlateauEscape, slices=slices,
+                                                       reach=reach)
     return mfbo.Optimizer(space, surrogate=recipe, random_state=seed, **kw)
 
 
-def test_no_model_proposal_lands_in_a_slice_already_made_a_plateau():
+@pytest.mark.parametrize("reach", [None, 1.0])
+def test_no_model_proposal_lands_in_a_slice_already_made_a_plateau(reach):
     counts = []
     for slices in (True, False):
-        opt = _slices_optimizer(1, slices)
+        opt = _slices_optimizer(1, slices, reach=reach)
         random_ones = _record_random(opt)
         inside = 0
         for i in range(70):
             t = opt.ask()
             if i >= opt.n_initial and i not in random_ones:
                 study = opt.study
-                made = plateau_slices(study.obs.X, study.obs.y, KNN.levels)
+                made = plateau_slices(study.obs.X, study.obs.y, KNN.levels, reach)
                 inside += int(in_slices(KNN.to_unit([t.params]), made, KNN.levels)[0])
             opt.tell(t, _knn_like(**t.params))
         counts.append(inside)
