@@ -24,7 +24,7 @@ from .recipes import Recipe
 from .steps import EXHAUSTED, AcquisitionSearch, Context, OutcomeSearch, PlateauEscape, \
     RandomInterleave, run_steps
 from .steps.outcomes import clipped_losses
-from .steps.plateau import in_plateaus, in_slices, plateau_boxes, plateau_slices
+from .steps.plateau import in_plateaus, in_slices, plateau_boxes, plateau_slices, slice_index
 
 __all__ = ["Proposer"]
 
@@ -128,7 +128,9 @@ class Proposer:
         #: (None: all their values)
         self._reach = escape.reach if self._plateau_slices else None
         self._plateaus = (-1, [])  # (observations they were made from, boxes)
-        self._slice_ranges = (-1, [])  # (observations they were made from, slices)
+        #: (observations they were made from, slices, those observations' points and losses)
+        self._slice_ranges = (-1, [], None)
+        self._slice_index = (None, None)  # (the slices, their slice_index)
         self._clip_level: float | None = None  # the best feasible loss the model was told
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
@@ -152,7 +154,7 @@ class Proposer:
     _PICKLE_DEFAULTS = {"_clips": False, "_clip_level": None, "_told_repeat": True,
                         "excludes_plateaus": False, "_plateaus": (-1, []),
                         "_plateau_slices": False, "_reach": None,
-                        "_slice_ranges": (-1, [])}
+                        "_slice_ranges": (-1, [], None), "_slice_index": (None, None)}
 
     def __setstate__(self, state: dict) -> None:
         for name, value in self._PICKLE_DEFAULTS.items():
@@ -308,7 +310,11 @@ class Proposer:
         levels = self.space.levels
         inside = in_plateaus(U, self.plateaus(study), levels)
         slices = self.slices(study)
-        return inside | in_slices(U, slices, levels) if slices else inside
+        if not slices:
+            return inside
+        if self._slice_index[0] is not slices:
+            self._slice_index = (slices, slice_index(slices, levels))
+        return inside | in_slices(U, slices, levels, self._slice_index[1])
 
     def slices(self, study: Study) -> list:
         """The slices the study's observations make plateaus (:func:`plateau_slices`;
@@ -316,11 +322,17 @@ class Proposer:
         observations."""
         if not self._plateau_slices:
             return []
-        n = study.obs.n
-        if self._slice_ranges[0] != n:
-            self._slice_ranges = (n, plateau_slices(study.obs.X, study.obs.y, self.space.levels,
-                                                    self._reach))
-        return self._slice_ranges[1]
+        X, y = study.obs.X, study.obs.y
+        m, slices, seen = self._slice_ranges
+        if m != y.shape[0]:
+            # observations are appended: only the pairs with a new one are made, unless an
+            # earlier observation has changed (then all of them)
+            earlier = (m, slices) if 0 < m < y.shape[0] and \
+                np.array_equal(y[:m], seen[1], equal_nan=True) and \
+                np.array_equal(X[:m], seen[0]) else None
+            slices = plateau_slices(X, y, self.space.levels, self._reach, earlier)
+            self._slice_ranges = (y.shape[0], slices, (X.copy(), y.copy()))
+        return slices
 
     def plateaus(self, study: Study) -> list:
         """The plateaus the study's observations bracket (:func:`plateau_boxes`), made

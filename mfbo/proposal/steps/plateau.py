@@ -14,7 +14,8 @@ from ..._core.arguments import check_int
 from .base import Context, Point, Step
 from .categories import branch_codes
 
-__all__ = ["PlateauEscape", "plateau_boxes", "in_plateaus", "plateau_slices", "in_slices"]
+__all__ = ["PlateauEscape", "plateau_boxes", "in_plateaus", "plateau_slices", "in_slices",
+           "slice_index"]
 
 
 @dataclass(frozen=True)
@@ -129,58 +130,131 @@ def in_plateaus(U: np.ndarray, boxes: list, levels) -> np.ndarray:
     return out
 
 
-def plateau_slices(X: np.ndarray, y: np.ndarray, levels, reach: float | None = None) -> list:
+def plateau_slices(X: np.ndarray, y: np.ndarray, levels, reach: float | None = None,
+                   earlier: tuple | None = None) -> list:
     """In a space without a continuous coordinate, the slices that pairs of observations
-    ``X`` (unit cube) of one loss ``y`` make plateaus: for each such pair, ``(low, high)``,
-    per coordinate the range of level indices (:func:`~mfbo.proposal.steps.categories.
-    branch_codes`', -1 for an inactive one) the slice allows: the pair's common level where
-    the two agree, any level where they differ, unless an observation of another loss lies in
-    the slice.  With a ``reach`` (>= 0), an ordered coordinate (an integer's or an ordinal's,
-    both active) where the two differ allows only the levels between theirs widened by
-    ``reach`` times their distance on either side, so two equal losses at tree depths 19 and 20
-    leave depth 14 open.  None in a space with a continuous coordinate (its boxes are
-    :func:`plateau_boxes`')."""
+    ``X`` (unit cube) of one loss ``y`` make plateaus: for each such pair, ``(low, high,
+    loss)``, per coordinate the range of level indices (:func:`~mfbo.proposal.steps.
+    categories.branch_codes`', -1 for an inactive one) the slice allows, and the pair's loss:
+    the pair's common level where the two agree, any level where they differ, unless an
+    observation of another loss lies in the slice.  With a ``reach`` (>= 0), an ordered
+    coordinate (an integer's or an ordinal's, both active) where the two differ allows only
+    the levels between theirs widened by ``reach`` times their distance on either side, so two
+    equal losses at tree depths 19 and 20 leave depth 14 open.  None in a space with a
+    continuous coordinate (its boxes are :func:`plateau_boxes`').
+
+    ``earlier=(m, slices)``: the slices of the first ``m`` observations (this function's, with
+    the same ``reach``), so that only the pairs with a later observation are made and only the
+    later observations are checked against the earlier slices: the same slices (in another
+    order) at a cost that grows with the new observations, not with all pairs."""
     levels = np.asarray(levels)
     if np.any(levels == 0) or len(y) < 2:
         return []
     L = branch_codes(X, levels, np.arange(levels.size))  # (every coordinate is discrete)
     y = np.asarray(y, dtype=float)
+    m, slices = earlier if earlier is not None else (0, [])
+    if m and slices:  # the earlier slices that no later observation of another loss lies in
+        low, high = (np.array([s[i] for s in slices], dtype=float) for i in (0, 1))
+        losses = np.array([s[2] for s in slices])
+        unmade = np.zeros(len(slices), dtype=bool)
+        for row, loss in zip(L[m:], y[m:]):
+            unmade |= (losses != loss) & np.all((low <= row) & (row <= high), axis=1)
+        slices = [s for s, gone in zip(slices, unmade) if not gone]
+    seen = {(lw.tobytes(), hg.tobytes()) for lw, hg, _ in slices}
     ordered = levels > 0
-    free_low, free_high = np.full(levels.size, -1), np.full(levels.size, np.abs(levels).max())
-    slices, seen = [], set()
-    for loss in np.unique(y):
+    for loss in np.unique(y[m:]):
         rows = np.flatnonzero(y == loss)
-        other = y != loss
-        for a in range(rows.size):
-            for b in range(a + 1, rows.size):
-                la, lb = L[rows[a]], L[rows[b]]
-                agreed = la == lb
-                low = np.where(agreed, la, free_low)
-                high = np.where(agreed, la, free_high)
-                if reach is not None:
-                    between = ordered & ~agreed & (la >= 0) & (lb >= 0)
-                    lo, hi = np.minimum(la, lb), np.maximum(la, lb)
-                    wide = np.floor(reach * (hi - lo) + 1e-9)
-                    low = np.where(between, np.maximum(lo - wide, 0), low)
-                    high = np.where(between, hi + wide, high)
-                key = (low.tobytes(), high.tobytes())
-                if key in seen:
-                    continue
+        if rows.size < 2:
+            continue
+        a, b = np.triu_indices(rows.size, 1)  # every pair of them with a later observation
+        new = rows[b] >= m
+        low, high = _pair_ranges(L[rows[a[new]]], L[rows[b[new]]], ordered, reach,
+                                 float(np.abs(levels).max()))
+        fresh = []  # each slice once, in the order of its first pair
+        for i in range(low.shape[0]):
+            key = (low[i].tobytes(), high[i].tobytes())
+            if key not in seen:
                 seen.add(key)
-                if not np.any(other & np.all((L >= low) & (L <= high), axis=1)):
-                    slices.append((low, high))
+                fresh.append(i)
+        low, high = low[fresh], high[fresh]
+        others = L[y != loss]
+        # the slices no observation of another loss lies in, a block of slices at a time
+        step = max(1, 4_000_000 // max(1, others.size))
+        for i in range(0, low.shape[0], step):
+            lw, hg = low[i:i + step], high[i:i + step]
+            held = np.all((others[None] >= lw[:, None]) & (others[None] <= hg[:, None]),
+                          axis=2).any(axis=1)
+            slices.extend((u, v, float(loss)) for u, v in zip(lw[~held], hg[~held]))
     return slices
 
 
-def in_slices(U: np.ndarray, slices: list, levels) -> np.ndarray:
+def _pair_ranges(la, lb, ordered, reach, top):
+    """The ranges of level indices (``low``, ``high``, one row per pair) of the slices the
+    pairs of level rows ``la``, ``lb`` share (:func:`plateau_slices`)."""
+    agreed = la == lb
+    low = np.where(agreed, la, -1.0)
+    high = np.where(agreed, la, top)
+    if reach is not None:
+        between = ordered & ~agreed & (la >= 0) & (lb >= 0)
+        lo, hi = np.minimum(la, lb), np.maximum(la, lb)
+        wide = np.floor(reach * (hi - lo) + 1e-9)
+        low = np.where(between, np.maximum(lo - wide, 0), low)
+        high = np.where(between, hi + wide, high)
+    return low, high
+
+
+def in_slices(U: np.ndarray, slices: list, levels, index: tuple | None = None) -> np.ndarray:
     """Whether each unit row of ``U`` lies in one of ``slices`` (:func:`plateau_slices`): its
-    level in every coordinate within the slice's range."""
+    level in every coordinate within the slice's range.  ``index``: :func:`slice_index` of
+    these slices and levels, made once for many calls."""
     U = np.atleast_2d(U)
     out = np.zeros(U.shape[0], dtype=bool)
     if not slices:
         return out
     levels = np.asarray(levels)
-    L = branch_codes(U, levels, np.arange(levels.size))
-    for low, high in slices:
-        out |= np.all((L >= low) & (L <= high), axis=1)
+    low, high, tables = index if index is not None else slice_index(slices, levels)
+    L = branch_codes(U, levels, np.arange(levels.size)).astype(np.int64)
+    step = max(1, 2_000_000 // tables[0].shape[1] if tables[0] is not None else 1024)
+    for i in range(0, L.shape[0], step):
+        rows = L[i:i + step]
+        held = None  # per row, a bit per slice: the slices whose ranges hold it so far
+        for j, table in enumerate(tables):
+            if table is not None:
+                bits = table[rows[:, j] + 1]
+            else:  # a coordinate of too many levels for a table: compared
+                inside = (rows[:, j, None] >= low[:, j]) & (rows[:, j, None] <= high[:, j])
+                bits = _packed(inside)
+            held = bits if held is None else held & bits
+        out[i:i + step] = held.any(axis=1)
     return out
+
+
+#: a coordinate of at most this many levels gets a table of the slices each level is in
+_TABLE_LEVELS = 1024
+
+
+def slice_index(slices: list, levels) -> tuple:
+    """``(low, high, tables)``: the slices' ranges stacked (one row per slice), and per
+    coordinate of at most 1,024 levels a table with, for each level (-1, inactive, first), a
+    bit per slice whose range holds it (None for a coordinate of more levels), so that
+    :func:`in_slices` tests a point against every slice with one look-up per coordinate."""
+    levels = np.asarray(levels)
+    low = np.array([lw for lw, _, _ in slices], dtype=float).reshape(len(slices), levels.size)
+    high = np.array([hg for _, hg, _ in slices], dtype=float).reshape(len(slices), levels.size)
+    tables = []
+    for j, k in enumerate(np.abs(levels)):
+        if k > _TABLE_LEVELS:
+            tables.append(None)
+            continue
+        v = np.arange(-1, int(k))[:, None]
+        tables.append(_packed((low[:, j] <= v) & (high[:, j] >= v)))
+    return low, high, tables
+
+
+def _packed(bits: np.ndarray) -> np.ndarray:
+    """Boolean rows packed into 64-bit words (zeros after the last)."""
+    packed = np.packbits(bits, axis=1)
+    pad = -packed.shape[1] % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)

@@ -9,6 +9,8 @@ outside them, spaces with a real unchanged, a resumed study, pickles, bad input)
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mfbo
 from mfbo.proposal import PlateauEscape
@@ -299,12 +301,13 @@ def test_the_slices_of_equal_losses_by_hand():
                   [centre(1, 3), centre(0, 2), centre(1, 4)],    # loss 2: differs in the first
                   [centre(0, 3), centre(0, 2), centre(1, 4)]])   # loss 5, in that slice
     y = np.array([1.0, 1.0, 2.0, 2.0, 5.0])
-    (low, high), = plateau_slices(X, y, levels)  # the second pair's slice holds loss 5
+    (low, high, loss), = plateau_slices(X, y, levels)  # the second pair's slice holds loss 5
     assert list(low) == [0, 1, -1] and list(high) == [0, 1, 4]  # the last coordinate free
+    assert loss == 1.0
     U = np.array([[centre(0, 3), centre(1, 2), centre(2, 4)],   # the slice, another level
                   [0.01, 0.99, 0.5],                             # the same levels off-centre
                   [centre(1, 3), centre(1, 2), centre(0, 4)]])   # another first coordinate
-    assert list(in_slices(U, [(low, high)], levels)) == [True, True, False]
+    assert list(in_slices(U, [(low, high, loss)], levels)) == [True, True, False]
     # reach 0: an integer the two differ in allows only the levels between theirs, so the
     # second pair's slice (first coordinate 1 to 2) no longer holds loss 5 (first coordinate 0)
     first, second = plateau_slices(X, y, levels, reach=0)
@@ -317,15 +320,85 @@ def test_the_slices_of_equal_losses_by_hand():
     # widened by their distance on either side, within the levels: loss 1's pair (last
     # coordinate 0 and 3) reaches all four levels, loss 2's (first 1 and 2) the first's three,
     # which holds loss 5 again
-    (low, high), = plateau_slices(X, y, levels, reach=1)
+    (low, high, loss), = plateau_slices(X, y, levels, reach=1)
     assert list(low) == [0, 1, 0] and list(high) == [0, 1, 6]
-    assert list(in_slices(V, [(low, high)], levels)) == [False, False, False]
+    assert list(in_slices(V, [(low, high, loss)], levels)) == [False, False, False]
     # a categorical the two differ in stays free when bracketed
     Z = np.array([[centre(0, 3), centre(0, 2), centre(2, 4)],
                   [centre(0, 3), centre(1, 2), centre(2, 4)]])
-    (low, high), = plateau_slices(Z, np.array([3.0, 3.0]), levels, reach=0)
+    (low, high, _), = plateau_slices(Z, np.array([3.0, 3.0]), levels, reach=0)
     assert list(low) == [0, -1, 2] and list(high) == [0, 4, 2]
     assert plateau_slices(np.hstack([X, X[:, :1]]), y, [3, -2, 4, 0]) == []  # a real: none
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_slices_made_as_observations_arrive_are_those_made_at_once(data):
+    levels = np.array(data.draw(st.lists(st.sampled_from([-3, -2, 2, 3, 5]), min_size=1,
+                                         max_size=4)))
+    n = data.draw(st.integers(2, 25))
+    codes = data.draw(st.lists(st.lists(st.integers(0, 4), min_size=levels.size,
+                                        max_size=levels.size), min_size=n, max_size=n))
+    X = (np.minimum(np.array(codes), np.abs(levels) - 1) + 0.5) / np.abs(levels)
+    y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=float)
+    reach = data.draw(st.sampled_from([None, 0.0, 1.0]))
+    cuts = sorted(set(data.draw(st.lists(st.integers(2, n), max_size=4)) + [n]))
+
+    def as_set(slices):
+        return sorted((lw.tolist(), hg.tolist(), loss) for lw, hg, loss in slices)
+
+    m, slices = 2, plateau_slices(X[:2], y[:2], levels, reach)
+    for k in cuts:
+        slices, m = plateau_slices(X[:k], y[:k], levels, reach, (m, slices)), k
+    assert as_set(slices) == as_set(plateau_slices(X, y, levels, reach))
+    held = in_slices(X, slices, levels)
+    for lw, hg, loss in slices:  # no observation of another loss in any slice
+        inside = np.all((X * np.abs(levels) // 1 >= lw) & (X * np.abs(levels) // 1 <= hg), axis=1)
+        assert not np.any(inside & (y != loss)) and held[inside].all()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_tables_of_slices_answer_as_each_slice_does(seed):
+    from mfbo.proposal.steps.categories import branch_codes
+    from mfbo.proposal.steps.plateau import slice_index
+
+    rng = np.random.default_rng(seed)
+    levels = np.array([7, -3, 2000, -2, 5])  # 2,000 levels: compared, not tabled
+    codes = np.column_stack([rng.integers(0, min(abs(k), 9), size=60) for k in levels])
+    X = (codes + 0.5) / np.abs(levels)
+    X[rng.random(X.shape) < 0.1] = -1.0  # inactive coordinates
+    y = rng.integers(0, 3, size=60).astype(float)
+    slices = plateau_slices(X, y, levels, reach=[None, 1.0][seed % 2])
+    U = np.vstack([X, rng.random((300, levels.size))])
+    L = branch_codes(U, levels, np.arange(levels.size))
+    each = np.zeros(U.shape[0], dtype=bool)
+    for low, high, _ in slices:
+        each |= np.all((L >= low) & (L <= high), axis=1)
+    index = slice_index(slices, levels)
+    assert index[2][2] is None and all(t is not None for i, t in enumerate(index[2]) if i != 2)
+    assert slices and each.any() and not each.all()
+    assert np.array_equal(in_slices(U, slices, levels, index), each)
+    assert np.array_equal(in_slices(U, slices, levels), each)
+
+
+def test_the_proposer_remakes_its_slices_when_an_earlier_loss_changes():
+    opt = run_trials(_slices_optimizer(3, reach=1.0), _knn_like, 30)
+    study, proposer = opt.study, opt.proposer
+    made = proposer.slices(study)
+    assert made and proposer._slice_ranges[0] == study.obs.n
+    def as_set(slices):
+        return sorted((lw.tolist(), hg.tolist(), loss) for lw, hg, loss in slices)
+
+    whole = as_set(plateau_slices(study.obs.X, study.obs.y, KNN.levels, 1.0))
+    assert as_set(made) == whole
+    # with the cache's observations those of the study, its slices are kept and only the new
+    # observation's pairs added (a cache emptied on purpose shows it)
+    m, slices, (X, y) = proposer._slice_ranges
+    proposer._slice_ranges = (m - 1, [], (X[:-1], y[:-1]))
+    assert as_set(proposer.slices(study)) != whole
+    # with an earlier loss changed, the slices are made again from all the observations
+    proposer._slice_ranges = (m - 1, [], (X[:-1], y[:-1] + 1.0))
+    assert as_set(proposer.slices(study)) == whole
 
 
 def _slices_optimizer(seed=0, slices=True, space=KNN, reach=None, **kw):
@@ -371,13 +444,13 @@ def test_slices_is_checked_and_old_pickles_go_on():
     again = pickle.loads(pickle.dumps(opt))
 
     def listed(o):
-        return [(a.tolist(), v.tolist()) for a, v in o.proposer.slices(o.study)]
+        return sorted((a.tolist(), v.tolist(), loss) for a, v, loss in o.proposer.slices(o.study))
 
     assert listed(again) == listed(opt) != []
     # a proposer pickled with the earlier cache of slices, (agreed, values) pairs: remade
     cached = opt.proposer._slice_ranges
     del opt.proposer._slice_ranges, opt.proposer._reach
-    opt.proposer._slices = (cached[0], [(lo == hi, lo[lo == hi]) for lo, hi in cached[1]])
+    opt.proposer._slices = (cached[0], [(lo == hi, lo[lo == hi]) for lo, hi, _ in cached[1]])
     earlier = pickle.loads(pickle.dumps(opt))
     assert not hasattr(earlier.proposer, "_slices") and listed(earlier) == listed(again)
     for name in ("_plateau_slices", "_slices"):
