@@ -3,14 +3,12 @@ boxes that observations of one loss bracket, where no proposal need go."""
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from ..._core.arguments import check_int
+from ..._core.arguments import check_int, check_nonnegative
 from .base import Context, Point, Step
 from .categories import branch_codes
 
@@ -62,11 +60,7 @@ class PlateauEscape(Step):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"PlateauEscape({name}=...) must be True or False, got "
                                 f"{getattr(self, name)!r}.")
-        r = self.reach
-        if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Real)
-                              or not 0 <= r < math.inf):
-            raise ValueError(f"PlateauEscape(reach=...) must be None or a number >= 0, got "
-                             f"{r!r}.")
+        check_nonnegative(self.reach, "PlateauEscape(reach=...)", or_none=True)
 
     def propose(self, ctx: Context) -> Point | None:
         return ctx.random_point() if self.due(ctx.study, ctx.proposer.n_initial) else None
@@ -214,7 +208,7 @@ def in_slices(U: np.ndarray, slices: list, levels, index: tuple | None = None) -
     levels = np.asarray(levels)
     low, high, tables = index if index is not None else slice_index(slices, levels)
     L = branch_codes(U, levels, np.arange(levels.size)).astype(np.int64)
-    step = max(1, 2_000_000 // tables[0].shape[1] if tables[0] is not None else 1024)
+    step = max(1, 2_000_000 // -(-len(slices) // 64))  # rows at a time: words a row
     for i in range(0, L.shape[0], step):
         rows = L[i:i + step]
         held = None  # per row, a bit per slice: the slices whose ranges hold it so far

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -11,7 +9,7 @@ import numpy as np
 
 from acquisitions import maximize_over_candidates, maximize_random_local
 
-from ..._core.arguments import check_int
+from ..._core.arguments import check_int, check_nonnegative
 from .base import EXHAUSTED, Context, Point, Step
 
 __all__ = ["AcquisitionSearch", "check_stopping_rule", "NEIGHBOURHOODS"]
@@ -28,9 +26,7 @@ def check_stopping_rule(patience, min_improvement, search_patience, prefix: str 
             return f"{prefix}({key}=...)"
         return f"{prefix}[{key!r}]" if prefix else key
     check_int(patience, name("patience"))
-    r = min_improvement
-    if not isinstance(r, numbers.Real) or isinstance(r, bool) or not 0 <= r < math.inf:
-        raise ValueError(f"{name('min_improvement')} must be a finite number >= 0, got {r!r}.")
+    check_nonnegative(min_improvement, name("min_improvement"))
     check_int(search_patience, name("search_patience"), minimum=0)
 
 
