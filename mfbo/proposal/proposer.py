@@ -298,8 +298,14 @@ class Proposer:
             return score
 
         def wrapped(U):
-            out = np.asarray(score(U), dtype=float).copy()
-            out[self.in_plateaus(U, study)] = -np.inf
+            inside = self.in_plateaus(U, study)
+            if not inside.any():
+                return np.asarray(score(U), dtype=float).copy()
+            # only the points outside are scored (the acquisition is a function of each
+            # point alone): where most candidates lie in plateaus, most of the model's cost
+            out = np.full(inside.shape[0], -np.inf)
+            if not inside.all():
+                out[~inside] = score(np.atleast_2d(U)[~inside])
             return out
         return wrapped
 

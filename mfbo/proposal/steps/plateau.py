@@ -208,33 +208,45 @@ def in_slices(U: np.ndarray, slices: list, levels, index: tuple | None = None) -
     levels = np.asarray(levels)
     low, high, tables = index if index is not None else slice_index(slices, levels)
     L = branch_codes(U, levels, np.arange(levels.size)).astype(np.int64)
-    step = max(1, 2_000_000 // -(-len(slices) // 64))  # rows at a time: words a row
-    for i in range(0, L.shape[0], step):
-        rows = L[i:i + step]
-        held = None  # per row, a bit per slice: the slices whose ranges hold it so far
+    words = -(-len(slices) // 64)
+    # the slices a few words at a time, the largest first, each time for the rows not yet
+    # found in one: most rows of a space the slices cover are found in the first words
+    for w in range(0, words, _WORDS):
+        rows = np.flatnonzero(~out)
+        if rows.size == 0:
+            break
+        Lr = L[rows]
+        held = None  # per row, a bit per slice of these words: those holding it so far
         for j, table in enumerate(tables):
             if table is not None:
-                bits = table[rows[:, j] + 1]
+                bits = table[Lr[:, j] + 1, w:w + _WORDS]
             else:  # a coordinate of too many levels for a table: compared
-                inside = (rows[:, j, None] >= low[:, j]) & (rows[:, j, None] <= high[:, j])
-                bits = _packed(inside)
+                lw, hg = low[64 * w:64 * (w + _WORDS), j], high[64 * w:64 * (w + _WORDS), j]
+                bits = _packed((Lr[:, j, None] >= lw) & (Lr[:, j, None] <= hg))
             held = bits if held is None else held & bits
-        out[i:i + step] = held.any(axis=1)
+        out[rows] = held.any(axis=1)
     return out
 
 
 #: a coordinate of at most this many levels gets a table of the slices each level is in
 _TABLE_LEVELS = 1024
+#: words of 64 slices :func:`in_slices` tests at a time
+_WORDS = 4
 
 
 def slice_index(slices: list, levels) -> tuple:
-    """``(low, high, tables)``: the slices' ranges stacked (one row per slice), and per
-    coordinate of at most 1,024 levels a table with, for each level (-1, inactive, first), a
-    bit per slice whose range holds it (None for a coordinate of more levels), so that
-    :func:`in_slices` tests a point against every slice with one look-up per coordinate."""
+    """``(low, high, tables)``: the slices' ranges stacked (one row per slice, the largest
+    slices first), and per coordinate of at most 1,024 levels a table with, for each level
+    (-1, inactive, first), a bit per slice (in that order) whose range holds it (None for a
+    coordinate of more levels), so that :func:`in_slices` tests a point against every slice
+    with one look-up per coordinate."""
     levels = np.asarray(levels)
     low = np.array([lw for lw, _, _ in slices], dtype=float).reshape(len(slices), levels.size)
     high = np.array([hg for _, hg, _ in slices], dtype=float).reshape(len(slices), levels.size)
+    k = np.abs(levels).astype(float)
+    size = np.log(np.maximum(np.minimum(high, k - 1) - np.maximum(low, 0) + 1, 1)).sum(axis=1)
+    order = np.argsort(-size, kind="stable")
+    low, high = low[order], high[order]
     tables = []
     for j, k in enumerate(np.abs(levels)):
         if k > _TABLE_LEVELS:

@@ -239,6 +239,29 @@ def test_the_acquisition_scores_a_bracketed_plateau_minus_infinity():
     assert out[0] == -np.inf and np.isfinite(out[1])
 
 
+def test_only_the_points_outside_the_plateaus_are_scored():
+    opt = run_trials(_optimizer(2), _stepped, 25)
+    grid = np.random.default_rng(1).random((500, 2))
+    inside = opt.proposer.in_plateaus(grid, opt.study)
+    assert inside.any() and not inside.all()
+    asked = []
+
+    def acquisition(U):
+        asked.append(np.array(U))
+        return U.sum(axis=1) ** 2
+    out = opt.proposer.outside_plateaus(acquisition, opt.study)(grid)
+    # the acquisition saw only the points outside, and each scores as it would alone
+    assert len(asked) == 1 and np.array_equal(asked[0], grid[~inside])
+    assert np.all(out[inside] == -np.inf)
+    assert np.array_equal(out[~inside], grid[~inside].sum(axis=1) ** 2)
+    # every point inside: not called at all; none inside: called on every point
+    asked.clear()
+    assert np.all(opt.proposer.outside_plateaus(acquisition, opt.study)(
+        grid[inside]) == -np.inf) and not asked
+    assert np.array_equal(opt.proposer.outside_plateaus(acquisition, opt.study)(
+        grid[~inside]), out[~inside]) and len(asked) == 1
+
+
 def test_random_points_may_land_on_a_plateau_so_a_run_never_runs_dry():
     # one loss everywhere: the plateau is soon the whole square, and the run still has 50
     opt = run_trials(_optimizer(3), lambda **p: 1.0, 50)
@@ -357,17 +380,18 @@ def test_slices_made_as_observations_arrive_are_those_made_at_once(data):
         assert not np.any(inside & (y != loss)) and held[inside].all()
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_the_tables_of_slices_answer_as_each_slice_does(seed):
+@pytest.mark.parametrize("seed, n", [(0, 60), (1, 60), (2, 60), (3, 60), (4, 400), (5, 400)])
+def test_the_tables_of_slices_answer_as_each_slice_does(seed, n):
     from mfbo.proposal.steps.categories import branch_codes
     from mfbo.proposal.steps.plateau import slice_index
 
     rng = np.random.default_rng(seed)
     levels = np.array([7, -3, 2000, -2, 5])  # 2,000 levels: compared, not tabled
-    codes = np.column_stack([rng.integers(0, min(abs(k), 9), size=60) for k in levels])
+    codes = np.column_stack([rng.integers(0, min(abs(k), 9), size=n) for k in levels])
     X = (codes + 0.5) / np.abs(levels)
     X[rng.random(X.shape) < 0.1] = -1.0  # inactive coordinates
-    y = rng.integers(0, 3, size=60).astype(float)
+    # (with many observations, losses set by the first coordinate: thousands of slices)
+    y = (rng.integers(0, 3, size=n) if n < 100 else codes[:, 0] // 2).astype(float)
     slices = plateau_slices(X, y, levels, reach=[None, 1.0][seed % 2])
     U = np.vstack([X, rng.random((300, levels.size))])
     L = branch_codes(U, levels, np.arange(levels.size))
@@ -377,6 +401,8 @@ def test_the_tables_of_slices_answer_as_each_slice_does(seed):
     index = slice_index(slices, levels)
     assert index[2][2] is None and all(t is not None for i, t in enumerate(index[2]) if i != 2)
     assert slices and each.any() and not each.all()
+    if n > 100:  # (slices of several words, tested a few words at a time)
+        assert len(slices) > 64 * 8
     assert np.array_equal(in_slices(U, slices, levels, index), each)
     assert np.array_equal(in_slices(U, slices, levels), each)
 
