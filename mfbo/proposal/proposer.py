@@ -24,7 +24,8 @@ from .recipes import Recipe
 from .steps import EXHAUSTED, AcquisitionSearch, Context, OutcomeSearch, PlateauEscape, \
     RandomInterleave, run_steps
 from .steps.outcomes import clipped_losses
-from .steps.plateau import in_plateaus, in_slices, plateau_boxes, plateau_slices, slice_index
+from .steps.plateau import in_plateaus, plateau_boxes
+from .steps.slices import SliceIndex, in_slices, plateau_slices
 
 __all__ = ["Proposer"]
 
@@ -130,7 +131,7 @@ class Proposer:
         self._plateaus = (-1, [])  # (observations they were made from, boxes)
         #: (observations they were made from, slices, those observations' points and losses)
         self._slice_ranges = (-1, [], None)
-        self._slice_index = (None, None)  # (the slices, their slice_index)
+        self._slice_index = (None, None)  # (the slices, their SliceIndex)
         self._clip_level: float | None = None  # the best feasible loss the model was told
         # one acquisition per weight of the recipe's kappa cycle; they differ only in kappa
         self._acquisitions, self._plateau_acquisition = recipe.acquisition.functions()
@@ -318,8 +319,11 @@ class Proposer:
         slices = self.slices(study)
         if not slices:
             return inside
-        if self._slice_index[0] is not slices:
-            self._slice_index = (slices, slice_index(slices, levels))
+        made, index = self._slice_index
+        if made is not slices:  # (an index pickled by an earlier version is made afresh)
+            index = index.updated(slices) if isinstance(index, SliceIndex) else \
+                SliceIndex(slices, levels)
+            self._slice_index = (slices, index)
         return inside | in_slices(U, slices, levels, self._slice_index[1])
 
     def slices(self, study: Study) -> list:

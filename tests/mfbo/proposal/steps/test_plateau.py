@@ -3,18 +3,17 @@
 (the boxes by hand, the acquisition's ``-inf`` there, every proposal of a run outside them,
 random points allowed, continuous losses unchanged, a resumed study, old pickles, bad
 input); and its ``slices=True``: in a space without a continuous coordinate, the slice that
-two observations of one loss share is a plateau too (by hand, every proposal of a run
-outside them, spaces with a real unchanged, a resumed study, pickles, bad input)."""
+two observations of one loss share is a plateau too (every proposal of a run outside them, spaces with a real unchanged, a resumed study, pickles, bad input; the slices
+themselves in ``test_slices.py``)."""
 
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import mfbo
 from mfbo.proposal import PlateauEscape
-from mfbo.proposal.steps.plateau import in_plateaus, in_slices, plateau_boxes, plateau_slices
+from mfbo.proposal.steps.plateau import in_plateaus, plateau_boxes
+from mfbo.proposal.steps.slices import in_slices, plateau_slices
 from tests.support import quad, run_trials
 
 SPACE = mfbo.Space({"x": mfbo.Real(-1.0, 1.0), "y": mfbo.Real(-1.0, 1.0)})
@@ -312,101 +311,6 @@ def _knn_like(k, junk, algorithm, weights):
     return float((k - 9) ** 2 + (3 if weights == "uniform" else 0))
 
 
-def test_the_slices_of_equal_losses_by_hand():
-    levels = np.array([3, -2, 4])  # an integer of three levels, a categorical, an integer
-
-    def centre(i, k):
-        return (i + 0.5) / k
-
-    X = np.array([[centre(0, 3), centre(1, 2), centre(0, 4)],
-                  [centre(0, 3), centre(1, 2), centre(3, 4)],    # loss 1: differs in the last
-                  [centre(2, 3), centre(0, 2), centre(1, 4)],    # loss 2
-                  [centre(1, 3), centre(0, 2), centre(1, 4)],    # loss 2: differs in the first
-                  [centre(0, 3), centre(0, 2), centre(1, 4)]])   # loss 5, in that slice
-    y = np.array([1.0, 1.0, 2.0, 2.0, 5.0])
-    (low, high, loss), = plateau_slices(X, y, levels)  # the second pair's slice holds loss 5
-    assert list(low) == [0, 1, -1] and list(high) == [0, 1, 4]  # the last coordinate free
-    assert loss == 1.0
-    U = np.array([[centre(0, 3), centre(1, 2), centre(2, 4)],   # the slice, another level
-                  [0.01, 0.99, 0.5],                             # the same levels off-centre
-                  [centre(1, 3), centre(1, 2), centre(0, 4)]])   # another first coordinate
-    assert list(in_slices(U, [(low, high, loss)], levels)) == [True, True, False]
-    # reach 0: an integer the two differ in allows only the levels between theirs, so the
-    # second pair's slice (first coordinate 1 to 2) no longer holds loss 5 (first coordinate 0)
-    first, second = plateau_slices(X, y, levels, reach=0)
-    assert list(first[0]) == [0, 1, 0] and list(first[1]) == [0, 1, 3]
-    assert list(second[0]) == [1, 0, 1] and list(second[1]) == [2, 0, 1]
-    V = np.array([[centre(2, 3), centre(0, 2), centre(1, 4)],    # in the second
-                  [centre(1, 3), centre(0, 2), centre(2, 4)],    # its last coordinate differs
-                  [centre(0, 3), centre(0, 2), centre(1, 4)]])   # loss 5's point: outside
-    assert list(in_slices(V, [first, second], levels)) == [True, False, False]
-    # widened by their distance on either side, within the levels: loss 1's pair (last
-    # coordinate 0 and 3) reaches all four levels, loss 2's (first 1 and 2) the first's three,
-    # which holds loss 5 again
-    (low, high, loss), = plateau_slices(X, y, levels, reach=1)
-    assert list(low) == [0, 1, 0] and list(high) == [0, 1, 6]
-    assert list(in_slices(V, [(low, high, loss)], levels)) == [False, False, False]
-    # a categorical the two differ in stays free when bracketed
-    Z = np.array([[centre(0, 3), centre(0, 2), centre(2, 4)],
-                  [centre(0, 3), centre(1, 2), centre(2, 4)]])
-    (low, high, _), = plateau_slices(Z, np.array([3.0, 3.0]), levels, reach=0)
-    assert list(low) == [0, -1, 2] and list(high) == [0, 4, 2]
-    assert plateau_slices(np.hstack([X, X[:, :1]]), y, [3, -2, 4, 0]) == []  # a real: none
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.data())
-def test_slices_made_as_observations_arrive_are_those_made_at_once(data):
-    levels = np.array(data.draw(st.lists(st.sampled_from([-3, -2, 2, 3, 5]), min_size=1,
-                                         max_size=4)))
-    n = data.draw(st.integers(2, 25))
-    codes = data.draw(st.lists(st.lists(st.integers(0, 4), min_size=levels.size,
-                                        max_size=levels.size), min_size=n, max_size=n))
-    X = (np.minimum(np.array(codes), np.abs(levels) - 1) + 0.5) / np.abs(levels)
-    y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=float)
-    reach = data.draw(st.sampled_from([None, 0.0, 1.0]))
-    cuts = sorted(set(data.draw(st.lists(st.integers(2, n), max_size=4)) + [n]))
-
-    def as_set(slices):
-        return sorted((lw.tolist(), hg.tolist(), loss) for lw, hg, loss in slices)
-
-    m, slices = 2, plateau_slices(X[:2], y[:2], levels, reach)
-    for k in cuts:
-        slices, m = plateau_slices(X[:k], y[:k], levels, reach, (m, slices)), k
-    assert as_set(slices) == as_set(plateau_slices(X, y, levels, reach))
-    held = in_slices(X, slices, levels)
-    for lw, hg, loss in slices:  # no observation of another loss in any slice
-        inside = np.all((X * np.abs(levels) // 1 >= lw) & (X * np.abs(levels) // 1 <= hg), axis=1)
-        assert not np.any(inside & (y != loss)) and held[inside].all()
-
-
-@pytest.mark.parametrize("seed, n", [(0, 60), (1, 60), (2, 60), (3, 60), (4, 400), (5, 400)])
-def test_the_tables_of_slices_answer_as_each_slice_does(seed, n):
-    from mfbo.proposal.steps.categories import branch_codes
-    from mfbo.proposal.steps.plateau import slice_index
-
-    rng = np.random.default_rng(seed)
-    levels = np.array([7, -3, 2000, -2, 5])  # 2,000 levels: compared, not tabled
-    codes = np.column_stack([rng.integers(0, min(abs(k), 9), size=n) for k in levels])
-    X = (codes + 0.5) / np.abs(levels)
-    X[rng.random(X.shape) < 0.1] = -1.0  # inactive coordinates
-    # (with many observations, losses set by the first coordinate: thousands of slices)
-    y = (rng.integers(0, 3, size=n) if n < 100 else codes[:, 0] // 2).astype(float)
-    slices = plateau_slices(X, y, levels, reach=[None, 1.0][seed % 2])
-    U = np.vstack([X, rng.random((300, levels.size))])
-    L = branch_codes(U, levels, np.arange(levels.size))
-    each = np.zeros(U.shape[0], dtype=bool)
-    for low, high, _ in slices:
-        each |= np.all((L >= low) & (L <= high), axis=1)
-    index = slice_index(slices, levels)
-    assert index[2][2] is None and all(t is not None for i, t in enumerate(index[2]) if i != 2)
-    assert slices and each.any() and not each.all()
-    if n > 100:  # (slices of several words, tested a few words at a time)
-        assert len(slices) > 64 * 8
-    assert np.array_equal(in_slices(U, slices, levels, index), each)
-    assert np.array_equal(in_slices(U, slices, levels), each)
-
-
 def test_the_proposer_remakes_its_slices_when_an_earlier_loss_changes():
     opt = run_trials(_slices_optimizer(3, reach=1.0), _knn_like, 30)
     study, proposer = opt.study, opt.proposer
@@ -479,6 +383,10 @@ def test_slices_is_checked_and_old_pickles_go_on():
     opt.proposer._slices = (cached[0], [(lo == hi, lo[lo == hi]) for lo, hi, _ in cached[1]])
     earlier = pickle.loads(pickle.dumps(opt))
     assert not hasattr(earlier.proposer, "_slices") and listed(earlier) == listed(again)
+    # a proposer pickled with the earlier index of slices, a tuple of tables: made afresh
+    again.proposer._slice_index = ([], (np.zeros((0, 4)), np.zeros((0, 4)), [None] * 4))
+    assert again.proposer.in_plateaus(KNN.to_unit([t.params for t in again.trials]),
+                                      again.study).any()
     for name in ("_plateau_slices", "_slices"):
         delattr(opt.proposer, name)  # a proposer pickled before the option existed
     old = pickle.loads(pickle.dumps(opt))
