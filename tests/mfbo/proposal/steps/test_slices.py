@@ -20,6 +20,18 @@ def _each(U, slices, levels):
     return each
 
 
+def _drawn(data, kinds, low, high):
+    """Drawn levels (of ``kinds``), between ``low`` and ``high`` observations of them (unit
+    rows) and their losses (three)."""
+    levels = np.array(data.draw(st.lists(st.sampled_from(kinds), min_size=1, max_size=4)))
+    n = data.draw(st.integers(low, high))
+    codes = data.draw(st.lists(st.lists(st.integers(0, 4), min_size=levels.size,
+                                        max_size=levels.size), min_size=n, max_size=n))
+    X = (np.minimum(np.array(codes), np.abs(levels) - 1) + 0.5) / np.abs(levels)
+    y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=float)
+    return levels, X, y
+
+
 def test_the_slices_of_equal_losses_by_hand():
     levels = np.array([3, -2, 4])  # an integer of three levels, a categorical, an integer
 
@@ -65,13 +77,8 @@ def test_the_slices_of_equal_losses_by_hand():
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_slices_made_as_observations_arrive_are_those_made_at_once(data):
-    levels = np.array(data.draw(st.lists(st.sampled_from([-3, -2, 2, 3, 5]), min_size=1,
-                                         max_size=4)))
-    n = data.draw(st.integers(2, 25))
-    codes = data.draw(st.lists(st.lists(st.integers(0, 4), min_size=levels.size,
-                                        max_size=levels.size), min_size=n, max_size=n))
-    X = (np.minimum(np.array(codes), np.abs(levels) - 1) + 0.5) / np.abs(levels)
-    y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=float)
+    levels, X, y = _drawn(data, [-3, -2, 2, 3, 5], 2, 25)
+    n = y.size
     reach = data.draw(st.sampled_from([None, 0.0, 1.0]))
     cuts = sorted(set(data.draw(st.lists(st.integers(2, n), max_size=4)) + [n]))
 
@@ -113,13 +120,8 @@ def test_the_tables_of_slices_answer_as_each_slice_does(seed, n):
 @settings(max_examples=40, deadline=None)
 @given(st.data())
 def test_an_index_updated_as_slices_come_and_go_answers_as_one_made_afresh(data):
-    levels = np.array(data.draw(st.lists(st.sampled_from([-3, -2, 2, 3, 5, 1500]), min_size=1,
-                                         max_size=4)))
-    n = data.draw(st.integers(4, 40))
-    codes = data.draw(st.lists(st.lists(st.integers(0, 4), min_size=levels.size,
-                                        max_size=levels.size), min_size=n, max_size=n))
-    X = (np.minimum(np.array(codes), np.abs(levels) - 1) + 0.5) / np.abs(levels)
-    y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=float)
+    levels, X, y = _drawn(data, [-3, -2, 2, 3, 5, 1500], 4, 40)
+    n = y.size
     reach = data.draw(st.sampled_from([None, 1.0]))
     U = np.vstack([X, np.random.default_rng(n).random((50, levels.size))])
     m, slices = 2, plateau_slices(X[:2], y[:2], levels, reach)
