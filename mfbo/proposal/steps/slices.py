@@ -46,8 +46,7 @@ def plateau_slices(X: np.ndarray, y: np.ndarray, levels, reach: float | None = N
             unmade |= (slices.losses != loss) & np.all((slices.low <= row)
                                                        & (row <= slices.high), axis=1)
         slices = slices.without(unmade)
-    # (a slice once made and held by a loss stays held as observations are added)
-    seen = set(slices.made)
+    made = set(slices.made)  # the ranges kept, with those made below
     ordered = levels > 0
     lows, highs, losses = [slices.low], [slices.high], [slices.losses]
     for loss in np.unique(y[m:]):
@@ -58,12 +57,13 @@ def plateau_slices(X: np.ndarray, y: np.ndarray, levels, reach: float | None = N
         new = rows[b] >= m
         low, high = _pair_ranges(L[rows[a[new]]], L[rows[b[new]]], ordered, reach,
                                  float(np.abs(levels).max()))
-        fresh = []  # each slice once, in the order of its first pair
+        fresh, keys, seen = [], [], set()  # each slice once, in the order of its first pair
         for i in range(low.shape[0]):
             key = (low[i].tobytes(), high[i].tobytes())
-            if key not in seen:
+            if key not in made and key not in seen:
                 seen.add(key)
                 fresh.append(i)
+                keys.append(key)
         low, high = low[fresh], high[fresh]
         others = L[y != loss]
         # the slices no observation of another loss lies in, a block of slices at a time
@@ -72,13 +72,14 @@ def plateau_slices(X: np.ndarray, y: np.ndarray, levels, reach: float | None = N
             lw, hg = low[i:i + step], high[i:i + step]
             held = np.all((others[None] >= lw[:, None]) & (others[None] <= hg[:, None]),
                           axis=2).any(axis=1)
+            made.update(k for k, h in zip(keys[i:i + step], held) if not h)
             lows.append(lw[~held])
             highs.append(hg[~held])
             losses.append(np.full(int((~held).sum()), float(loss)))
     low, high = np.concatenate(lows), np.concatenate(highs)
     fresh = low.shape[0] - len(slices)
     ids = np.concatenate([slices.ids, slices.issued + np.arange(fresh)])
-    return Slices(low, high, np.concatenate(losses), ids, seen, slices.lineage,
+    return Slices(low, high, np.concatenate(losses), ids, made, slices.lineage,
                   slices.issued + fresh)
 
 
@@ -87,15 +88,15 @@ class Slices(Sequence):
     ``low`` and ``high`` (one row per slice) and ``losses``.  Each slice has an id, issued in
     the order the slices were made; slices made from more observations of the same ones keep
     the ids and the ``lineage`` of those made before, so that their :class:`SliceIndex` is
-    updated rather than made again.  ``made``: the ranges (as bytes) of every slice made from
-    these observations, kept or not, so that none is made twice."""
+    updated rather than made again.  ``made``: the slices' ranges as bytes, so that none is
+    made twice."""
 
     def __init__(self, low: np.ndarray, high: np.ndarray, losses: np.ndarray,
                  ids: np.ndarray | None = None, made: set | None = None, lineage=None,
                  issued: int | None = None):
         self.low, self.high, self.losses = low, high, losses
         self.ids = np.arange(losses.shape[0]) if ids is None else ids
-        #: the number of ids issued in the lineage (the next slice's id; never one again)
+        #: the number of ids issued in the lineage (the next slice's id; none is issued twice)
         self.issued = issued if issued is not None else (
             int(self.ids.max()) + 1 if self.ids.size else 0)
         self.made = made if made is not None else {
@@ -121,9 +122,14 @@ class Slices(Sequence):
 
     def without(self, dropped: np.ndarray) -> "Slices":
         """These slices but those ``dropped`` (a boolean per slice), of the same lineage."""
-        keep = ~np.asarray(dropped, dtype=bool)
+        dropped = np.asarray(dropped, dtype=bool)
+        made = self.made
+        if dropped.any():
+            made = made - {(u.tobytes(), v.tobytes())
+                           for u, v in zip(self.low[dropped], self.high[dropped])}
+        keep = ~dropped
         return Slices(self.low[keep], self.high[keep], self.losses[keep], self.ids[keep],
-                      self.made, self.lineage, self.issued)
+                      made, self.lineage, self.issued)
 
 
 def _pair_ranges(la, lb, ordered, reach, top):
@@ -157,8 +163,9 @@ def in_slices(U: np.ndarray, slices: Sequence, levels,
 
 #: a coordinate of at most this many levels gets a table of the slices each level is in
 _TABLE_LEVELS = 1024
-#: words of 64 slices tested at a time
-_WORDS = 4
+#: words of 64 slices tested at a time, at least, and words times rows at a time, at most
+#: (unless that is fewer than the least)
+_WORDS, _CELLS = 4, 1 << 16
 #: an index of more blocks than this, or with more slices gone than kept, is made afresh
 _MAX_BLOCKS = 8
 
@@ -234,23 +241,27 @@ class _Block:
         return _Block(self.ids, self.low, self.high, self.tables, alive)
 
     def mark(self, L: np.ndarray, out: np.ndarray) -> None:
-        """Sets ``out`` for the rows of ``L`` in one of these slices: a few words of slices
-        at a time, the largest first, each time for the rows not yet found in one (most rows
-        of a space the slices cover are found in the first words)."""
-        for w in range(0, self.alive.size, _WORDS):
+        """Sets ``out`` for the rows of ``L`` in one of these slices: some words of slices at
+        a time (at least four, more for fewer rows), the largest first, each time for the
+        rows not yet found in one (most rows of a space the slices cover are found in the
+        first words)."""
+        w = 0
+        while w < self.alive.size:
             rows = np.flatnonzero(~out)
             if rows.size == 0:
                 return
+            k = max(_WORDS, _CELLS // rows.size)  # words this time
             Lr = L[rows]
-            held = self.alive[w:w + _WORDS]  # per row, the slices holding it so far
+            held = self.alive[w:w + k]  # per row, the slices holding it so far
             for j, table in enumerate(self.tables):
                 if table is not None:
-                    bits = table[Lr[:, j] + 1, w:w + _WORDS]
+                    bits = table[Lr[:, j] + 1, w:w + k]
                 else:  # a coordinate of too many levels for a table: compared
-                    part = slice(64 * w, 64 * (w + _WORDS))
+                    part = slice(64 * w, 64 * (w + k))
                     bits = _packed((Lr[:, j, None] >= self.low[part, j])
                                    & (Lr[:, j, None] <= self.high[part, j]))
                 held = held & bits
+            w += k
             out[rows] = held.any(axis=1)
 
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mfbo.proposal.steps.categories import branch_codes
+from mfbo.proposal.steps import slices as slices_module
 from mfbo.proposal.steps.slices import SliceIndex, Slices, in_slices, plateau_slices
 
 
@@ -89,6 +90,9 @@ def test_slices_made_as_observations_arrive_are_those_made_at_once(data):
     for k in cuts:
         slices, m = plateau_slices(X[:k], y[:k], levels, reach, (m, slices)), k
     assert as_set(slices) == as_set(plateau_slices(X, y, levels, reach))
+    if len(slices):  # the ranges kept to make none twice are those of the slices
+        assert slices.made == {(lw.tobytes(), hg.tobytes()) for lw, hg, _ in slices}
+        assert len(set(slices.ids)) == len(slices) and slices.ids.max() < slices.issued
     held = in_slices(X, slices, levels)
     for lw, hg, loss in slices:  # no observation of another loss in any slice
         inside = np.all((X * np.abs(levels) // 1 >= lw) & (X * np.abs(levels) // 1 <= hg), axis=1)
@@ -96,7 +100,10 @@ def test_slices_made_as_observations_arrive_are_those_made_at_once(data):
 
 
 @pytest.mark.parametrize("seed, n", [(0, 60), (1, 60), (2, 60), (3, 60), (4, 400), (5, 400)])
-def test_the_tables_of_slices_answer_as_each_slice_does(seed, n):
+@pytest.mark.parametrize("few", [False, True])
+def test_the_tables_of_slices_answer_as_each_slice_does(seed, n, few, monkeypatch):
+    if few:  # the fewest words at a time, whatever the rows
+        monkeypatch.setattr(slices_module, "_CELLS", 1)
     rng = np.random.default_rng(seed)
     levels = np.array([7, -3, 2000, -2, 5])  # 2,000 levels: compared, not tabled
     codes = np.column_stack([rng.integers(0, min(abs(k), 9), size=n) for k in levels])
