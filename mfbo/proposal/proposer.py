@@ -25,7 +25,7 @@ from .steps import EXHAUSTED, AcquisitionSearch, Context, OutcomeSearch, Plateau
     RandomInterleave, run_steps
 from .steps.outcomes import clipped_losses
 from .steps.plateau import in_plateaus, plateau_boxes
-from .steps.slices import SliceIndex, in_slices, plateau_slices
+from .steps.slices import SliceIndex, Slices, in_slices, plateau_slices
 
 __all__ = ["Proposer"]
 
@@ -326,9 +326,9 @@ class Proposer:
             self._slice_index = (slices, index)
         return inside | in_slices(U, slices, levels, self._slice_index[1])
 
-    def slices(self, study: Study) -> list:
+    def slices(self, study: Study) -> Slices | list:
         """The slices the study's observations make plateaus (:func:`plateau_slices`;
-        none without the plateau escape's ``slices``), made once per number of
+        none, an empty list, without the plateau escape's ``slices``), made once per number of
         observations."""
         if not self._plateau_slices:
             return []

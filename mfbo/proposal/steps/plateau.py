@@ -37,7 +37,8 @@ class PlateauEscape(Step):
     common values, whatever its others; :func:`~mfbo.proposal.steps.slices.plateau_slices`),
     unless an observation of another loss lies in it.  Nearest neighbours' ``leaf_size`` and
     ``algorithm`` change no loss: after two equal losses at one ``n_neighbors``, ``weights``
-    and ``p`` no proposal goes there again.  Spaces with a continuous coordinate are the same either way.
+    and ``p`` no proposal goes there again.  Spaces with a continuous coordinate are the same
+    either way.
 
     ``reach`` (with ``slices``; ``None``: free): an integer coordinate where the two
     observations differ is not free but the range between their values widened by ``reach``

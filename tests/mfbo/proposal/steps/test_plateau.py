@@ -3,8 +3,9 @@
 (the boxes by hand, the acquisition's ``-inf`` there, every proposal of a run outside them,
 random points allowed, continuous losses unchanged, a resumed study, old pickles, bad
 input); and its ``slices=True``: in a space without a continuous coordinate, the slice that
-two observations of one loss share is a plateau too (every proposal of a run outside them, spaces with a real unchanged, a resumed study, pickles, bad input; the slices
-themselves in ``test_slices.py``)."""
+two observations of one loss share is a plateau too (every proposal of a run outside them,
+spaces with a real unchanged, a resumed study, pickles, bad input; the slices themselves in
+``test_slices.py``)."""
 
 
 import numpy as np
