@@ -319,12 +319,12 @@ class Proposer:
         slices = self.slices(study)
         if not slices:
             return inside
-        made, index = self._slice_index
-        if made is not slices:  # (an index pickled by an earlier version is made afresh)
+        indexed, index = self._slice_index
+        if indexed is not slices:  # (an index pickled by an earlier version is made afresh)
             index = index.updated(slices) if isinstance(index, SliceIndex) else \
                 SliceIndex(slices, levels)
             self._slice_index = (slices, index)
-        return inside | in_slices(U, slices, levels, self._slice_index[1])
+        return inside | in_slices(U, slices, levels, index)
 
     def slices(self, study: Study) -> Slices | list:
         """The slices the study's observations make plateaus (:func:`plateau_slices`;

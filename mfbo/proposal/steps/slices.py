@@ -58,8 +58,7 @@ def plateau_slices(X: np.ndarray, y: np.ndarray, levels, reach: float | None = N
         low, high = _pair_ranges(L[rows[a[new]]], L[rows[b[new]]], ordered, reach,
                                  float(np.abs(levels).max()))
         fresh, keys, seen = [], [], set()  # each slice once, in the order of its first pair
-        for i in range(low.shape[0]):
-            key = (low[i].tobytes(), high[i].tobytes())
+        for i, key in enumerate(_keys(low, high)):
             if key not in made and key not in seen:
                 seen.add(key)
                 fresh.append(i)
@@ -99,8 +98,7 @@ class Slices(Sequence):
         #: the number of ids issued in the lineage (the next slice's id; none is issued twice)
         self.issued = issued if issued is not None else (
             int(self.ids.max()) + 1 if self.ids.size else 0)
-        self.made = made if made is not None else {
-            (u.tobytes(), v.tobytes()) for u, v in zip(low, high)}
+        self.made = made if made is not None else set(_keys(low, high))
         self.lineage = lineage if lineage is not None else object()
 
     @classmethod
@@ -125,11 +123,16 @@ class Slices(Sequence):
         dropped = np.asarray(dropped, dtype=bool)
         made = self.made
         if dropped.any():
-            made = made - {(u.tobytes(), v.tobytes())
-                           for u, v in zip(self.low[dropped], self.high[dropped])}
+            made = made - set(_keys(self.low[dropped], self.high[dropped]))
         keep = ~dropped
         return Slices(self.low[keep], self.high[keep], self.losses[keep], self.ids[keep],
                       made, self.lineage, self.issued)
+
+
+def _keys(low: np.ndarray, high: np.ndarray):
+    """Each slice's ranges (rows of ``low`` and ``high``) as bytes: the key by which a slice
+    is made once."""
+    return ((u.tobytes(), v.tobytes()) for u, v in zip(low, high))
 
 
 def _pair_ranges(la, lb, ordered, reach, top):
