@@ -98,6 +98,11 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
 * ``mondrian-bandit-coolK`` (K in 1, 2, 5): ``mondrian`` whose branch bandit, after a pull,
   is not asked for the next K proposals (``cooldown=K``), so that a stall's proposals are at
   most one in K + 1 pulls: identical to ``mondrian`` in a space without conditions;
+* ``mondrian-bandit-gG`` and ``mondrian-bandit-nested-gG`` (G in 50, 100): ``mondrian`` whose
+  branch bandit's exploration weight grows in proportion to the evaluations past G
+  (``grow_after=G``: alpha 0.5 up to G evaluations, 2 at 4 G), the second choosing on down the
+  tree of choices (``nested=True``): each identical to ``mondrian`` up to G evaluations and in a
+  space without conditions;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -713,6 +718,14 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"(BranchBandit(cooldown={k}))",
              _mondrian_with(_DEFAULT.with_settings(BranchBandit, cooldown=k)))
       for k in (1, 2, 5)),
+    # the branch bandit's exploration weight growing with the evaluations spent
+    *(Method(f"mondrian-bandit{ntag}-g{g}", f"mfbo: online Mondrian forest, UCB kappa=1, the "
+             f"branch bandit{nwhere}, its exploration weight growing in proportion to the "
+             f"evaluations past {g} (BranchBandit(nested={nested}, grow_after={g}))",
+             _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested, grow_after=g)))
+      for nested, ntag, nwhere in ((False, "", ""),
+                                   (True, "-nested", " choosing on down the tree of choices"))
+      for g in (50, 100)),
 ]}
 
 

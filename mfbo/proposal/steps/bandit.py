@@ -371,6 +371,11 @@ class BranchBandit(Step):
         it passes while one of the last ``cooldown`` observations is its own, so that during
         a stall at most one proposal in ``cooldown + 1`` is a pull and the steps after it
         refine the incumbent in between; 0: asked before every proposal of a stall.
+    grow_after : int, default=0
+        With ``grow_after > 0``, the exploration weights (``alpha``, ``nested_alpha``) grow in
+        proportion to the evaluations past that many: ``alpha * max(1, n / grow_after)`` with
+        ``n`` observations, so that a long run looks again at arms a short one may leave (the
+        same proposals up to ``grow_after`` evaluations); 0: constant.
     """
 
     origin: ClassVar[str] = "bandit"
@@ -389,6 +394,7 @@ class BranchBandit(Step):
     burst: int = 1
     refine: str = "search"
     cooldown: int = 0
+    grow_after: int = 0
 
     def __post_init__(self):
         if not _positive(self.alpha):
@@ -429,6 +435,7 @@ class BranchBandit(Step):
             raise ValueError(f"BranchBandit(refine=...) must be one of {REFINES}, got "
                              f"{self.refine!r}.")
         check_int(self.cooldown, "BranchBandit(cooldown=...)", minimum=0)
+        check_int(self.grow_after, "BranchBandit(grow_after=...)", minimum=0)
 
     def choice(self, ctx: Context) -> list[tuple[int, int]] | None:
         """The bandit's choices (:func:`branch_path`) when some differs from the best
@@ -444,16 +451,23 @@ class BranchBandit(Step):
         if self.cooldown and self.origin in study.obs_origins[-self.cooldown:]:
             return None
         X, y = study.obs.X, study.obs.y
-        path = branch_path(space, X, y, self.alpha, self.nested, self.nested_alpha,
-                           self.leaf_size)
+        alpha, nested_alpha = self.weights(study.obs.n)
+        path = branch_path(space, X, y, alpha, self.nested, nested_alpha, self.leaf_size)
         if not path and self.flat:
-            path = flat_path(space, X, y, self.alpha)
+            path = flat_path(space, X, y, alpha)
         incumbent = X[int(np.argmin(y))]
         levels = space.levels
         # (an empty path, a space without a branching parameter, passes too)
         if all(int(level_index(incumbent[d], abs(int(levels[d])))) == arm for d, arm in path):
             return None
         return path
+
+    def weights(self, n: int) -> tuple[float, float | None]:
+        """``(alpha, nested_alpha)`` after ``n`` observations (see ``grow_after``)."""
+        if not self.grow_after or n <= self.grow_after:
+            return self.alpha, self.nested_alpha
+        g = n / self.grow_after
+        return self.alpha * g, None if self.nested_alpha is None else self.nested_alpha * g
 
     def continuing(self, ctx: Context) -> list[tuple[int, int]] | None:
         """The choices of a burst under way, or None: the arm (:func:`path_of`) of the last
