@@ -95,18 +95,30 @@ print("RESULT" + json.dumps({{"import_s": t1 - t0, "call_s": t2 - t1, "call_cpu_
                              "compile_s": sum(self_s.values()), "functions": functions}}))
 """
 
+#: the objective of the first ``minimize`` calls
+_BRANIN = """\
+    import math
+    def branin(x, y):
+        return ((y - 5.1 / (4 * math.pi ** 2) * x ** 2 + 5 / math.pi * x - 6) ** 2
+                + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x) + 10)
+"""
+
 #: the timed first calls: (label, imports, call)
 RUNS = {
     "minimize": (
         "mfbo.minimize(branin, 30 calls)",
         "import mfbo",
-        """\
-    import math
-    def branin(x, y):
-        return ((y - 5.1 / (4 * math.pi ** 2) * x ** 2 + 5 / math.pi * x - 6) ** 2
-                + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x) + 10)
+        _BRANIN + """\
     mfbo.minimize(branin, {"x": (-5, 10), "y": (0, 15)}, n_calls=30, random_state=0,
                   progress_bar=False)"""),
+    # (integer bounds make the one above a grid of integers; here the same over two reals,
+    # whose search and Parzen steps run as in a continuous space)
+    "minimize-real": (
+        "mfbo.minimize(branin over two reals, 30 calls)",
+        "import mfbo",
+        _BRANIN + """\
+    mfbo.minimize(branin, {"x": mfbo.Real(-5, 10), "y": mfbo.Real(0, 15)}, n_calls=30,
+                  random_state=0, progress_bar=False)"""),
     "forest": (
         "MondrianForestRegressor fit + predict, 1,000 rows",
         "from surrogates import MondrianForestRegressor",

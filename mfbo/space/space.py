@@ -263,11 +263,14 @@ class Space:
         """Configuration dicts of unit-cube rows (values clipped and rounded to the space;
         the active parameters only)."""
         U = np.atleast_2d(np.asarray(U, dtype=float))
-        cols = [dim.from_unit(U[:, d]) for d, dim in enumerate(self.dimensions.values())]
+        dims = self.dimensions.values()
         if not self._conditional:
+            cols = [dim.from_unit(U[:, d]) for d, dim in enumerate(dims)]
             return [{n: cols[d][i] for d, n in enumerate(self.names)}
                     for i in range(U.shape[0])]
         active = self.active(U)
+        used = active.any(axis=0)  # (a column no row has active is not decoded)
+        cols = [dim.from_unit(U[:, d]) if used[d] else None for d, dim in enumerate(dims)]
         return [{n: cols[d][i] for d, n in enumerate(self.names) if active[i, d]}
                 for i in range(U.shape[0])]
 

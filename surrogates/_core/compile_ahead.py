@@ -31,7 +31,7 @@ import threading
 
 from numba import types
 
-__all__ = ["array", "compile_all", "ready", "start"]
+__all__ = ["array", "compile_all", "compiling", "ready", "start"]
 
 #: the second process when it is a new interpreter: reads (sys.path, [(module, name,
 #: signature), ...]) from its standard input and runs :func:`compile_all`, printing each
@@ -200,9 +200,7 @@ def ready(*kernels) -> None:
     if not _pending:
         return
     with _lock:
-        if os.getpid() != _owner[0]:  # a forked copy: the pipe is its parent's
-            _pending.clear()
-            _meanwhile.clear()
+        if _not_owner():
             return
         for kernel in kernels:
             key = _key(kernel)
@@ -211,15 +209,50 @@ def ready(*kernels) -> None:
                 if _meanwhile and not _has_output(proc):
                     _compile(*_meanwhile.pop(0))
                     continue
-                line = proc.stdout.readline().decode(errors="replace").strip()
-                if not line:  # the process ended: whatever it did not compile compiles here
-                    for k in [k for k, p in _pending.items() if p is proc]:
-                        del _pending[k]
-                    proc.wait()
+                if not _read_report(proc):
                     break
-                _pending.pop(line, None)
-                if proc not in _pending.values():
-                    proc.poll()  # (reaps it once it has exited)
+
+
+def compiling(kernel) -> bool:
+    """Whether the second process is still compiling ``kernel``, from what it has reported so
+    far (never waits): a caller with another way to compute the same numbers can take it
+    until then."""
+    if not _pending:
+        return False
+    with _lock:
+        if _not_owner():
+            return False
+        key = _key(kernel)
+        proc = _pending.get(key)
+        while proc is not None and key in _pending and _has_output(proc):
+            if not _read_report(proc):
+                break
+        return key in _pending
+
+
+def _not_owner() -> bool:
+    """Whether this is a forked copy of the process that started the second one (whose pipe
+    is its parent's): then nothing is pending here."""
+    if os.getpid() == _owner[0]:
+        return False
+    _pending.clear()
+    _meanwhile.clear()
+    return True
+
+
+def _read_report(proc) -> bool:
+    """Read one kernel's report of ``proc`` (waiting for it); False once the process has ended,
+    when whatever it did not compile compiles here."""
+    line = proc.stdout.readline().decode(errors="replace").strip()
+    if not line:
+        for k in [k for k, p in _pending.items() if p is proc]:
+            del _pending[k]
+        proc.wait()
+        return False
+    _pending.pop(line, None)
+    if proc not in _pending.values():
+        proc.poll()  # (reaps it once it has exited)
+    return True
 
 
 def _has_output(proc) -> bool:

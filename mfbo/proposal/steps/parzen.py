@@ -80,7 +80,9 @@ class ParzenDensity:
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` unit rows, each coordinate drawn from its dimension's mixture."""
+        draw = _truncated_normal_draw()
         out = np.empty((n, self.levels.size))
+        col = np.empty(n)
         for d, k in enumerate(self.levels):
             v, w = self.values[d], self.widths[d]
             comp = rng.integers(0, v.size + 1, size=n)  # component v.size: the prior
@@ -91,7 +93,8 @@ class ParzenDensity:
                 continue
             mu = np.full(n, 0.5) if v.size == 0 else np.where(prior, 0.5, v[j])
             sd = np.ones(n) if v.size == 0 else np.where(prior, 1.0, w[j])
-            out[:, d] = truncated_normal(mu, sd, rng)
+            draw(mu, sd, rng, col, _REDRAWS)
+            out[:, d] = col
         return out
 
     def log_pdf(self, U: np.ndarray) -> np.ndarray:
@@ -181,18 +184,45 @@ def good_region_sample(X: np.ndarray, y: np.ndarray, levels, n: int,
     return density.sample(n, rng)
 
 
-def truncated_normal(mu: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def truncated_normal(mu: np.ndarray, sd: np.ndarray, rng: np.random.Generator,
+                     redraws: int = _REDRAWS) -> np.ndarray:
     """One draw of each normal of means ``mu`` and standard deviations ``sd`` restricted to
-    [0, 1]: redrawn up to :data:`_REDRAWS` times while outside, then clipped."""
+    [0, 1]: all drawn, then those outside redrawn in index order, pass after pass, up to
+    ``redraws`` times, then clipped (numpy's form of the compiled draw, the same numbers)."""
     v = mu + sd * rng.standard_normal(mu.size)
     bad = np.flatnonzero((v < 0.0) | (v > 1.0))
-    for _ in range(_REDRAWS):
+    for _ in range(redraws):
         if bad.size == 0:
             break
         w = mu[bad] + sd[bad] * rng.standard_normal(bad.size)
         v[bad] = w
         bad = bad[(w < 0.0) | (w > 1.0)]  # those still outside, in the same order
     return np.clip(v, 0.0, 1.0)
+
+
+def _numpy_draw(mu, sd, rng, out, redraws):
+    """:func:`truncated_normal` called as the compiled draw is."""
+    out[:] = truncated_normal(mu, sd, rng, redraws)
+
+
+#: whether this process has started compiling the compiled draw ahead (where numba would
+#: compile it)
+_started = [False]
+
+
+def _truncated_normal_draw():
+    """The compiled truncated-normal draw (:mod:`._parzen_kernels`), or numpy's form of it
+    while a second process compiles it on a fresh install (the first call here starts that,
+    :mod:`surrogates._core.compile_ahead`, so that a first run never waits for it); the same
+    numbers from the same generator either way."""
+    from surrogates._core.compile_ahead import compiling, start
+
+    from ._parzen_kernels import signature, truncated_normal_into  # (numba: on first use)
+
+    if not _started[0]:
+        _started[0] = True
+        start([(truncated_normal_into, signature())])
+    return _numpy_draw if compiling(truncated_normal_into) else truncated_normal_into
 
 
 @dataclass(frozen=True)

@@ -265,7 +265,10 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                         (dict(cooldown=-1), "cooldown"),
                                         (dict(cooldown=1.5), "cooldown"),
                                         (dict(cooldown=True), "cooldown"),
-                                        (dict(cooldown="2"), "cooldown")])
+                                        (dict(cooldown="2"), "cooldown"),
+                                        (dict(grow_after=-1), "grow_after"),
+                                        (dict(grow_after=2.5), "grow_after"),
+                                        (dict(grow_after=True), "grow_after")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
@@ -629,4 +632,31 @@ def test_a_cooldown_of_0_is_the_default_s_bandit():
 
 def test_cooldown_proposals_repeat_after_a_reopen(tmp_path):
     check_reopen_repeats(TREE, recipe(move="parzen", cooldown=2), loss, 12, 3,
+                         str(tmp_path / "s.db"), "bandit")
+
+
+def test_the_exploration_weights_grow_in_proportion_past_grow_after():
+    bandit = BranchBandit(alpha=0.5, nested_alpha=1.0, grow_after=10)
+    assert bandit.weights(3) == bandit.weights(10) == (0.5, 1.0)
+    assert bandit.weights(40) == (2.0, 4.0)
+    assert BranchBandit(alpha=0.5, grow_after=10).weights(25) == (1.25, None)
+    assert BranchBandit().grow_after == 0 and BranchBandit().weights(10 ** 6) == (0.5, None)
+
+
+def test_a_growing_weight_is_the_default_s_bandit_until_grow_after_then_pulls_more():
+    def trials(**settings):
+        return [(t.params, t.origin) for t in run(recipe(move="parzen", **settings), 36,
+                                                  design=DESIGN).trials]
+
+    fixed, growing = trials(), trials(grow_after=16)
+    assert growing[:16] == fixed[:16] and growing != fixed
+    # (the 17th proposal is the first made with a larger weight)
+    pulls = [sum(o == "bandit" for _, o in run_[16:]) for run_ in (fixed, growing)]
+    assert pulls[1] > pulls[0]
+    for params, _ in growing:
+        Space(TREE).validate(params)
+
+
+def test_growing_weights_repeat_after_a_reopen(tmp_path):
+    check_reopen_repeats(TREE, recipe(move="parzen", grow_after=6), loss, 12, 3,
                          str(tmp_path / "s.db"), "bandit")
