@@ -103,6 +103,8 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   (``grow_after=G``: alpha 0.5 up to G evaluations, 2 at 4 G), the second choosing on down the
   tree of choices (``nested=True``): each identical to ``mondrian`` up to G evaluations and in a
   space without conditions;
+* ``mondrian-bandit-paG`` and ``mondrian-bandit-nested-paG`` (G = 25): the same, the weight at a
+  choice of k values made from m observations growing past m = k G (``grow_per_arm=G``);
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -726,6 +728,16 @@ METHODS: dict[str, Method] = {m.name: m for m in [
       for nested, ntag, nwhere in ((False, "", ""),
                                    (True, "-nested", " choosing on down the tree of choices"))
       for g in (50, 100)),
+    # the same, past an average of G observations an arm at each choice
+    *(Method(f"mondrian-bandit{ntag}-pa{g}", f"mfbo: online Mondrian forest, UCB kappa=1, the "
+             f"branch bandit{nwhere}, its exploration weight at each choice growing in "
+             f"proportion to the observations an arm has on average past {g} "
+             f"(BranchBandit(nested={nested}, grow_per_arm={g}))",
+             _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested,
+                                                   grow_per_arm=g)))
+      for nested, ntag, nwhere in ((False, "", ""),
+                                   (True, "-nested", " choosing on down the tree of choices"))
+      for g in (25,)),
 ]}
 
 

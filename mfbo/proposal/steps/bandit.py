@@ -204,7 +204,7 @@ def max_ucb(arms: np.ndarray, y: np.ndarray, n_arms: int, alpha: float) -> np.nd
 
 def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
                 nested: bool | str = True, nested_alpha: float | None = None,
-                leaf_size: int = 2) -> list[tuple[int, int]]:
+                leaf_size: int = 2, per_arm: int = 0) -> list[tuple[int, int]]:
     """MaxUCB's choices down the space's tree of choices: at the branching parameter
     (:func:`branch_dimension`) from all observations (unit rows ``X``, losses ``y``), then,
     with ``nested``, at the choice nested under each arm pulled (:func:`nested_dimension`)
@@ -213,7 +213,10 @@ def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
     the space has no branching parameter.  ``nested_alpha``: the exploration weight at the
     nested choices (``alpha`` where None); ``nested="leaf"``: on down only under an arm with
     at most ``leaf_size`` parameters of its own, the nested choice counted as one and the
-    parameters under it not (:func:`own_parameters` with ``below=False``)."""
+    parameters under it not (:func:`own_parameters` with ``below=False``).  ``per_arm > 0``:
+    at a choice of ``k`` values made from ``m`` observations, the exploration weight grows to
+    ``alpha * m / (k * per_arm)`` once that is larger (past ``per_arm`` observations an arm on
+    average)."""
     counts = _condition_counts(space)  # (the same at every level)
     path: list[tuple[int, int]] = []
     rows = np.arange(len(y))
@@ -222,6 +225,8 @@ def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
         k = abs(int(space.levels[d]))
         arms = level_index(X[rows, d], k).astype(np.int64)
         a = alpha if not path or nested_alpha is None else nested_alpha
+        if per_arm and rows.size > k * per_arm:
+            a = a * rows.size / (k * per_arm)
         arm = int(np.argmax(max_ucb(arms, y[rows], k, a)))
         path.append((d, arm))
         rows = rows[arms == arm]
@@ -376,6 +381,11 @@ class BranchBandit(Step):
         proportion to the evaluations past that many: ``alpha * max(1, n / grow_after)`` with
         ``n`` observations, so that a long run looks again at arms a short one may leave (the
         same proposals up to ``grow_after`` evaluations); 0: constant.
+    grow_per_arm : int, default=0
+        With ``grow_per_arm > 0``, the exploration weight at each choice grows in proportion to
+        the observations an arm has on average past that many (:func:`branch_path`'s
+        ``per_arm``): a choice of many values (six model families) explores longer before it
+        grows than one of two (a mode, a leaf); 0: constant.
     """
 
     origin: ClassVar[str] = "bandit"
@@ -395,6 +405,7 @@ class BranchBandit(Step):
     refine: str = "search"
     cooldown: int = 0
     grow_after: int = 0
+    grow_per_arm: int = 0
 
     def __post_init__(self):
         if not _positive(self.alpha):
@@ -436,6 +447,7 @@ class BranchBandit(Step):
                              f"{self.refine!r}.")
         check_int(self.cooldown, "BranchBandit(cooldown=...)", minimum=0)
         check_int(self.grow_after, "BranchBandit(grow_after=...)", minimum=0)
+        check_int(self.grow_per_arm, "BranchBandit(grow_per_arm=...)", minimum=0)
 
     def choice(self, ctx: Context) -> list[tuple[int, int]] | None:
         """The bandit's choices (:func:`branch_path`) when some differs from the best
@@ -452,7 +464,8 @@ class BranchBandit(Step):
             return None
         X, y = study.obs.X, study.obs.y
         alpha, nested_alpha = self.weights(study.obs.n)
-        path = branch_path(space, X, y, alpha, self.nested, nested_alpha, self.leaf_size)
+        path = branch_path(space, X, y, alpha, self.nested, nested_alpha, self.leaf_size,
+                           self.grow_per_arm)
         if not path and self.flat:
             path = flat_path(space, X, y, alpha)
         incumbent = X[int(np.argmin(y))]
