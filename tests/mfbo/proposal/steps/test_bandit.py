@@ -107,6 +107,34 @@ def test_the_path_is_max_ucb_at_each_level_on_the_observations_above_it():
     assert branch_path(Space(SPACE), X[:, :2], y, 0.5) == []
 
 
+def test_a_weight_per_arm_grows_at_each_choice_past_its_observations_per_arm():
+    from benchmarks.problems.conditional import DeepTree
+
+    tree = DeepTree()
+    space = tree.space
+    rng = np.random.default_rng(4)
+    X = space.canonical(space.sample(60, rng))
+    y = np.array([tree(p) for p in space.from_unit(X)])
+    at = {n: d for d, n in enumerate(space.names)}
+    for per_arm in (4, 10, 40):
+        rows = np.ones(len(y), dtype=bool)
+        expected = []
+        for name in ("b", None, None):
+            d = at[name] if name else nested_dimension(space, expected)
+            m = int(rows.sum())
+            arms = (X[rows, d] >= 0.5).astype(int)  # binary choices: k = 2
+            a = 0.5 * max(1.0, m / (2 * per_arm))
+            arm = int(np.argmax(max_ucb(arms, y[rows], 2, a)))
+            expected.append((d, arm))
+            rows &= (X[:, d] >= 0.5) == bool(arm)
+            rows &= (X[:, d] >= 0.0) & (X[:, d] <= 1.0)
+        assert branch_path(space, X, y, 0.5, per_arm=per_arm) == expected
+    # 60 observations over two arms are 30 an arm: at 40 the weight does not grow, at 4 it
+    # changes the choices here
+    assert branch_path(space, X, y, 0.5, per_arm=40) == branch_path(space, X, y, 0.5)
+    assert branch_path(space, X, y, 0.5, per_arm=4) != branch_path(space, X, y, 0.5)
+
+
 #: a choice nested under one arm: "b" splits into "u" (which holds the optimum) and "v"
 NESTED = {"kind": Categorical(["a", "b"]), "x": Real(0.0, 1.0),
           "sub": Categorical(["u", "v"], when={"kind": "b"}),
@@ -268,7 +296,9 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                         (dict(cooldown="2"), "cooldown"),
                                         (dict(grow_after=-1), "grow_after"),
                                         (dict(grow_after=2.5), "grow_after"),
-                                        (dict(grow_after=True), "grow_after")])
+                                        (dict(grow_after=True), "grow_after"),
+                                        (dict(grow_per_arm=-2), "grow_per_arm"),
+                                        (dict(grow_per_arm=0.5), "grow_per_arm")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
