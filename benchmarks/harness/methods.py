@@ -103,8 +103,11 @@ the forest's ``surrogate_options`` instead (see ``METHODS``):
   (``grow_after=G``: alpha 0.5 up to G evaluations, 2 at 4 G), the second choosing on down the
   tree of choices (``nested=True``): each identical to ``mondrian`` up to G evaluations and in a
   space without conditions;
-* ``mondrian-bandit-paG`` and ``mondrian-bandit-nested-paG`` (G = 25): the same, the weight at a
-  choice of k values made from m observations growing past m = k G (``grow_per_arm=G``);
+* ``mondrian-bandit-paG``, ``mondrian-bandit-nested-paG`` and ``mondrian-bandit-grown-paG``
+  (G = 25): the same, the weight at a choice of k values made from m observations growing past
+  m = k G (``grow_per_arm=G``); the third goes on down to a nested choice only once its weight
+  grows (``nested="grown"``), so it is identical to ``mondrian`` while every choice has at most
+  G observations for each of its values;
 * ``rf-smac``: SMAC3 2.4's HPO-facade random forest with log-normal EI, as re-implemented in mfbo;
 * ``bart``: BART (particle Gibbs, 50 trees) refitted on every tell, under UCB (the ``"bart"``
   surrogate);
@@ -736,7 +739,9 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested,
                                                    grow_per_arm=g)))
       for nested, ntag, nwhere in ((False, "", ""),
-                                   (True, "-nested", " choosing on down the tree of choices"))
+                                   (True, "-nested", " choosing on down the tree of choices"),
+                                   ("grown", "-grown", " choosing on down to a nested choice "
+                                                       "once its weight grows"))
       for g in (25,)),
 ]}
 

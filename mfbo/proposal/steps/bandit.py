@@ -211,7 +211,9 @@ def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
     from the observations that made every choice above it, until there is no nested choice
     or no such observation.  ``(column, value index)`` pairs, outermost first; empty where
     the space has no branching parameter.  ``nested_alpha``: the exploration weight at the
-    nested choices (``alpha`` where None); ``nested="leaf"``: on down only under an arm with
+    nested choices (``alpha`` where None); ``nested="grown"``: on down to a choice of ``k``
+    values only once more than ``k * per_arm`` observations made the choices above it (its
+    weight then grows); ``nested="leaf"``: on down only under an arm with
     at most ``leaf_size`` parameters of its own, the nested choice counted as one and the
     parameters under it not (:func:`own_parameters` with ``below=False``).  ``per_arm > 0``:
     at a choice of ``k`` values made from ``m`` observations, the exploration weight grows to
@@ -231,6 +233,8 @@ def branch_path(space, X: np.ndarray, y: np.ndarray, alpha: float,
         path.append((d, arm))
         rows = rows[arms == arm]
         d = _nested_under(space, path, counts, nested, leaf_size)
+        if nested == "grown" and d is not None and rows.size <= abs(int(space.levels[d])) * per_arm:
+            d = None  # (not yet grown: the pull draws the nested choice as the move does)
     return path
 
 
@@ -329,7 +333,7 @@ class BranchBandit(Step):
         TuRBO's count); 0: before every proposal, as MaxUCB itself.
     tol : float, default=1e-3
         The margin of an improvement that ends a stall.
-    nested : bool or "leaf", default=False
+    nested : bool, "leaf" or "grown", default=False
         Whether the bandit chooses on down the tree of choices (:func:`branch_path`): the
         value of the choice nested under the arm pulled (a kernel under a model family), from
         that arm's observations, and so on; the step then proposes when some choice on that
@@ -337,7 +341,10 @@ class BranchBandit(Step):
         only under an arm with at most ``leaf_size`` parameters of its own, the nested choice
         counted as one and the parameters under it not (:func:`own_parameters` with
         ``below=False``: a tree's inner split, not an SVM's kernel beside its C and epsilon);
-        below any other arm the pull draws the nested choice as the move does.
+        below any other arm the pull draws the nested choice as the move does.  ``"grown"``
+        (with ``grow_per_arm``): on down to a nested choice only once its weight grows, past
+        an average of ``grow_per_arm`` observations for each of its values: a short run
+        chooses as without nesting, a long one looks again at a neglected leaf.
     nested_alpha : float, optional
         MaxUCB's exploration weight at the nested choices (``alpha`` where None).
     flat : bool, default=False
@@ -426,9 +433,12 @@ class BranchBandit(Step):
         if not isinstance(self.flat, bool):
             raise ValueError(f"BranchBandit(flat=...) must be True or False, got "
                              f"{self.flat!r}.")
-        if not _bool_or(self.nested, ("leaf",)):
-            raise ValueError(f"BranchBandit(nested=...) must be True, False or 'leaf', got "
-                             f"{self.nested!r}.")
+        if not _bool_or(self.nested, ("leaf", "grown")):
+            raise ValueError(f"BranchBandit(nested=...) must be True, False, 'leaf' or 'grown', "
+                             f"got {self.nested!r}.")
+        if self.nested == "grown" and not self.grow_per_arm:
+            raise ValueError("BranchBandit(nested='grown') needs grow_per_arm > 0, got "
+                             "grow_per_arm=0.")
         pp = self.per_parameter
         if not _bool_or(pp, ("earned", "leaf")):
             raise ValueError(f"BranchBandit(per_parameter=...) must be True, False, 'earned' "

@@ -133,6 +133,20 @@ def test_a_weight_per_arm_grows_at_each_choice_past_its_observations_per_arm():
     # changes the choices here
     assert branch_path(space, X, y, 0.5, per_arm=40) == branch_path(space, X, y, 0.5)
     assert branch_path(space, X, y, 0.5, per_arm=4) != branch_path(space, X, y, 0.5)
+    # nested="grown": on down to a choice only past per_arm observations for each of its
+    # values (binary here: more than 2 per_arm made the choices above it)
+    for per_arm in (2, 4, 10, 40):
+        grown = branch_path(space, X, y, 0.5, nested="grown", per_arm=per_arm)
+        full = branch_path(space, X, y, 0.5, per_arm=per_arm)
+        top = branch_path(space, X, y, 0.5, nested=False, per_arm=per_arm)
+        assert grown == full[:len(grown)] and len(grown) >= 1 and grown[:1] == top
+        for depth in range(1, len(full)):
+            rows = np.ones(len(y), dtype=bool)
+            for d, arm in full[:depth]:
+                rows &= (X[:, d] >= 0.0) & (X[:, d] <= 1.0) & ((X[:, d] >= 0.5) == bool(arm))
+            assert (len(grown) > depth) == (rows.sum() > 2 * per_arm)
+    assert branch_path(space, X, y, 0.5, nested="grown", per_arm=40) == \
+        branch_path(space, X, y, 0.5, nested=False)
 
 
 #: a choice nested under one arm: "b" splits into "u" (which holds the optimum) and "v"
@@ -298,7 +312,9 @@ def test_the_same_proposals_after_a_reopen(tmp_path):
                                         (dict(grow_after=2.5), "grow_after"),
                                         (dict(grow_after=True), "grow_after"),
                                         (dict(grow_per_arm=-2), "grow_per_arm"),
-                                        (dict(grow_per_arm=0.5), "grow_per_arm")])
+                                        (dict(grow_per_arm=0.5), "grow_per_arm"),
+                                        (dict(nested="grown"), "grow_per_arm"),
+                                        (dict(nested="deep"), "nested")])
 def test_a_bad_setting_is_refused(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):
         BranchBandit(**bad)
