@@ -146,8 +146,19 @@ class _Leaf(Condition):
         return (self.name,)
 
     def holds(self, params):
-        return self.name in params and bool(self._test_values(np.array([params[self.name]],
-                                                                         dtype=object))[0])
+        if self.name not in params:
+            return False
+        v = params[self.name]
+        if isinstance(v, _SCALARS) or v is None:
+            quick = self._holds_scalar(v)
+            if quick is not None:
+                return quick
+        return bool(self._test_values(np.array([v], dtype=object))[0])
+
+    def _holds_scalar(self, v) -> bool | None:
+        """Whether the condition holds for the single value ``v`` (a number, string, bool or
+        None), as ``_test_values`` would say, where that is quicker to tell; None: ask it."""
+        return None
 
     def mask(self, column):
         col = column(self.name)
@@ -158,6 +169,10 @@ class _Leaf(Condition):
 
     def _test_values(self, values) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
+
+
+#: the values :meth:`_Leaf.holds` may test without an array (None too)
+_SCALARS = (str, bool, int, float, np.generic)
 
 
 def _equal(values, value) -> np.ndarray:
@@ -192,6 +207,9 @@ class Equals(_Leaf):
     def _test_values(self, values):
         return _equal(values, self.value)
 
+    def _holds_scalar(self, v):
+        return json_key(v) == json_key(self.value)
+
     def checked(self, dimensions, what):
         dim = _check_parent(self.name, dimensions, what)
         return type(self)(self.name, _value(dim, self.name, self.value, what))
@@ -215,6 +233,9 @@ class NotEquals(Equals):
     def _test_values(self, values):
         return ~_equal(values, self.value)
 
+    def _holds_scalar(self, v):
+        return json_key(v) != json_key(self.value)
+
 
 class In(_Leaf):
     """``name`` is one of ``values``."""
@@ -234,6 +255,10 @@ class In(_Leaf):
         for v in self.values:
             out |= _equal(values, v)
         return out
+
+    def _holds_scalar(self, v):
+        key = json_key(v)
+        return any(json_key(w) == key for w in self.values)
 
     def checked(self, dimensions, what):
         dim = _check_parent(self.name, dimensions, what)

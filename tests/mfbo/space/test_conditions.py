@@ -251,3 +251,18 @@ def test_map_leaves_replaces_each_leaf_and_keeps_the_combinations():
     assert seen == [Equals("a", 1), In("b", [1, 2]), Less("c", 3)]
     assert cond == AllOf(Equals("a", 1), AnyOf(In("b", [1, 2]), Less("c", 3)))  # unchanged
     assert Equals("a", 1).map_leaves(_renamed) == Equals("A", 1)
+
+
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=True),
+                    st.sampled_from(["a", "b", "1", "True", ""]),
+                    st.integers(-3, 3).map(np.int64), st.floats(-2, 2).map(np.float64),
+                    st.sampled_from([np.bool_(True), np.str_("a"), float("nan"), 1.0, 0.0]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_VALUES, given_=_VALUES, others=st.lists(_VALUES, min_size=1, max_size=4))
+def test_a_leaf_holds_for_one_value_as_its_array_test_says(value, given_, others):
+    for cond in (Equals("p", value), NotEquals("p", value), In("p", [value, *others])):
+        by_array = bool(cond._test_values(np.array([given_], dtype=object))[0])
+        assert cond.holds({"p": given_}) == by_array
+        assert not cond.holds({"q": given_})
