@@ -251,6 +251,9 @@ def _mfbo(surrogate: str, acquisition: str | None = None, **options) -> Callable
 
 #: the default recipe, which the ablations change one step or setting of
 _DEFAULT = get_recipe("mondrian")
+#: the branch bandit's nesting in the methods that try it both ways: (``nested``, the name's
+#: tag, the description's words)
+_NESTINGS = ((False, "", ""), (True, "-nested", " choosing on down the tree of choices"))
 #: the default recipe before its categorical exchange escape, which the exchange escapes below
 #: were added to
 _NO_EXCHANGE = _DEFAULT.without(StallEscape)
@@ -475,8 +478,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"per_parameter={pp!r}, burst={burst}, refine={refine!r}))",
              _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested, per_parameter=pp,
                                                    burst=burst, refine=refine)))
-      for nested, ntag, nwhere in ((False, "", ""),
-                                   (True, "-nested", " choosing on down the tree of choices"))
+      for nested, ntag, nwhere in _NESTINGS
       for pp, etag, ewhere in ((False, "", ""),
                                ("earned", "-ppe", ", its pulls drawn per parameter once the "
                                                   "arm's best is below the median loss"))
@@ -493,8 +495,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"{nested}, per_parameter='earned', earn_quantile={q}))",
              _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested,
                                                    per_parameter="earned", earn_quantile=q)))
-      for nested, ntag, nwhere in ((False, "", ""),
-                                   (True, "-nested", " choosing on down the tree of choices"))
+      for nested, ntag, nwhere in _NESTINGS
       for q in (0.1, 0.25)),
     *(Method(f"mondrian-bandit-flat{atag}{ptag}", f"mfbo: online Mondrian forest, UCB kappa=1, "
              f"in a space without conditions each categorical parameter's value chosen by "
@@ -728,8 +729,7 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"branch bandit{nwhere}, its exploration weight growing in proportion to the "
              f"evaluations past {g} (BranchBandit(nested={nested}, grow_after={g}))",
              _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested, grow_after=g)))
-      for nested, ntag, nwhere in ((False, "", ""),
-                                   (True, "-nested", " choosing on down the tree of choices"))
+      for nested, ntag, nwhere in _NESTINGS
       for g in (50, 100)),
     # the same, past an average of G observations an arm at each choice
     *(Method(f"mondrian-bandit{ntag}-pa{g}", f"mfbo: online Mondrian forest, UCB kappa=1, the "
@@ -738,10 +738,8 @@ METHODS: dict[str, Method] = {m.name: m for m in [
              f"(BranchBandit(nested={nested}, grow_per_arm={g}))",
              _mondrian_with(_DEFAULT.with_settings(BranchBandit, nested=nested,
                                                    grow_per_arm=g)))
-      for nested, ntag, nwhere in ((False, "", ""),
-                                   (True, "-nested", " choosing on down the tree of choices"),
-                                   ("grown", "-grown", " choosing on down to a nested choice "
-                                                       "once its weight grows"))
+      for nested, ntag, nwhere in (*_NESTINGS, ("grown", "-grown", " choosing on down to a "
+                                                "nested choice once its weight grows"))
       for g in (25,)),
 ]}
 

@@ -81,54 +81,57 @@ def test_the_nested_choice_is_the_conditional_parent_active_under_the_arm():
     assert [jen.names[nested_dimension(jen, [(0, a)])] for a in (0, 1)] == ["x2", "x3"]
 
 
-def test_the_path_is_max_ucb_at_each_level_on_the_observations_above_it():
+def _tree_observations(seed: int, n: int):
+    """``(space, X, y)``: ``n`` random configurations of the depth-3 tree of binary choices
+    (canonical unit rows) and their losses."""
     from benchmarks.problems.conditional import DeepTree
 
     tree = DeepTree()
     space = tree.space
-    rng = np.random.default_rng(3)
-    X = space.canonical(space.sample(40, rng))
-    y = np.array([tree(p) for p in space.from_unit(X)])
-    at = {n: d for d, n in enumerate(space.names)}
+    X = space.canonical(space.sample(n, np.random.default_rng(seed)))
+    return space, X, np.array([tree(p) for p in space.from_unit(X)])
+
+
+def _rows_under(X, path) -> np.ndarray:
+    """Which rows of ``X`` make every binary choice of ``path`` (active where it is made)."""
+    rows = np.ones(X.shape[0], dtype=bool)
+    for d, arm in path:
+        rows &= (X[:, d] >= 0.0) & (X[:, d] <= 1.0) & ((X[:, d] >= 0.5) == bool(arm))
+    return rows
+
+
+def _path_by_hand(space, X, y, weight) -> list[tuple[int, int]]:
+    """MaxUCB's choices down the tree computed level by level from the observations that
+    made the choices above; ``weight(level, m)``: the exploration weight at that level (0 the
+    outermost) from ``m`` observations."""
+    expected = []
+    for level, name in enumerate(("b", None, None)):
+        d = space.names.index(name) if name else nested_dimension(space, expected)
+        rows = _rows_under(X, expected)
+        arms = (X[rows, d] >= 0.5).astype(int)  # binary choices
+        a = weight(level, int(rows.sum()))
+        expected.append((d, int(np.argmax(max_ucb(arms, y[rows], 2, a)))))
+    return expected
+
+
+def test_the_path_is_max_ucb_at_each_level_on_the_observations_above_it():
+    space, X, y = _tree_observations(3, 40)
     for alpha, inner in ((0.5, None), (2.0, None), (0.5, 4.0)):
         path = branch_path(space, X, y, alpha, nested_alpha=inner)
-        rows = np.ones(len(y), dtype=bool)
-        expected = []
-        for name in ("b", None, None):
-            d = at[name] if name else nested_dimension(space, expected)
-            arms = (X[rows, d] >= 0.5).astype(int)  # binary choices
-            a = alpha if name or inner is None else inner
-            arm = int(np.argmax(max_ucb(arms, y[rows], 2, a)))
-            expected.append((d, arm))
-            rows &= (X[:, d] >= 0.5) == bool(arm)
-            rows &= (X[:, d] >= 0.0) & (X[:, d] <= 1.0)
+        expected = _path_by_hand(space, X, y, lambda level, m: alpha if level == 0 or
+                                 inner is None else inner)
         assert path == expected
         assert branch_path(space, X, y, alpha, nested=False) == expected[:1]
     assert branch_path(Space(SPACE), X[:, :2], y, 0.5) == []
 
 
 def test_a_weight_per_arm_grows_at_each_choice_past_its_observations_per_arm():
-    from benchmarks.problems.conditional import DeepTree
-
-    tree = DeepTree()
-    space = tree.space
-    rng = np.random.default_rng(4)
-    X = space.canonical(space.sample(60, rng))
-    y = np.array([tree(p) for p in space.from_unit(X)])
-    at = {n: d for d, n in enumerate(space.names)}
-    for per_arm in (4, 10, 40):
-        rows = np.ones(len(y), dtype=bool)
-        expected = []
-        for name in ("b", None, None):
-            d = at[name] if name else nested_dimension(space, expected)
-            m = int(rows.sum())
-            arms = (X[rows, d] >= 0.5).astype(int)  # binary choices: k = 2
-            a = 0.5 * max(1.0, m / (2 * per_arm))
-            arm = int(np.argmax(max_ucb(arms, y[rows], 2, a)))
-            expected.append((d, arm))
-            rows &= (X[:, d] >= 0.5) == bool(arm)
-            rows &= (X[:, d] >= 0.0) & (X[:, d] <= 1.0)
-        assert branch_path(space, X, y, 0.5, per_arm=per_arm) == expected
+    space, X, y = _tree_observations(4, 60)
+    for alpha in (0.5, 1.0):
+        for per_arm in (4, 10, 20, 25, 40):  # (20 and 25: the weight stays alpha at 60 / 2)
+            expected = _path_by_hand(space, X, y,  # (binary choices: k = 2)
+                                     lambda level, m: alpha * max(1.0, m / (2 * per_arm)))
+            assert branch_path(space, X, y, alpha, per_arm=per_arm) == expected
     # 60 observations over two arms are 30 an arm: at 40 the weight does not grow, at 4 it
     # changes the choices here
     assert branch_path(space, X, y, 0.5, per_arm=40) == branch_path(space, X, y, 0.5)
@@ -141,10 +144,8 @@ def test_a_weight_per_arm_grows_at_each_choice_past_its_observations_per_arm():
         top = branch_path(space, X, y, 0.5, nested=False, per_arm=per_arm)
         assert grown == full[:len(grown)] and len(grown) >= 1 and grown[:1] == top
         for depth in range(1, len(full)):
-            rows = np.ones(len(y), dtype=bool)
-            for d, arm in full[:depth]:
-                rows &= (X[:, d] >= 0.0) & (X[:, d] <= 1.0) & ((X[:, d] >= 0.5) == bool(arm))
-            assert (len(grown) > depth) == (rows.sum() > 2 * per_arm)
+            made = _rows_under(X, full[:depth]).sum()
+            assert (len(grown) > depth) == (made > 2 * per_arm)
     assert branch_path(space, X, y, 0.5, nested="grown", per_arm=40) == \
         branch_path(space, X, y, 0.5, nested=False)
 
